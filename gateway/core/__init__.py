@@ -1,0 +1,1 @@
+"""The pure core: decisions without I/O (no framework, no driver, no clock, no randomness)."""

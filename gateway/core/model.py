@@ -1,0 +1,114 @@
+"""Records the pure core works on. The store builds them; the core never sees a driver type."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, NewType
+
+__all__ = [
+    "MEMORY_TYPES",
+    "EXCLUSION_REASONS",
+    "Candidate",
+    "ContextRequest",
+    "Exclusion",
+    "ExclusionReason",
+    "FillMode",
+    "IndexEntry",
+    "MemoryId",
+    "MemoryType",
+]
+
+MemoryId = NewType("MemoryId", str)
+MemoryType = Literal["semantic", "episodic", "procedural", "working"]
+MEMORY_TYPES: tuple[MemoryType, ...] = ("semantic", "episodic", "procedural", "working")
+FillMode = Literal["skip", "stop"]
+
+# The closed set of reasons a candidate can be absent from a bundle (ARCHITECTURE §5).
+# Extend deliberately: auditors filter on these strings.
+ExclusionReason = Literal[
+    "over_budget",
+    "below_top_k",
+    "policy_denied",
+    "policy_capped",
+    "expired",
+    "superseded",
+    "deleted",
+    "index_truncated",
+    "not_authorized",
+]
+EXCLUSION_REASONS: tuple[ExclusionReason, ...] = (
+    "over_budget",
+    "below_top_k",
+    "policy_denied",
+    "policy_capped",
+    "expired",
+    "superseded",
+    "deleted",
+    "index_truncated",
+    "not_authorized",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """One line of the compact index (tier 1): a live memory, by pointer."""
+
+    memory_id: MemoryId
+    memory_type: MemoryType
+    confidence: float
+    heading: str
+    heading_tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory version retrieved for a task, with its raw retrieval signals.
+
+    Ranks are 1-based positions in each retriever's own list (None when that retriever did not
+    return it). Dead versions (expired, superseded, deleted) are candidates too, so that the
+    receipt can say why they are absent.
+    """
+
+    memory_id: MemoryId
+    namespace: str
+    memory_type: MemoryType
+    heading: str
+    content: str
+    confidence: float
+    labels: tuple[str, ...]
+    source_type: str | None
+    source_ref: str | None
+    created_at: datetime
+    expires_at: datetime | None
+    deleted_at: datetime | None
+    superseded_by: MemoryId | None
+    content_sha256: str
+    tokens: int
+    vector_rank: int | None = None
+    vector_distance: float | None = None
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    """A validated request for a context bundle. Identity fields come from the API key."""
+
+    task: str
+    namespaces: tuple[str, ...]
+    budget_tokens: int
+    top_k: int
+    memory_types: tuple[MemoryType, ...] | None = None
+    purpose: str | None = None
+    include_index: bool = True
+    index_budget_tokens: int | None = None
+    fill: FillMode = "skip"
+
+
+@dataclass(frozen=True, slots=True)
+class Exclusion:
+    memory_id: MemoryId
+    reason: ExclusionReason
+    detail: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
