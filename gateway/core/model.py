@@ -14,7 +14,6 @@ __all__ = [
     "Exclusion",
     "ExclusionReason",
     "FillMode",
-    "IndexEntry",
     "MemoryId",
     "MemoryType",
 ]
@@ -51,23 +50,13 @@ EXCLUSION_REASONS: tuple[ExclusionReason, ...] = (
 
 
 @dataclass(frozen=True, slots=True)
-class IndexEntry:
-    """One line of the compact index (tier 1): a live memory, by pointer."""
-
-    memory_id: MemoryId
-    memory_type: MemoryType
-    confidence: float
-    heading: str
-    heading_tokens: int
-
-
-@dataclass(frozen=True, slots=True)
 class Candidate:
     """A memory version retrieved for a task, with its raw retrieval signals.
 
     Ranks are 1-based positions in each retriever's own list (None when that retriever did not
     return it). Dead versions (expired, superseded, deleted) are candidates too, so that the
-    receipt can say why they are absent.
+    receipt can say why they are absent. Index entries (tier 1) are Candidates without retrieval
+    signals: policy needs the same fields to decide whether even a heading may be shown.
     """
 
     memory_id: MemoryId
@@ -85,6 +74,7 @@ class Candidate:
     superseded_by: MemoryId | None
     content_sha256: str
     tokens: int
+    heading_tokens: int
     vector_rank: int | None = None
     vector_distance: float | None = None
     lexical_rank: int | None = None
