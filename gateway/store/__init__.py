@@ -1,0 +1,1 @@
+"""The store edge: the only code that imports psycopg and pgvector."""

