@@ -7,8 +7,8 @@ from datetime import datetime
 from typing import Literal, NewType
 
 __all__ = [
-    "MEMORY_TYPES",
     "EXCLUSION_REASONS",
+    "MEMORY_TYPES",
     "Candidate",
     "ContextRequest",
     "Exclusion",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import tiktoken
 
-__all__ = ["DEFAULT_ENCODING", "TokenizerError", "Tokenizer", "load_tokenizer"]
+__all__ = ["DEFAULT_ENCODING", "Tokenizer", "TokenizerError", "load_tokenizer"]
 
 DEFAULT_ENCODING = "cl100k_base"
 

@@ -1,0 +1,190 @@
+"""Fitting a bundle into an exact token budget.
+
+BPE token counts are not additive: two strings can cost more or fewer tokens together than apart
+(whitespace and punctuation merge across the seam). So every decision here is first estimated
+from the pieces' own counts and then checked by counting the assembled string; when the exact
+count is over, the room is shrunk by the overage and the decision is made again. The returned
+string's exact count is therefore never above the budget, by construction rather than by slack.
+
+Budget shares: the header comes first (the longest variant that fits, see
+:data:`gateway.core.render.HEADERS`); the index gets its own share (``index_budget_tokens``, or
+:data:`DEFAULT_INDEX_SHARE_PERCENT` of ``budget_tokens``) and what it leaves unused flows to the
+memories in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gateway.core.model import ContextRequest, FillMode
+from gateway.core.render import (
+    EMPTY_NAMESPACES,
+    HEADERS,
+    INDEX_TITLE,
+    SEPARATOR,
+    TAIL_TITLE,
+    index_section,
+    more_line,
+)
+from gateway.core.tokens import Tokenizer
+
+__all__ = [
+    "DEFAULT_INDEX_SHARE_PERCENT",
+    "IndexFit",
+    "TailFit",
+    "choose_header",
+    "fill_tail",
+    "fit_empty",
+    "fit_index",
+    "index_share",
+]
+
+# A quarter of the budget is enough for ~40 index lines at 4000 tokens while leaving most of the
+# budget to the memories that answer the task; the index's unused share flows to them anyway.
+DEFAULT_INDEX_SHARE_PERCENT = 25
+
+
+def index_share(request: ContextRequest) -> int:
+    """The tokens the index section may use (0 when the index is off)."""
+    if not request.include_index:
+        return 0
+    if request.index_budget_tokens is not None:
+        return max(0, min(request.index_budget_tokens, request.budget_tokens))
+    return request.budget_tokens * DEFAULT_INDEX_SHARE_PERCENT // 100
+
+
+def choose_header(tokenizer: Tokenizer, budget: int) -> str | None:
+    """The longest header variant whose exact count fits ``budget``; None if none does."""
+    for header in HEADERS:
+        if tokenizer.count(header) <= budget:
+            return header
+    return None
+
+
+def fit_empty(tokenizer: Tokenizer, budget: int) -> str:
+    """The bundle for namespaces without memories: header and notice, degrading to ``""``."""
+    for option in (*(h + SEPARATOR + EMPTY_NAMESPACES for h in HEADERS), EMPTY_NAMESPACES):
+        if tokenizer.count(option) <= budget:
+            return option
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFit:
+    """The first ``shown`` index lines, as the ``section`` text costing ``tokens`` on its own."""
+
+    shown: int
+    section: str
+    tokens: int
+
+
+_NO_INDEX = IndexFit(shown=0, section="", tokens=0)
+
+
+def fit_index(
+    tokenizer: Tokenizer,
+    header: str,
+    lines: Sequence[str],
+    total_live: int,
+    share: int,
+    budget: int,
+) -> IndexFit:
+    """The longest prefix of ``lines`` whose section fits ``share`` and, after ``header``, ``budget``.
+
+    The index is a prefix by construction (lines are ordered by confidence), so a cut index ends
+    with "…N more, use search" where N counts the live memories not listed.
+    """
+    if share <= 0:
+        return _NO_INDEX
+
+    def remaining(shown: int) -> int:
+        return max(0, total_live - shown)
+
+    def more_cost(shown: int) -> int:
+        left = remaining(shown)
+        return tokenizer.count("\n" + more_line(left)) if left > 0 else 0
+
+    title_cost = tokenizer.count(INDEX_TITLE)
+    line_costs = [tokenizer.count("\n" + line) for line in lines]
+    best = -1
+    running = title_cost
+    for shown in range(len(lines) + 1):
+        if shown > 0:
+            running += line_costs[shown - 1]
+        # With nothing to list and nothing to point at, there is no section at all.
+        empty = shown == 0 and remaining(0) == 0
+        estimate = 0 if empty else running + more_cost(shown)
+        if estimate <= share:
+            best = shown
+    for shown in range(best, -1, -1):
+        section = index_section(lines[:shown], remaining(shown))
+        tokens = tokenizer.count(section)
+        if tokens > share:
+            continue
+        if section and tokenizer.count(header + SEPARATOR + section) > budget:
+            continue
+        return IndexFit(shown=shown, section=section, tokens=tokens)
+    return _NO_INDEX
+
+
+@dataclass(frozen=True, slots=True)
+class TailFit:
+    """Which blocks made it (indices, in order), the final bundle and its exact token count.
+
+    ``room`` is the tail room the last (successful) decision was made with; ``stopped_at`` is the
+    index of the block where ``stop`` mode stopped, if it did; ``costs`` are the blocks' estimated
+    costs (each counted with its leading separator).
+    """
+
+    admitted: tuple[int, ...]
+    bundle: str
+    tokens: int
+    room: int
+    stopped_at: int | None
+    costs: tuple[int, ...]
+
+
+def _choose(
+    costs: Sequence[int], title_cost: int, room: int, mode: FillMode
+) -> tuple[tuple[int, ...], int | None]:
+    admitted: list[int] = []
+    used = 0
+    for position, cost in enumerate(costs):
+        need = cost + (0 if admitted else title_cost)
+        if used + need <= room:
+            admitted.append(position)
+            used += need
+        elif mode == "stop":
+            return tuple(admitted), position
+    return tuple(admitted), None
+
+
+def fill_tail(
+    tokenizer: Tokenizer, prefix: str, blocks: Sequence[str], budget: int, mode: FillMode
+) -> TailFit:
+    """Admit whole ``blocks`` (best first) after ``prefix`` so the bundle fits ``budget`` exactly.
+
+    ``prefix`` must already fit. ``skip`` continues past a block that does not fit; ``stop``
+    stops at the first one.
+    """
+    prefix_tokens = tokenizer.count(prefix)
+    if prefix_tokens > budget:
+        raise ValueError("the prefix alone exceeds the budget")
+    room = budget - prefix_tokens
+    if not blocks:
+        return TailFit((), prefix, prefix_tokens, room, None, ())
+    costs = tuple(tokenizer.count(SEPARATOR + block) for block in blocks)
+    title_cost = tokenizer.count(SEPARATOR + TAIL_TITLE)
+    while True:
+        admitted, stopped_at = _choose(costs, title_cost, room, mode)
+        if not admitted:
+            return TailFit((), prefix, prefix_tokens, room, stopped_at, costs)
+        tail = SEPARATOR + TAIL_TITLE + "".join(SEPARATOR + blocks[i] for i in admitted)
+        bundle = prefix + tail
+        tokens = tokenizer.count(bundle)
+        if tokens <= budget:
+            return TailFit(admitted, bundle, tokens, room, stopped_at, costs)
+        # The seams cost more than the pieces did alone: decide again with less room. The room
+        # shrinks every round, so this ends (at worst with no block admitted).
+        room -= tokens - budget
