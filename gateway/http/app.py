@@ -1,0 +1,64 @@
+"""The application factory: routes, problem mapping, lifespan-owned runtime, OpenAPI at /schema."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from litestar import Litestar, Response, get
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+
+from gateway import __version__
+from gateway.http.memories import ROUTES as MEMORY_ROUTES
+from gateway.http.problems import EXCEPTION_HANDLERS, problem
+from gateway.runtime import Runtime, start_runtime
+from gateway.settings import Settings
+from gateway.store.database import transaction
+
+__all__ = ["create_app"]
+
+
+@get("/healthz", summary="The process is up", include_in_schema=True)
+async def healthz() -> dict[str, str]:
+    return {"status": "ok", "version": __version__}
+
+
+@get("/readyz", summary="The database answers")
+async def readyz(runtime: Runtime) -> Response[Any]:
+    try:
+        async with transaction(runtime.pool) as conn:
+            await conn.execute("SELECT 1")
+    except Exception as exc:
+        return problem(503, "not_ready", f"the database does not answer: {exc}")
+    return Response({"status": "ready"})
+
+
+def _runtime(state: State) -> Runtime:
+    runtime: Runtime = state.runtime
+    return runtime
+
+
+def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litestar:
+    """Build the app. With `runtime` given (tests, benchmarks) the caller owns its lifetime."""
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        if runtime is not None:
+            app.state.runtime = runtime
+            yield
+            return
+        async with start_runtime(settings) as started:
+            app.state.runtime = started
+            yield
+
+    return Litestar(
+        route_handlers=[healthz, readyz, *MEMORY_ROUTES],
+        dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[lifespan],
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(title="ctxgw", version=__version__, path="/schema"),
+    )

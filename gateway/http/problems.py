@@ -1,0 +1,113 @@
+"""One mapping from errors to RFC 9457 problem details, at the edge.
+
+Every problem carries a stable `code` (clients switch on it, never on `detail`) and, for
+validation failures, `errors`: every bad field with its message.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException
+
+from gateway.errors import (
+    ConflictError,
+    ForbiddenError,
+    GatewayError,
+    InvalidRequestError,
+    NotFoundError,
+    PayloadTooLargeError,
+    UnauthenticatedError,
+    UnavailableError,
+)
+from gateway.store.errors import StoreError
+
+__all__ = ["EXCEPTION_HANDLERS", "problem"]
+
+_log = logging.getLogger(__name__)
+MEDIA_TYPE = "application/problem+json"
+
+_STATUS: dict[type[GatewayError], int] = {
+    InvalidRequestError: 422,
+    UnauthenticatedError: 401,
+    ForbiddenError: 403,
+    NotFoundError: 404,
+    ConflictError: 409,
+    PayloadTooLargeError: 413,
+    UnavailableError: 503,
+}
+_TITLES = {
+    400: "Bad request",
+    401: "Unauthenticated",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Payload too large",
+    415: "Unsupported media type",
+    422: "Invalid request",
+    429: "Too many requests",
+    500: "Internal error",
+    503: "Service unavailable",
+}
+# Syntax errors (the body is not JSON at all) are 400; well-formed but invalid content is 422.
+_BAD_REQUEST_CODES = {"malformed_json", "empty_body"}
+
+
+def problem(status: int, code: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
+    body: dict[str, Any] = {
+        "type": f"/problems/{code}",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "code": code,
+        "detail": detail,
+        **extra,
+    }
+    headers = {"WWW-Authenticate": 'Bearer realm="ctxgw"'} if status == 401 else None
+    return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+
+
+def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, GatewayError)
+    status = next((s for t, s in _STATUS.items() if isinstance(exc, t)), 500)
+    extra: dict[str, Any] = {"instance": request.url.path}
+    if isinstance(exc, InvalidRequestError):
+        if exc.code in _BAD_REQUEST_CODES:
+            status = 400
+        extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.fields]
+    return problem(status, exc.code, exc.detail, **extra)
+
+
+def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, HTTPException)
+    status = exc.status_code
+    code = {
+        404: "route_not_found",
+        405: "method_not_allowed",
+        413: "payload_too_large",
+        415: "unsupported_media_type",
+    }.get(status, "http_error")
+    detail = exc.detail
+    if status == 413:
+        detail = "the request body is larger than the limit (GATEWAY_MAX_BODY_BYTES)"
+    return problem(status, code, detail, instance=request.url.path)
+
+
+def _store_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    _log.error("store failure on %s: %s", request.url.path, exc)
+    return problem(503, "store_unavailable", "the database is unavailable; nothing was disclosed")
+
+
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    _log.exception("unexpected error on %s", request.url.path, exc_info=exc)
+    return problem(500, "internal_error", "an unexpected error occurred; it was logged")
+
+
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    GatewayError: _gateway_error,
+    HTTPException: _http_exception,
+    StoreError: _store_error,
+    Exception: _unexpected,
+}

@@ -1,0 +1,96 @@
+"""Request bodies → wire Structs, reporting every bad field at once.
+
+msgspec stops at the first error; a client fixing a request wants all of them. Each field is
+decoded on its own with JSON semantics (no coercion: "1" is not an int), unknown fields are named
+with a suggestion, and text that PostgreSQL cannot store (NUL) is rejected by path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import msgspec
+
+from gateway.errors import FieldError, InvalidRequestError
+
+__all__ = ["decode_json", "decode_struct", "nul_fields"]
+
+S = TypeVar("S", bound=msgspec.Struct)
+
+
+def decode_json(raw: bytes) -> Any:
+    """Parse a JSON document; malformed JSON or non-UTF-8 bytes are a 400 problem."""
+    if not raw.strip():
+        raise InvalidRequestError(
+            "the request body is empty; send a JSON object", code="empty_body"
+        )
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise InvalidRequestError(f"malformed JSON: {exc}", code="malformed_json") from None
+
+
+def decode_struct(data: Any, struct_type: type[S], prefix: str = "") -> S:
+    """Build `struct_type` from parsed JSON, or raise listing every bad field."""
+    errors = _field_errors(data, struct_type, prefix)
+    if errors:
+        raise InvalidRequestError(_summary(errors), tuple(errors))
+    return msgspec.convert(data, struct_type, strict=False)
+
+
+def collect_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> list[FieldError]:
+    return _field_errors(data, struct_type, prefix)
+
+
+def _summary(errors: list[FieldError]) -> str:
+    head = "; ".join(f"{e.field}: {e.message}" for e in errors[:3])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return f"{len(errors)} invalid field{'s' if len(errors) > 1 else ''}: {head}{more}"
+
+
+def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> list[FieldError]:
+    if not isinstance(data, dict):
+        return [FieldError(prefix.rstrip("/") or "/", "expected a JSON object")]
+    fields = msgspec.structs.fields(struct_type)
+    known = [f.encode_name for f in fields]
+    errors: list[FieldError] = []
+    for key in data:
+        if key not in known:
+            guess = difflib.get_close_matches(str(key), known, n=1)
+            hint = f"; did you mean {guess[0]!r}?" if guess else ""
+            errors.append(FieldError(f"{prefix}{key}", f"unknown field{hint}"))
+    for field in fields:
+        path = f"{prefix}{field.encode_name}"
+        if field.encode_name not in data:
+            if field.required:
+                errors.append(FieldError(path, "required"))
+            continue
+        value = data[field.encode_name]
+        try:
+            msgspec.json.decode(msgspec.json.encode(value), type=field.type)
+        except msgspec.ValidationError as exc:
+            errors.append(FieldError(path, _clean(str(exc))))
+            continue
+        errors.extend(
+            FieldError(p, "text may not contain the NUL character (\\u0000)")
+            for p in nul_fields(value, path)
+        )
+    return errors
+
+
+def _clean(message: str) -> str:
+    # msgspec appends " - at `$...`" for nested paths; our paths are already explicit.
+    return message.split(" - at `$", maxsplit=1)[0]
+
+
+def nul_fields(value: Any, path: str) -> list[str]:
+    """Paths of every string inside `value` that contains U+0000."""
+    if isinstance(value, str):
+        return [path] if "\x00" in value else []
+    if isinstance(value, list):
+        return [p for i, item in enumerate(value) for p in nul_fields(item, f"{path}/{i}")]
+    if isinstance(value, Mapping):
+        return [p for k, item in value.items() for p in nul_fields(item, f"{path}/{k}")]
+    return []

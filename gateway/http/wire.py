@@ -1,0 +1,73 @@
+"""Wire types: the JSON shapes of the v1 contract (ARCHITECTURE §5)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import Meta
+
+__all__ = [
+    "BatchIn",
+    "DeleteIn",
+    "FetchIn",
+    "MemoryIn",
+    "MemoryOut",
+]
+
+Namespace = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
+MemoryIdText = Annotated[str, Meta(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]
+ShortText = Annotated[str, Meta(max_length=512)]
+Label = Annotated[str, Meta(min_length=1, max_length=64)]
+MemoryTypeText = Literal["semantic", "episodic", "procedural", "working"]
+
+
+class MemoryIn(msgspec.Struct, forbid_unknown_fields=True):
+    namespace: Namespace
+    heading: Annotated[str, Meta(min_length=1, max_length=200)]
+    content: str
+    memory_type: MemoryTypeText = "semantic"
+    confidence: Annotated[float, Meta(ge=0.0, le=1.0)] = 0.8
+    labels: Annotated[list[Label], Meta(max_length=32)] = []
+    source_type: ShortText | None = None
+    source_ref: ShortText | None = None
+    claim_key: ShortText | None = None
+    supersedes: MemoryIdText | None = None
+    expires_at: Annotated[datetime, Meta(tz=True)] | None = None
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+class BatchIn(msgspec.Struct, forbid_unknown_fields=True):
+    items: Annotated[list[dict[str, object]], Meta(min_length=1, max_length=100)]
+
+
+class DeleteIn(msgspec.Struct, forbid_unknown_fields=True):
+    reason: Annotated[str, Meta(min_length=1, max_length=512)]
+
+
+class FetchIn(msgspec.Struct, forbid_unknown_fields=True):
+    ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
+    purpose: ShortText | None = None
+
+
+class MemoryOut(msgspec.Struct):
+    memory_id: str
+    namespace: str
+    memory_type: str
+    heading: str
+    content: str
+    confidence: float
+    labels: list[str]
+    source_type: str | None
+    source_ref: str | None
+    claim_key: str | None
+    supersedes: str | None
+    superseded_by: str | None
+    agent_id: str | None
+    created_at: datetime
+    expires_at: datetime | None
+    content_sha256: str
+    tokens: int
+    heading_tokens: int
+    embedding_model: str

@@ -1,0 +1,66 @@
+"""The process-wide runtime: database, pool, embedder, tokenizer, clock. Built in the lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+
+from psycopg_pool import AsyncConnectionPool
+
+from gateway.clock import Clock, IdFactory, new_ulid, system_clock
+from gateway.core.tokens import Tokenizer, load_tokenizer
+from gateway.embedding import Embedder, build_embedder
+from gateway.settings import Settings
+from gateway.store.database import EmbeddedPostgres, database_url, open_pool
+from gateway.store.migrator import apply_migrations
+from gateway.usecases.memories import Writer
+
+__all__ = ["Runtime", "start_runtime"]
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    settings: Settings
+    database_url: str
+    pool: AsyncConnectionPool
+    embedder: Embedder
+    tokenizer: Tokenizer
+    clock: Clock
+    new_id: IdFactory
+    writer: Writer
+
+
+@asynccontextmanager
+async def start_runtime(
+    settings: Settings, *, clock: Clock = system_clock, new_id: IdFactory = new_ulid
+) -> AsyncIterator[Runtime]:
+    async with AsyncExitStack() as stack:
+        embedded = None
+        if settings.embedded:
+            embedded = stack.enter_context(EmbeddedPostgres(settings.data_dir))
+            _log.info("embedded PostgreSQL running under %s", embedded.pgdata)
+        url = database_url(settings, embedded)
+        if settings.migrate_on_start:
+            applied = await asyncio.to_thread(apply_migrations, url)
+            if applied:
+                _log.info("applied migrations: %s", ", ".join(applied))
+        tokenizer = load_tokenizer(settings.tokenizer)
+        embedder = await asyncio.to_thread(build_embedder, settings)
+        pool = open_pool(url, settings)
+        await pool.open(wait=True, timeout=30)
+        stack.push_async_callback(pool.close)
+        yield Runtime(
+            settings=settings,
+            database_url=url,
+            pool=pool,
+            embedder=embedder,
+            tokenizer=tokenizer,
+            clock=clock,
+            new_id=new_id,
+            writer=Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id),
+        )

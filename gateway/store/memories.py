@@ -1,0 +1,180 @@
+"""Memory versions: insert, retire (delete / supersede), read by id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg.rows import class_row
+
+from gateway.memory import MemoryDraft, MemoryVersion
+
+__all__ = [
+    "IdempotentWrite",
+    "NewVersion",
+    "RetireState",
+    "fetch_versions",
+    "find_idempotent_write",
+    "insert_version",
+    "lock_for_retire",
+    "retire",
+]
+
+Conn = psycopg.AsyncConnection[tuple[object, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    tenant_id: str
+    memory_id: str
+    draft: MemoryDraft
+    agent_id: str | None
+    written_by_key: str
+    request_sha256: str
+    created_at: datetime
+    content_sha256: str
+    heading_tokens: int
+    tokens: int
+    embedding: list[float]
+    embedding_model: str
+    embedding_dim: int
+
+
+_INSERT = """
+INSERT INTO memories (
+    tenant_id, memory_id, namespace, memory_type, heading, content, confidence, labels,
+    source_type, source_ref, claim_key, supersedes, agent_id, written_by_key, idempotency_key,
+    request_sha256, created_at, expires_at, content_sha256, heading_tokens, tokens, embedding,
+    embedding_model, embedding_dim)
+VALUES (
+    %(tenant_id)s, %(memory_id)s, %(namespace)s, %(memory_type)s, %(heading)s, %(content)s,
+    %(confidence)s, %(labels)s, %(source_type)s, %(source_ref)s, %(claim_key)s, %(supersedes)s,
+    %(agent_id)s, %(written_by_key)s, %(idempotency_key)s, %(request_sha256)s, %(created_at)s,
+    %(expires_at)s, %(content_sha256)s, %(heading_tokens)s, %(tokens)s, %(embedding)s::vector,
+    %(embedding_model)s, %(embedding_dim)s)
+ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+RETURNING memory_id
+"""
+
+
+def _insert_params(version: NewVersion) -> dict[str, object]:
+    draft = version.draft
+    return {
+        "tenant_id": version.tenant_id,
+        "memory_id": version.memory_id,
+        "namespace": draft.namespace,
+        "memory_type": draft.memory_type,
+        "heading": draft.heading,
+        "content": draft.content,
+        "confidence": round(draft.confidence, 3),
+        "labels": list(draft.labels),
+        "source_type": draft.source_type,
+        "source_ref": draft.source_ref,
+        "claim_key": draft.claim_key,
+        "supersedes": draft.supersedes,
+        "agent_id": version.agent_id,
+        "written_by_key": version.written_by_key,
+        "idempotency_key": draft.idempotency_key,
+        "request_sha256": version.request_sha256,
+        "created_at": version.created_at,
+        "expires_at": draft.expires_at,
+        "content_sha256": version.content_sha256,
+        "heading_tokens": version.heading_tokens,
+        "tokens": version.tokens,
+        "embedding": "[" + ",".join(repr(x) for x in version.embedding) + "]",
+        "embedding_model": version.embedding_model,
+        "embedding_dim": version.embedding_dim,
+    }
+
+
+async def insert_version(conn: Conn, version: NewVersion) -> bool:
+    """Insert one version; False when its idempotency key was already used (nothing written)."""
+    cur = await conn.execute(_INSERT, _insert_params(version))
+    return await cur.fetchone() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotentWrite:
+    memory_id: str
+    request_sha256: str
+
+
+_FIND_IDEMPOTENT = """
+SELECT memory_id, request_sha256 FROM memories
+ WHERE tenant_id = %(tenant_id)s AND idempotency_key = %(key)s
+"""
+
+
+async def find_idempotent_write(conn: Conn, tenant_id: str, key: str) -> IdempotentWrite | None:
+    async with conn.cursor(row_factory=class_row(IdempotentWrite)) as cur:
+        await cur.execute(_FIND_IDEMPOTENT, {"tenant_id": tenant_id, "key": key})
+        return await cur.fetchone()
+
+
+@dataclass(frozen=True, slots=True)
+class RetireState:
+    memory_id: str
+    namespace: str
+    deleted_at: datetime | None
+    superseded_by: str | None
+
+
+_LOCK = """
+SELECT memory_id, namespace, deleted_at, superseded_by FROM memories
+ WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s
+   FOR UPDATE
+"""
+
+
+async def lock_for_retire(conn: Conn, tenant_id: str, memory_id: str) -> RetireState | None:
+    """Lock one version against concurrent retirement (two supersedes of it cannot both win)."""
+    async with conn.cursor(row_factory=class_row(RetireState)) as cur:
+        await cur.execute(_LOCK, {"tenant_id": tenant_id, "memory_id": memory_id})
+        return await cur.fetchone()
+
+
+_RETIRE = """
+UPDATE memories
+   SET deleted_at = %(at)s, deleted_reason = %(reason)s, superseded_by = %(superseded_by)s
+ WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s AND deleted_at IS NULL
+"""
+
+
+async def retire(
+    conn: Conn,
+    tenant_id: str,
+    memory_id: str,
+    *,
+    at: datetime,
+    reason: str,
+    superseded_by: str | None = None,
+) -> None:
+    await conn.execute(
+        _RETIRE,
+        {
+            "tenant_id": tenant_id,
+            "memory_id": memory_id,
+            "at": at,
+            "reason": reason,
+            "superseded_by": superseded_by,
+        },
+    )
+
+
+_FETCH = """
+SELECT memory_id, namespace, memory_type, heading, content, confidence::float8 AS confidence,
+       labels, source_type, source_ref, claim_key, supersedes, superseded_by, agent_id, created_at,
+       expires_at, deleted_at, deleted_reason, erased_at, content_sha256, heading_tokens, tokens,
+       embedding_model
+  FROM memories
+ WHERE tenant_id = %(tenant_id)s AND memory_id = ANY(%(ids)s)
+ ORDER BY memory_id
+"""
+
+
+async def fetch_versions(conn: Conn, tenant_id: str, ids: Sequence[str]) -> list[MemoryVersion]:
+    async with conn.cursor(row_factory=class_row(MemoryVersion)) as cur:
+        await cur.execute(_FETCH, {"tenant_id": tenant_id, "ids": list(ids)})
+        return await cur.fetchall()

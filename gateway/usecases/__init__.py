@@ -1,0 +1,1 @@
+"""Use cases: orchestrate the store and the pure core for one request."""

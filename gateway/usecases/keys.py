@@ -1,0 +1,115 @@
+"""Issuing API keys and authenticating bearers.
+
+A key reads `ctxgw.<tenant_id>.<key_id>.<secret>`. The tenant and key id make the lookup a primary
+key read (and keep every key tenant-scoped, as sharding needs); only sha256(secret) is stored and
+it is compared in constant time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+
+import psycopg
+
+from gateway.clock import new_ulid, system_clock
+from gateway.errors import InvalidRequestError, UnauthenticatedError
+from gateway.principal import ALL_NAMESPACES, Principal
+from gateway.settings import ROLES, Role
+from gateway.store import keys as key_store
+
+__all__ = ["IssuedKey", "authenticate", "issue_key", "parse_bearer"]
+
+TENANT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_KEY_PATTERN = re.compile(
+    r"^ctxgw\.([a-z0-9][a-z0-9_-]{0,62})\.([0-9a-z]{26})\.([A-Za-z0-9_-]{43})$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedKey:
+    key: str
+    key_id: str
+    tenant_id: str
+
+
+def _digest(secret: str) -> bytes:
+    return hashlib.sha256(secret.encode("ascii")).digest()
+
+
+def issue_key(
+    conn: psycopg.Connection[tuple[object, ...]],
+    *,
+    tenant_id: str,
+    role: str,
+    namespaces: list[str],
+    agent_id: str | None = None,
+    purposes: list[str] | None = None,
+) -> IssuedKey:
+    """Create the tenant if new and a key for it; the secret is returned once and never stored."""
+    if not TENANT_PATTERN.match(tenant_id):
+        raise InvalidRequestError(
+            "tenant: lower-case letters, digits, '_' and '-', up to 63 characters"
+        )
+    if role not in ROLES:
+        raise InvalidRequestError(f"role: expected one of {', '.join(ROLES)}")
+    for namespace in namespaces:
+        if namespace != ALL_NAMESPACES and not NAMESPACE_PATTERN.match(namespace):
+            raise InvalidRequestError(f"namespaces: {namespace!r} is not a valid namespace")
+    if not namespaces:
+        raise InvalidRequestError("namespaces: give at least one namespace, or '*'")
+    key_id = new_ulid(system_clock()).lower()
+    secret = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
+    with conn.transaction():
+        key_store.ensure_tenant(conn, tenant_id)
+        key_store.insert_key(
+            conn,
+            tenant_id=tenant_id,
+            key_id=key_id,
+            secret_sha256=_digest(secret),
+            role=role,
+            agent_id=agent_id,
+            namespaces=sorted(set(namespaces)),
+            purposes=sorted(set(purposes)) if purposes is not None else None,
+        )
+    return IssuedKey(key=f"ctxgw.{tenant_id}.{key_id}.{secret}", key_id=key_id, tenant_id=tenant_id)
+
+
+def parse_bearer(header: str | None) -> tuple[str, str, str]:
+    """Split an Authorization header into (tenant_id, key_id, secret) or raise 401."""
+    if header is None or not header.strip():
+        raise UnauthenticatedError(
+            "missing Authorization: Bearer <key>", code="missing_credentials"
+        )
+    scheme, _, token = header.strip().partition(" ")
+    match = _KEY_PATTERN.match(token.strip()) if scheme.lower() == "bearer" else None
+    if match is None:
+        raise UnauthenticatedError("the API key is malformed", code="invalid_credentials")
+    return match.group(1), match.group(2), match.group(3)
+
+
+async def authenticate(
+    conn: psycopg.AsyncConnection[tuple[object, ...]], header: str | None
+) -> Principal:
+    tenant_id, key_id, secret = parse_bearer(header)
+    row = await key_store.find_key(conn, tenant_id, key_id)
+    # Compare even when the key is unknown, so that timing does not reveal which key ids exist.
+    expected = row.secret_sha256 if row is not None else b"\0" * 32
+    if not hmac.compare_digest(expected, _digest(secret)) or row is None:
+        raise UnauthenticatedError("the API key is not valid", code="invalid_credentials")
+    if row.revoked_at is not None:
+        raise UnauthenticatedError("the API key was revoked", code="revoked_credentials")
+    role: Role = next(r for r in ROLES if r == row.role)
+    return Principal(
+        tenant_id=row.tenant_id,
+        key_id=row.key_id,
+        role=role,
+        agent_id=row.agent_id,
+        namespaces=tuple(row.namespaces),
+        purposes=tuple(row.purposes) if row.purposes is not None else None,
+    )

@@ -1,0 +1,235 @@
+"""Writing, retiring and fetching memory versions."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from gateway.clock import Clock, IdFactory
+from gateway.core.tokens import Tokenizer
+from gateway.embedding import Embedder
+from gateway.errors import ConflictError, ForbiddenError, NotFoundError
+from gateway.memory import MemoryDraft, MemoryVersion
+from gateway.principal import Principal
+from gateway.store import memories as store
+from gateway.store.database import Connection as Conn
+
+__all__ = [
+    "Fetched",
+    "WriteOutcome",
+    "Writer",
+    "delete_memory",
+    "fetch_memories",
+    "memory_text",
+    "withheld_reason",
+]
+
+
+def memory_text(heading: str, content: str) -> str:
+    """The text a memory is embedded and counted as."""
+    return f"{heading}\n{content}"
+
+
+def _request_sha256(draft: MemoryDraft) -> str:
+    # What an idempotent retry must repeat exactly; a reused key with other content is a conflict.
+    payload = asdict(draft)
+    payload["expires_at"] = draft.expires_at.isoformat() if draft.expires_at else None
+    encoded = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class WriteOutcome:
+    memory_id: str
+    created: bool  # False when an idempotent retry returned the earlier write
+    supersedes: str | None
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Writer:
+    """Everything a write needs besides the connection; built once per process."""
+
+    embedder: Embedder
+    tokenizer: Tokenizer
+    clock: Clock
+    new_id: IdFactory
+
+    async def write(
+        self, conn: Conn, principal: Principal, drafts: Sequence[MemoryDraft]
+    ) -> list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError]:
+        """Write drafts in order inside the caller's transaction, one savepoint each.
+
+        A draft that cannot be written (retired or unknown `supersedes`, a reused idempotency
+        key) yields its error in place and leaves nothing behind; the others are written.
+        """
+        principal.require_role("agent", "admin")
+        for index, draft in enumerate(drafts):
+            field = f"items/{index}/namespace" if len(drafts) > 1 else "namespace"
+            principal.require_namespace(draft.namespace, field)
+        texts = [memory_text(d.heading, d.content) for d in drafts]
+        vectors = await asyncio.to_thread(self.embedder.embed, texts)
+        results: list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError] = []
+        for draft, text, vector in zip(drafts, texts, vectors, strict=True):
+            try:
+                async with conn.transaction():
+                    results.append(await self._write_one(conn, principal, draft, text, vector))
+            except (ConflictError, NotFoundError, ForbiddenError) as error:
+                results.append(error)
+        return results
+
+    async def _write_one(
+        self,
+        conn: Conn,
+        principal: Principal,
+        draft: MemoryDraft,
+        text: str,
+        vector: list[float],
+    ) -> WriteOutcome:
+        request_sha256 = _request_sha256(draft)
+        if draft.idempotency_key is not None:
+            earlier = await self._earlier_write(conn, principal, draft, request_sha256)
+            if earlier is not None:
+                return earlier
+        now = self.clock()
+        memory_id = self.new_id(now)
+        if draft.supersedes is not None:
+            await self._check_supersedable(conn, principal, draft)
+        inserted = await store.insert_version(
+            conn,
+            store.NewVersion(
+                tenant_id=principal.tenant_id,
+                memory_id=memory_id,
+                draft=draft,
+                agent_id=principal.agent_id,
+                written_by_key=principal.key_id,
+                request_sha256=request_sha256,
+                created_at=now,
+                content_sha256=hashlib.sha256(draft.content.encode("utf-8")).hexdigest(),
+                heading_tokens=self.tokenizer.count(draft.heading),
+                tokens=self.tokenizer.count(text),
+                embedding=vector,
+                embedding_model=self.embedder.model,
+                embedding_dim=self.embedder.dim,
+            ),
+        )
+        if not inserted:
+            # A concurrent request with the same idempotency key won the race; answer as it did.
+            earlier = await self._earlier_write(conn, principal, draft, request_sha256)
+            if earlier is None:  # pragma: no cover - the conflicting row must exist
+                raise ConflictError("idempotency key in use", code="idempotency_conflict")
+            return earlier
+        if draft.supersedes is not None:
+            await store.retire(
+                conn,
+                principal.tenant_id,
+                draft.supersedes,
+                at=now,
+                reason="superseded",
+                superseded_by=memory_id,
+            )
+        return WriteOutcome(memory_id, True, draft.supersedes, now)
+
+    async def _earlier_write(
+        self, conn: Conn, principal: Principal, draft: MemoryDraft, request_sha256: str
+    ) -> WriteOutcome | None:
+        assert draft.idempotency_key is not None
+        earlier = await store.find_idempotent_write(
+            conn, principal.tenant_id, draft.idempotency_key
+        )
+        if earlier is None:
+            return None
+        if earlier.request_sha256 != request_sha256:
+            raise ConflictError(
+                "idempotency_key was already used for a different memory",
+                code="idempotency_conflict",
+            )
+        return WriteOutcome(earlier.memory_id, False, draft.supersedes)
+
+    async def _check_supersedable(
+        self, conn: Conn, principal: Principal, draft: MemoryDraft
+    ) -> None:
+        assert draft.supersedes is not None
+        state = await store.lock_for_retire(conn, principal.tenant_id, draft.supersedes)
+        if state is None or not principal.may_use(state.namespace):
+            raise NotFoundError(f"supersedes: memory {draft.supersedes} not found")
+        if state.superseded_by is not None:
+            raise ConflictError(
+                f"supersedes: memory {draft.supersedes} was already superseded by "
+                f"{state.superseded_by}; supersede the newest version",
+                code="already_superseded",
+            )
+        if state.deleted_at is not None:
+            raise ConflictError(
+                f"supersedes: memory {draft.supersedes} is deleted", code="memory_deleted"
+            )
+
+
+async def delete_memory(
+    conn: Conn, principal: Principal, memory_id: str, reason: str, at: datetime
+) -> datetime:
+    """Soft-delete one live version; the row stays for audit and replay."""
+    principal.require_role("agent", "admin")
+    state = await store.lock_for_retire(conn, principal.tenant_id, memory_id)
+    if state is None or not principal.may_use(state.namespace):
+        raise NotFoundError(f"memory {memory_id} not found")
+    if state.superseded_by is not None:
+        raise ConflictError(
+            f"memory {memory_id} was superseded by {state.superseded_by}; delete the newest version",
+            code="already_superseded",
+        )
+    if state.deleted_at is not None:
+        raise ConflictError(f"memory {memory_id} is already deleted", code="memory_deleted")
+    await store.retire(conn, principal.tenant_id, memory_id, at=at, reason=reason)
+    return at
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    memories: list[MemoryVersion]  # live versions, in request order
+    withheld: list[tuple[str, str]]  # (memory_id, reason): deleted, superseded or expired
+    missing: list[str]  # absent, another tenant's, or outside the key's namespaces
+
+
+def withheld_reason(version: MemoryVersion, now: datetime) -> str | None:
+    """Why a version may not reach an agent at `now`, or None when it is live."""
+    if version.erased_at is not None:
+        return "deleted"
+    if version.deleted_at is not None and version.deleted_at <= now:
+        return "superseded" if version.superseded_by is not None else "deleted"
+    if version.expires_at is not None and version.expires_at <= now:
+        return "expired"
+    return None
+
+
+async def fetch_memories(
+    conn: Conn, principal: Principal, ids: Sequence[str], now: datetime
+) -> Fetched:
+    """Stage 3 of progressive disclosure: full versions by id, live ones only.
+
+    Ids outside the key's namespaces are reported exactly like absent ones, so that a key learns
+    nothing about memories it may not read.
+    """
+    principal.require_role("agent", "admin")
+    unique = list(dict.fromkeys(ids))
+    found = {
+        v.memory_id: v
+        for v in await store.fetch_versions(conn, principal.tenant_id, unique)
+        if principal.may_use(v.namespace)
+    }
+    live: list[MemoryVersion] = []
+    withheld: list[tuple[str, str]] = []
+    for memory_id in unique:
+        version = found.get(memory_id)
+        if version is None:
+            continue
+        reason = withheld_reason(version, now)
+        if reason is None:
+            live.append(version)
+        else:
+            withheld.append((memory_id, reason))
+    return Fetched(live, withheld, [i for i in unique if i not in found])
