@@ -1,0 +1,158 @@
+"""Signed, chained, Merkle-logged receipts for every disclosure; verifiable offline.
+
+Pure: depends only on the standard library, ``cryptography`` and ``rfc8785``; reads no clock and
+draws randomness only in the key-generation functions. Modules, one concept each:
+
+- `receipts.canonical`  RFC 8785 canonical bytes (no floats, ASCII keys), strict decoding
+- `receipts.body`       the receipt header fields: schema, tenant, log {seq, prev}, bundle
+- `receipts.dsse`       DSSE v1 envelope and PAE
+- `receipts.keyring`    keyring file, per-tenant HKDF subkeys, Ed25519 keys, rotation
+- `receipts.signing`    `Signer` and `verify_envelope`
+- `receipts.merkle`     RFC 6962/9162 Merkle tree, inclusion and consistency proofs
+- `receipts.checkpoint` checkpoints as Ed25519 signed notes
+- `receipts.export`     the JSONL export line format
+- `receipts.verify`     verification of receipts and exports
+- `receipts.errors`     the error tree and its stable codes
+
+Not done here, deliberately: storage, clocks, ids, HTTP. The gateway owns those.
+"""
+
+from receipts.body import (
+    GENESIS_PREV,
+    RECEIPT_SCHEMA,
+    ReceiptHeader,
+    bundle_field,
+    check_bundle,
+    read_header,
+)
+from receipts.canonical import canonicalize, decode_body
+from receipts.checkpoint import (
+    Checkpoint,
+    log_origin,
+    parse_checkpoint,
+    sign_checkpoint,
+    verify_checkpoint,
+    verify_checkpoint_consistency,
+)
+from receipts.dsse import PAYLOAD_TYPE, Envelope, Signature, pae
+from receipts.errors import (
+    ERROR_CODES,
+    BundleMismatchError,
+    CanonicalizationError,
+    ChainBreakError,
+    CheckpointInvalidError,
+    ConsistencyInvalidError,
+    KeyringError,
+    MalformedError,
+    NotCanonicalError,
+    NotFoundError,
+    ProofInvalidError,
+    ReceiptError,
+    SeqGapError,
+    SignatureMismatchError,
+    TenantMismatchError,
+    UnknownKeyError,
+    VerificationError,
+)
+from receipts.export import (
+    ExportedCheckpoint,
+    ExportedReceipt,
+    InclusionProof,
+    checkpoint_line,
+    export_line,
+    parse_line,
+)
+from receipts.keyring import (
+    Ed25519Key,
+    HmacKey,
+    Keyring,
+    generate_keyring,
+    load_private_key,
+    private_key_pem,
+    rotate,
+    rotate_ed25519,
+    tenant_subkey,
+    write_private_file,
+)
+from receipts.merkle import (
+    EMPTY_ROOT,
+    MerkleFrontier,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    node_hash,
+    root,
+    verify_consistency,
+    verify_inclusion,
+)
+from receipts.signing import Signer, verify_envelope
+from receipts.verify import ReceiptCheck, VerifyReport, verify_export, verify_receipt
+
+__all__ = [
+    "EMPTY_ROOT",
+    "ERROR_CODES",
+    "GENESIS_PREV",
+    "PAYLOAD_TYPE",
+    "RECEIPT_SCHEMA",
+    "BundleMismatchError",
+    "CanonicalizationError",
+    "ChainBreakError",
+    "Checkpoint",
+    "CheckpointInvalidError",
+    "ConsistencyInvalidError",
+    "Ed25519Key",
+    "Envelope",
+    "ExportedCheckpoint",
+    "ExportedReceipt",
+    "HmacKey",
+    "InclusionProof",
+    "Keyring",
+    "KeyringError",
+    "MalformedError",
+    "MerkleFrontier",
+    "NotCanonicalError",
+    "NotFoundError",
+    "ProofInvalidError",
+    "ReceiptCheck",
+    "ReceiptError",
+    "ReceiptHeader",
+    "SeqGapError",
+    "Signature",
+    "SignatureMismatchError",
+    "Signer",
+    "TenantMismatchError",
+    "UnknownKeyError",
+    "VerificationError",
+    "VerifyReport",
+    "bundle_field",
+    "canonicalize",
+    "check_bundle",
+    "checkpoint_line",
+    "consistency_proof",
+    "decode_body",
+    "export_line",
+    "generate_keyring",
+    "inclusion_proof",
+    "leaf_hash",
+    "load_private_key",
+    "log_origin",
+    "node_hash",
+    "pae",
+    "parse_checkpoint",
+    "parse_line",
+    "private_key_pem",
+    "read_header",
+    "root",
+    "rotate",
+    "rotate_ed25519",
+    "sign_checkpoint",
+    "tenant_subkey",
+    "verify_checkpoint",
+    "verify_checkpoint_consistency",
+    "verify_consistency",
+    "verify_envelope",
+    "verify_export",
+    "verify_inclusion",
+    "verify_receipt",
+    "write_private_file",
+]

@@ -1,0 +1,121 @@
+"""``python -m receipts verify EXPORT.jsonl --keyring KEYRING.json [options]``
+
+Verifies an export offline: no server, no database. Exit status: 0 valid, 1 invalid (the error
+code is printed), 2 usage error (bad arguments, unreadable file, unusable keyring).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TextIO
+
+from receipts.checkpoint import Checkpoint
+from receipts.dsse import b64encode
+from receipts.errors import KeyringError, MalformedError, VerificationError
+from receipts.keyring import Keyring
+from receipts.verify import VerifyReport, verify_export
+
+__all__ = ["main"]
+
+EXIT_VALID, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    parser = _parser()
+    args = parser.parse_args(argv)  # exits 2 on bad usage
+    try:
+        keyring = Keyring.load(args.keyring)
+        checkpoint = None if args.checkpoint is None else args.checkpoint.read_text("utf-8")
+        bundle = None if args.bundle is None else args.bundle.read_bytes()
+        export = args.export.open("rb")
+    except (OSError, UnicodeDecodeError, KeyringError) as exc:
+        print(f"receipts: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        with export:
+            report = verify_export(
+                _lines(export),
+                keyring,
+                checkpoint_text=checkpoint,
+                bundle=bundle,
+                receipt_id=args.receipt,
+                tenant_id=args.tenant,
+                origin=args.origin,
+            )
+    except VerificationError as exc:
+        print(f"INVALID {exc}", file=out)
+        return EXIT_INVALID
+    except ValueError as exc:
+        print(f"receipts: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    for line in describe(report):
+        print(line, file=out)
+    return EXIT_VALID
+
+
+def describe(report: VerifyReport) -> list[str]:
+    """The human report of a successful verification."""
+    if report.receipts == 0:
+        lines = ["VALID  export holds no receipts"]
+    else:
+        lines = [
+            f"VALID  tenant {report.tenant_id}: {report.receipts} receipts, "
+            f"seq {report.first_seq}..{report.last_seq}",
+            f"  signatures  ok ({', '.join(report.keyids)})",
+            "  chain       gapless, every prev links"
+            + (" back to genesis" if report.first_seq == 1 else f" from seq {report.first_seq}"),
+        ]
+    lines.append("  checkpoint  " + _describe_checkpoint(report, report.checkpoint))
+    if report.receipt is not None:
+        check = report.receipt
+        bundle = "bundle sha256 matches" if check.bundle_checked else "bundle not checked"
+        lines.append(f"  receipt     {check.receipt_id} at seq {check.seq}: {bundle}")
+    return lines
+
+
+def _describe_checkpoint(report: VerifyReport, checkpoint: Checkpoint | None) -> str:
+    if checkpoint is None:
+        return "none given: inclusion in the signed log NOT verified"
+    head = f"{checkpoint.origin} size {checkpoint.size} root {b64encode(checkpoint.root)}: "
+    if report.complete:
+        head += "the export is that log, root recomputed"
+    else:
+        head += f"{report.proven} exported receipts proven by inclusion proofs (an extract)"
+    newer = report.receipts - report.proven
+    if newer > 0:
+        head += f"; {newer} newer receipts not yet covered"
+    return head
+
+
+def _lines(export: Iterator[bytes]) -> Iterator[str]:
+    for raw in export:
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MalformedError("export line is not UTF-8") from exc
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m receipts", description="Verify ctxgw receipts offline."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    verify = commands.add_parser("verify", help="verify an export (JSONL)")
+    verify.add_argument("export", type=Path, metavar="EXPORT.jsonl")
+    verify.add_argument("--keyring", type=Path, required=True, metavar="KEYRING.json")
+    verify.add_argument(
+        "--checkpoint", type=Path, metavar="FILE", help="a checkpoint you trust (signed note)"
+    )
+    verify.add_argument("--bundle", type=Path, metavar="FILE", help="the delivered bundle")
+    verify.add_argument("--receipt", metavar="ID", help="the receipt the bundle belongs to")
+    verify.add_argument("--tenant", metavar="ID", help="expected tenant (default: the export's)")
+    verify.add_argument("--origin", metavar="ORIGIN", help="checkpoint origin (ctxgw/<tenant>)")
+    return parser
+
+
+if __name__ == "__main__":
+    sys.exit(main())

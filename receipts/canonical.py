@@ -1,0 +1,151 @@
+"""Canonical receipt bytes: RFC 8785 (JSON Canonicalization Scheme) with a stricter profile.
+
+A receipt body is signed and hashed byte-exact, so there must be exactly one byte string for a
+given value. RFC 8785 gives that for JSON in general; this profile removes the two places where
+implementations still disagree in practice:
+
+- **No floats.** ECMAScript number formatting (RFC 8785 §3.2.2.3) is easy to get subtly wrong
+  across languages. Scores travel as fixed-point integers or decimal strings instead.
+- **ASCII object keys.** RFC 8785 §3.2.3 sorts keys by UTF-16 code units; with ASCII keys every
+  sort order (UTF-8, UTF-16, code points) agrees. Values may hold any Unicode text.
+
+Integers must lie in the I-JSON range, ±(2**53 - 1) (RFC 7493 §2.2), as RFC 8785 requires.
+
+`canonicalize` is for producers and raises `CanonicalizationError` naming the offending path.
+`decode_body` is for verifiers: it accepts bytes only if they are exactly the canonical form of
+the JSON object they parse to, and otherwise raises `NotCanonicalError` (code ``not_canonical``)
+or `MalformedError` (code ``malformed``, not JSON at all).
+
+Not done here, deliberately: schema validation (see `receipts.body`) and any normalisation of
+Unicode text (the bytes the gateway saw are the bytes it signs).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import rfc8785
+
+from receipts.errors import CanonicalizationError, MalformedError, NotCanonicalError
+
+__all__ = ["MAX_SAFE_INTEGER", "canonicalize", "decode_body"]
+
+# RFC 7493 §2.2 / RFC 8785 §3.2.2.3: integers beyond 2**53 - 1 lose precision as IEEE doubles.
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+
+
+def canonicalize(obj: object) -> bytes:
+    """Return the RFC 8785 bytes of ``obj`` under this package's profile.
+
+    ``obj`` is built from ``dict`` (str keys), ``list``/``tuple``, ``str``, ``int``, ``bool`` and
+    ``None``. Raises `CanonicalizationError` (with ``.path`` and ``.value``) for a float, a
+    non-ASCII or non-string key, an integer outside ±(2**53 - 1), a string that is not valid
+    Unicode (lone surrogates) or any other type.
+    """
+    _check(obj, "$")
+    try:
+        return rfc8785.dumps(obj)  # type: ignore[arg-type]  # shape checked by _check above
+    except rfc8785.CanonicalizationError as exc:  # pragma: no cover - _check rejects these first
+        raise CanonicalizationError(str(exc), path="$", value=obj) from exc
+
+
+def decode_body(body: bytes) -> dict[str, Any]:
+    """Parse receipt body bytes, insisting that they are canonical.
+
+    Raises `MalformedError` if the bytes are not a JSON object and `NotCanonicalError` if they
+    are JSON but not byte-identical to `canonicalize` of what they parse to (whitespace, key
+    order, escapes, duplicate keys, floats, non-ASCII keys, a byte-order mark...).
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotCanonicalError("body is not valid UTF-8") from exc
+    try:
+        value = json.loads(
+            text,
+            parse_float=_reject_float,
+            parse_constant=_reject_constant,
+            object_pairs_hook=_unique_keys,
+        )
+    except (ValueError, RecursionError) as exc:
+        raise MalformedError(f"body is not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise MalformedError("body is not a JSON object")
+    try:
+        again = canonicalize(value)
+    except CanonicalizationError as exc:
+        raise NotCanonicalError(f"body is outside the canonical profile: {exc}") from exc
+    if again != body:
+        raise NotCanonicalError("body bytes differ from their RFC 8785 form")
+    return value
+
+
+def _check(value: object, path: str) -> None:
+    # bool before int: bool is an int subclass and is fine as it is.
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            raise CanonicalizationError(
+                "integer outside ±(2**53 - 1) (RFC 8785 §3.2.2.3)", path=path, value=value
+            )
+        return
+    if isinstance(value, float):
+        raise CanonicalizationError(
+            "floats are not allowed in receipt bodies; use a fixed-point integer or a decimal "
+            "string",
+            path=path,
+            value=value,
+        )
+    if isinstance(value, str):
+        _check_text(value, path)
+        return
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _check(item, f"{path}[{index}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalizationError("object key is not a string", path=path, value=key)
+            if not key.isascii():
+                raise CanonicalizationError("object key is not ASCII", path=path, value=key)
+            _check(item, _member_path(path, key))
+        return
+    raise CanonicalizationError(f"unsupported type {type(value).__name__}", path=path, value=value)
+
+
+def _check_text(text: str, path: str) -> None:
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise CanonicalizationError(
+            "string is not valid Unicode (lone surrogate)", path=path, value=text
+        ) from exc
+
+
+def _member_path(path: str, key: str) -> str:
+    if key.isidentifier():
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key)}]"
+
+
+def _reject_float(literal: str) -> object:
+    raise NotCanonicalError(f"number {literal} is not an integer; floats are not allowed")
+
+
+def _reject_constant(literal: str) -> object:
+    raise NotCanonicalError(f"{literal} is not JSON")
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> Mapping[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise NotCanonicalError(f"duplicate object key {key!r}")
+        result[key] = value
+    return result

@@ -1,0 +1,253 @@
+"""The per-tenant receipt log as an RFC 6962 / RFC 9162 §2.1 Merkle tree.
+
+Leaves are the leaf hashes SHA-256(0x00 ‖ body) and interior nodes SHA-256(0x01 ‖ left ‖ right);
+the domain-separation prefixes stop a leaf from being passed off as a node (RFC 9162 §2.1.1).
+The tree over n leaves splits at k, the largest power of two below n, so the left subtree is
+always perfect.
+
+Producers: `root`, `inclusion_proof` and `consistency_proof` take the full list of leaf hashes.
+Each runs in O(n) hash operations (the subtrees a proof names are disjoint) and O(log n) stack.
+`MerkleFrontier` keeps only the right edge of the tree (at most log2 n hashes), so a server can
+append leaves and produce the current root in O(log n) without reloading the log.
+
+Verifiers: `verify_inclusion` (RFC 9162 §2.1.3.2) and `verify_consistency` (§2.1.4.2) return
+``None`` or raise `ProofInvalidError` / `ConsistencyInvalidError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Final
+
+from receipts.errors import ConsistencyInvalidError, ProofInvalidError
+
+__all__ = [
+    "EMPTY_ROOT",
+    "HASH_SIZE",
+    "MerkleFrontier",
+    "consistency_proof",
+    "inclusion_proof",
+    "leaf_hash",
+    "node_hash",
+    "root",
+    "verify_consistency",
+    "verify_inclusion",
+]
+
+HASH_SIZE: Final = 32
+# RFC 9162 §2.1.1: the hash of an empty tree is the hash of the empty string.
+EMPTY_ROOT: Final = hashlib.sha256(b"").digest()
+_LEAF_PREFIX: Final = b"\x00"
+_NODE_PREFIX: Final = b"\x01"
+
+
+def leaf_hash(data: bytes) -> bytes:
+    """SHA-256(0x00 ‖ data): the leaf hash of a receipt body (RFC 9162 §2.1.1)."""
+    return hashlib.sha256(_LEAF_PREFIX + data).digest()
+
+
+def node_hash(left: bytes, right: bytes) -> bytes:
+    """SHA-256(0x01 ‖ left ‖ right): an interior node (RFC 9162 §2.1.1)."""
+    return hashlib.sha256(_NODE_PREFIX + left + right).digest()
+
+
+def root(leaves: Sequence[bytes]) -> bytes:
+    """The Merkle tree hash MTH of ``leaves`` (leaf hashes, in log order)."""
+    return _subtree(leaves, 0, len(leaves))
+
+
+def inclusion_proof(index: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """PATH(index, D[n]) of RFC 9162 §2.1.3.1, deepest sibling first."""
+    size = len(leaves)
+    if not 0 <= index < size:
+        raise ValueError(f"leaf index {index} outside a tree of size {size}")
+    path: list[bytes] = []
+    lo, hi = 0, size
+    # Walk down from the root, remembering each sibling subtree; the proof lists them bottom-up.
+    while hi - lo > 1:
+        k = _split(hi - lo)
+        if index < lo + k:
+            path.append(_subtree(leaves, lo + k, hi))
+            hi = lo + k
+        else:
+            path.append(_subtree(leaves, lo, lo + k))
+            lo = lo + k
+    path.reverse()
+    return path
+
+
+def consistency_proof(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
+    """PROOF(m, D[n]) of RFC 9162 §2.1.4.1 for m = ``old_size`` and n = ``len(leaves)``.
+
+    Empty when ``old_size`` is 0 or n: every tree extends the empty tree and itself.
+    """
+    size = len(leaves)
+    if not 0 <= old_size <= size:
+        raise ValueError(f"old size {old_size} outside 0..{size}")
+    if old_size in (0, size):
+        return []
+    proof: list[bytes] = []
+    lo, hi, m, complete = 0, size, old_size, True
+    # SUBPROOF(m, D[lo:hi], complete), unrolled: each step appends one sibling subtree hash.
+    while m != hi - lo:
+        k = _split(hi - lo)
+        if m <= k:
+            proof.append(_subtree(leaves, lo + k, hi))
+            hi = lo + k
+        else:
+            proof.append(_subtree(leaves, lo, lo + k))
+            lo, m, complete = lo + k, m - k, False
+    if not complete:
+        proof.append(_subtree(leaves, lo, hi))
+    proof.reverse()
+    return proof
+
+
+def verify_inclusion(
+    leaf: bytes, index: int, size: int, proof: Sequence[bytes], root_hash: bytes
+) -> None:
+    """Check that ``leaf`` sits at ``index`` in the tree of ``size`` with ``root_hash``.
+
+    RFC 9162 §2.1.3.2. Raises `ProofInvalidError`.
+    """
+    if not 0 <= index < size:
+        raise ProofInvalidError(f"leaf index {index} outside a tree of size {size}")
+    _check_hashes(proof, ProofInvalidError)
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            raise ProofInvalidError("inclusion proof is longer than the tree is deep")
+        if fn & 1 or fn == sn:
+            r = node_hash(p, r)
+            if not fn & 1:
+                while fn and not fn & 1:
+                    fn, sn = fn >> 1, sn >> 1
+        else:
+            r = node_hash(r, p)
+        fn, sn = fn >> 1, sn >> 1
+    if sn != 0:
+        raise ProofInvalidError("inclusion proof is shorter than the tree is deep")
+    if r != root_hash:
+        raise ProofInvalidError("inclusion proof does not lead to the root", index=index)
+
+
+def verify_consistency(
+    old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
+) -> None:
+    """Check that the tree (``new_size``, ``new_root``) extends (``old_size``, ``old_root``).
+
+    RFC 9162 §2.1.4.2, plus the trivial cases: an empty old tree (any tree extends it) and equal
+    sizes (the roots must be equal), both with an empty proof. Raises `ConsistencyInvalidError`.
+    """
+    if not 0 <= old_size <= new_size:
+        raise ConsistencyInvalidError(
+            f"a tree of size {new_size} cannot extend one of size {old_size}"
+        )
+    _check_hashes(proof, ConsistencyInvalidError)
+    if old_size in (0, new_size):
+        if proof:
+            raise ConsistencyInvalidError("proof must be empty for these sizes")
+        if old_size == 0 and old_root != EMPTY_ROOT:
+            raise ConsistencyInvalidError("old root is not the empty-tree root")
+        if old_size == new_size and old_root != new_root:
+            raise ConsistencyInvalidError("trees of equal size have different roots")
+        return
+    if not proof:
+        raise ConsistencyInvalidError("consistency proof is empty")
+    path = list(proof)
+    if old_size & (old_size - 1) == 0:  # old tree is perfect: its root is the first node
+        path.insert(0, old_root)
+    fn, sn = old_size - 1, new_size - 1
+    while fn & 1:
+        fn, sn = fn >> 1, sn >> 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            raise ConsistencyInvalidError("consistency proof is too long")
+        if fn & 1 or fn == sn:
+            fr, sr = node_hash(c, fr), node_hash(c, sr)
+            if not fn & 1:
+                while fn and not fn & 1:
+                    fn, sn = fn >> 1, sn >> 1
+        else:
+            sr = node_hash(sr, c)
+        fn, sn = fn >> 1, sn >> 1
+    if sn != 0:
+        raise ConsistencyInvalidError("consistency proof is too short")
+    if fr != old_root:
+        raise ConsistencyInvalidError("proof does not reproduce the old root")
+    if sr != new_root:
+        raise ConsistencyInvalidError("proof does not reproduce the new root")
+
+
+class MerkleFrontier:
+    """The right edge of a growing log: append leaves, read the root, in O(log n).
+
+    ``nodes[i]`` is the root of a perfect subtree; sizes strictly decrease left to right and
+    follow the binary digits of ``size``. Rebuild after a restart with `from_leaves`.
+    """
+
+    __slots__ = ("_nodes", "_size")
+
+    def __init__(self) -> None:
+        self._nodes: list[tuple[int, bytes]] = []  # (height, hash)
+        self._size = 0
+
+    @classmethod
+    def from_leaves(cls, leaves: Sequence[bytes]) -> MerkleFrontier:
+        frontier = cls()
+        for leaf in leaves:
+            frontier.append(leaf)
+        return frontier
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def append(self, leaf: bytes) -> None:
+        _push(self._nodes, leaf)
+        self._size += 1
+
+    def root(self) -> bytes:
+        return _fold(self._nodes)
+
+
+def _subtree(leaves: Sequence[bytes], lo: int, hi: int) -> bytes:
+    """MTH(D[lo:hi]) in O(hi - lo) hashes with a stack of perfect subtrees."""
+    stack: list[tuple[int, bytes]] = []
+    for i in range(lo, hi):
+        _push(stack, leaves[i])
+    return _fold(stack)
+
+
+def _push(stack: list[tuple[int, bytes]], leaf: bytes) -> None:
+    """Append a leaf, merging equal-height perfect subtrees like a binary counter carries."""
+    height, node = 0, leaf
+    while stack and stack[-1][0] == height:
+        _, left = stack.pop()
+        height, node = height + 1, node_hash(left, node)
+    stack.append((height, node))
+
+
+def _fold(stack: list[tuple[int, bytes]]) -> bytes:
+    """Combine the perfect subtrees right to left: MTH splits at the largest power of two."""
+    if not stack:
+        return EMPTY_ROOT
+    node = stack[-1][1]
+    for _, left in reversed(stack[:-1]):
+        node = node_hash(left, node)
+    return node
+
+
+def _split(n: int) -> int:
+    """The largest power of two strictly below ``n`` (n >= 2)."""
+    return 1 << ((n - 1).bit_length() - 1)
+
+
+def _check_hashes(
+    proof: Sequence[bytes], error: type[ProofInvalidError | ConsistencyInvalidError]
+) -> None:
+    for node in proof:
+        if len(node) != HASH_SIZE:
+            raise error(f"proof node of {len(node)} bytes, expected {HASH_SIZE}")
