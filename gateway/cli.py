@@ -11,11 +11,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import psycopg
-
 from gateway.errors import GatewayError
 from gateway.settings import Settings, SettingsError, load_settings
-from gateway.store.database import EmbeddedPostgres, database_url
+from gateway.store.database import EmbeddedPostgres, connect, database_url
 from gateway.store.errors import StoreError
 from gateway.store.keys import list_keys, revoke_key
 from gateway.store.migrator import apply_migrations
@@ -76,7 +74,7 @@ class _Database:
 
 
 def _keys(args: argparse.Namespace, settings: Settings) -> int:
-    with _Database(settings) as url, psycopg.connect(url, autocommit=True) as conn:
+    with _Database(settings) as url, connect(url, autocommit=True) as conn:
         if args.key_command == "create":
             issued = issue_key(
                 conn,

@@ -10,13 +10,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
-
 from gateway.core.model import MemoryType
 from gateway.memory import MemoryDraft
 from gateway.principal import Principal
 from gateway.runtime import Runtime
-from gateway.store.database import transaction
+from gateway.store.database import connect, transaction
 from gateway.usecases.keys import authenticate, issue_key
 
 __all__ = ["DEMO_TENANT", "DemoKeys", "seed_demo"]
@@ -204,7 +202,7 @@ class DemoKeys:
 
 
 def _issue_keys(url: str) -> DemoKeys:
-    with psycopg.connect(url) as conn:
+    with connect(url) as conn:
         admin = issue_key(conn, tenant_id=DEMO_TENANT, role="admin", namespaces=["*"])
         agent = issue_key(
             conn, tenant_id=DEMO_TENANT, role="agent", namespaces=["*"], agent_id="demo-agent"

@@ -8,13 +8,11 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
-from psycopg_pool import AsyncConnectionPool
-
 from gateway.clock import Clock, IdFactory, new_ulid, system_clock
 from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, build_embedder
 from gateway.settings import Settings
-from gateway.store.database import EmbeddedPostgres, database_url, open_pool
+from gateway.store.database import EmbeddedPostgres, Pool, database_url, open_pool
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.memories import Writer
 
@@ -27,7 +25,7 @@ _log = logging.getLogger(__name__)
 class Runtime:
     settings: Settings
     database_url: str
-    pool: AsyncConnectionPool
+    pool: Pool
     embedder: Embedder
     tokenizer: Tokenizer
     clock: Clock

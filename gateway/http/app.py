@@ -12,6 +12,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
+from gateway.http.auth import RuntimeDep
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS, problem
 from gateway.runtime import Runtime, start_runtime
@@ -27,7 +28,7 @@ async def healthz() -> dict[str, str]:
 
 
 @get("/readyz", summary="The database answers")
-async def readyz(runtime: Runtime) -> Response[Any]:
+async def readyz(runtime: RuntimeDep) -> Response[Any]:
     try:
         async with transaction(runtime.pool) as conn:
             await conn.execute("SELECT 1")

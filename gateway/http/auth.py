@@ -7,13 +7,16 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from litestar import Request
+from litestar.di import NamedDependency
 
 from gateway.principal import Principal
 from gateway.runtime import Runtime
 from gateway.store.database import Connection, transaction
 from gateway.usecases.keys import authenticate
 
-__all__ = ["unit_of_work"]
+__all__ = ["RuntimeDep", "unit_of_work"]
+
+RuntimeDep = NamedDependency[Runtime]
 
 
 @asynccontextmanager

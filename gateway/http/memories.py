@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, delete, post
+from litestar.params import FromPath
 
 from gateway.errors import (
     ConflictError,
@@ -13,11 +14,10 @@ from gateway.errors import (
     InvalidRequestError,
     NotFoundError,
 )
-from gateway.http.auth import unit_of_work
+from gateway.http.auth import RuntimeDep, unit_of_work
 from gateway.http.validation import collect_errors, decode_json, decode_struct
 from gateway.http.wire import BatchIn, DeleteIn, FetchIn, MemoryIn, MemoryOut
 from gateway.memory import MemoryDraft, MemoryVersion
-from gateway.runtime import Runtime
 from gateway.usecases.memories import WriteOutcome, delete_memory, fetch_memories
 
 __all__ = ["ROUTES"]
@@ -66,7 +66,7 @@ def _written(outcome: WriteOutcome) -> dict[str, Any]:
 
 
 @post("/v1/memories", status_code=201, summary="Write one memory (a new immutable version)")
-async def write_memory(request: Request[Any, Any, Any], runtime: Runtime) -> Response[Any]:
+async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Any]:
     data = decode_json(await request.body())
     errors = collect_errors(data, MemoryIn, "") + _content_errors(
         data, runtime.settings.max_content_bytes, ""
@@ -82,7 +82,7 @@ async def write_memory(request: Request[Any, Any, Any], runtime: Runtime) -> Res
 
 
 @post("/v1/memories/batch", status_code=200, summary="Write up to 100 memories")
-async def write_batch(request: Request[Any, Any, Any], runtime: Runtime) -> dict[str, Any]:
+async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     data = decode_json(await request.body())
     batch = decode_struct(data, BatchIn)
     limit = runtime.settings.max_content_bytes
@@ -114,7 +114,7 @@ async def write_batch(request: Request[Any, Any, Any], runtime: Runtime) -> dict
 
 @delete("/v1/memories/{memory_id:str}", status_code=200, summary="Soft-delete a memory")
 async def remove_memory(
-    request: Request[Any, Any, Any], runtime: Runtime, memory_id: str
+    request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
 ) -> dict[str, Any]:
     body = await request.body()
     delete_in = decode_struct(decode_json(body), DeleteIn)
@@ -148,7 +148,7 @@ def memory_out(version: MemoryVersion) -> MemoryOut:
 
 
 @post("/v1/fetch", status_code=200, summary="Stage 3: full memories by id (at most 50)")
-async def fetch(request: Request[Any, Any, Any], runtime: Runtime) -> dict[str, Any]:
+async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     fetch_in = decode_struct(decode_json(await request.body()), FetchIn)
     async with unit_of_work(request, runtime) as (conn, principal):
         fetched = await fetch_memories(conn, principal, fetch_in.ids, runtime.clock())

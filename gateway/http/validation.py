@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import msgspec
 
@@ -71,7 +71,7 @@ def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> 
         try:
             msgspec.json.decode(msgspec.json.encode(value), type=field.type)
         except msgspec.ValidationError as exc:
-            errors.append(FieldError(path, _clean(str(exc))))
+            errors.append(FieldError(path, _explain(str(exc), field.type)))
             continue
         errors.extend(
             FieldError(p, "text may not contain the NUL character (\\u0000)")
@@ -80,9 +80,19 @@ def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> 
     return errors
 
 
-def _clean(message: str) -> str:
+def _explain(message: str, field_type: Any) -> str:
     # msgspec appends " - at `$...`" for nested paths; our paths are already explicit.
-    return message.split(" - at `$", maxsplit=1)[0]
+    message = message.split(" - at `$", maxsplit=1)[0]
+    choices = _literal_choices(field_type)
+    if message.startswith("Invalid enum value") and choices:
+        return f"{message}; expected one of {', '.join(choices)}"
+    return message
+
+
+def _literal_choices(field_type: Any) -> list[str]:
+    if get_origin(field_type) is Literal:
+        return [str(arg) for arg in get_args(field_type)]
+    return [c for arg in get_args(field_type) for c in _literal_choices(arg)]
 
 
 def nul_fields(value: Any, path: str) -> list[str]:

@@ -25,6 +25,9 @@ from gateway.store.errors import DatabaseUnavailableError, ExtensionMissingError
 
 __all__ = [
     "Connection",
+    "Pool",
+    "SyncConnection",
+    "connect",
     "EmbeddedPostgres",
     "check_pgvector",
     "database_url",
@@ -34,6 +37,16 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 Connection = psycopg.AsyncConnection[tuple[object, ...]]
+SyncConnection = psycopg.Connection[tuple[object, ...]]
+Pool = AsyncConnectionPool
+
+
+def connect(url: str, *, autocommit: bool = False) -> SyncConnection:
+    """A synchronous connection for command-line work (keys, migrations, benchmarks)."""
+    try:
+        return psycopg.connect(url, autocommit=autocommit)
+    except psycopg.OperationalError as exc:
+        raise DatabaseUnavailableError(f"cannot connect to the database: {exc}") from exc
 APP_DATABASE = "ctxgw"
 MIN_PGVECTOR = (0, 7)
 

@@ -14,13 +14,12 @@ import re
 import secrets
 from dataclasses import dataclass
 
-import psycopg
-
 from gateway.clock import new_ulid, system_clock
 from gateway.errors import InvalidRequestError, UnauthenticatedError
 from gateway.principal import ALL_NAMESPACES, Principal
 from gateway.settings import ROLES, Role
 from gateway.store import keys as key_store
+from gateway.store.database import Connection, SyncConnection
 
 __all__ = ["IssuedKey", "authenticate", "issue_key", "parse_bearer"]
 
@@ -43,7 +42,7 @@ def _digest(secret: str) -> bytes:
 
 
 def issue_key(
-    conn: psycopg.Connection[tuple[object, ...]],
+    conn: SyncConnection,
     *,
     tenant_id: str,
     role: str,
@@ -94,7 +93,7 @@ def parse_bearer(header: str | None) -> tuple[str, str, str]:
 
 
 async def authenticate(
-    conn: psycopg.AsyncConnection[tuple[object, ...]], header: str | None
+    conn: Connection, header: str | None
 ) -> Principal:
     tenant_id, key_id, secret = parse_bearer(header)
     row = await key_store.find_key(conn, tenant_id, key_id)

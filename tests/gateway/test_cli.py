@@ -1,0 +1,137 @@
+"""The `ctxgw` command, run as a user runs it: separate processes on a real data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+CTXGW = [sys.executable, "-m", "gateway"]
+
+
+def run(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "GATEWAY_DATA_DIR": str(data_dir)}
+    env.pop("GATEWAY_DATABASE_URL", None)
+    return subprocess.run(
+        [*CTXGW, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[Path, str, subprocess.Popen[str]]]:
+    port = free_port()
+    env = {**os.environ, "GATEWAY_DATA_DIR": str(tmp_path)}
+    env.pop("GATEWAY_DATABASE_URL", None)
+    process = subprocess.Popen(
+        [*CTXGW, "serve", "--demo", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            time.sleep(0.2)
+    else:
+        process.kill()
+        pytest.fail(f"the gateway did not become ready:\n{process.communicate()[0]}")
+    yield tmp_path, base, process
+    process.terminate()
+    process.communicate(timeout=30)
+
+
+def test_keys_create_list_revoke(tmp_path: Path) -> None:
+    created = run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "agent",
+                  "--namespaces", "ops,support", "--agent-id", "bot", "--json")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    issued = json.loads(created.stdout)
+    assert set(issued) == {"key", "key_id", "tenant_id"}
+    assert issued["tenant_id"] == "acme" and issued["key"].startswith("ctxgw.acme.")
+
+    listed = json.loads(run(tmp_path, "keys", "list", "--json").stdout)
+    assert [(k["key_id"], k["namespaces"], k["revoked_at"]) for k in listed] == [
+        (issued["key_id"], ["ops", "support"], None)
+    ]
+    assert issued["key"] not in json.dumps(listed)  # the secret is never shown again
+
+    assert run(tmp_path, "keys", "revoke", issued["key_id"]).returncode == 0
+    assert run(tmp_path, "keys", "revoke", issued["key_id"]).returncode == 1
+    assert json.loads(run(tmp_path, "keys", "list", "--json").stdout)[0]["revoked_at"]
+
+
+def test_bad_tenant_and_bad_settings_are_reported(tmp_path: Path) -> None:
+    bad = run(tmp_path, "keys", "create", "--tenant", "Not Valid", "--role", "agent")
+    assert bad.returncode == 1 and "tenant" in bad.stderr
+    env = {**os.environ, "GATEWAY_PORT": "99999", "GATEWAY_EMBEDDER": "magic"}
+    result = subprocess.run([*CTXGW, "migrate"], env=env, capture_output=True, text=True,
+                            timeout=60, check=False)  # fmt: skip
+    assert result.returncode == 2
+    assert "GATEWAY_PORT" in result.stderr and "GATEWAY_EMBEDDER" in result.stderr
+
+
+def test_serve_demo_works_and_keys_can_be_made_beside_it(
+    server: tuple[Path, str, subprocess.Popen[str]],
+) -> None:
+    data_dir, base, _ = server
+    demo = json.loads((data_dir / "demo-keys.json").read_text())
+    assert set(demo) == {"tenant_id", "admin", "agent"}
+    agent = {"Authorization": f"Bearer {demo['agent']}"}
+    written = httpx.post(
+        f"{base}/v1/memories",
+        json={"namespace": "atlas", "heading": "From the test", "content": "hello"},
+        headers=agent,
+    )
+    assert written.status_code == 201, written.text
+    assert httpx.get(f"{base}/schema/openapi.json").status_code == 200
+
+    # A second process on the same data dir, while the server runs.
+    created = run(data_dir, "keys", "create", "--tenant", "demo", "--role", "agent", "--json")
+    assert created.returncode == 0, created.stderr
+    new_key = json.loads(created.stdout)["key"]
+    memory_id = written.json()["memory_id"]
+    fetched = httpx.post(f"{base}/v1/fetch", json={"ids": [memory_id]},
+                         headers={"Authorization": f"Bearer {new_key}"})  # fmt: skip
+    assert fetched.json()["memories"][0]["heading"] == "From the test"
+    assert httpx.get(f"{base}/readyz").status_code == 200  # the server survived the CLI exiting
+
+
+def test_serve_demo_twice_reuses_data_and_keys(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "GATEWAY_DATA_DIR": str(tmp_path)}
+    env.pop("GATEWAY_DATABASE_URL", None)
+    keys: list[dict[str, str]] = []
+    for _ in range(2):
+        process = subprocess.Popen([*CTXGW, "serve", "--demo", "--port", str(port)], env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        keys.append(json.loads((tmp_path / "demo-keys.json").read_text()))
+        process.terminate()
+        process.communicate(timeout=30)
+    assert keys[0] == keys[1]
+    listed = json.loads(run(tmp_path, "keys", "list", "--json").stdout)
+    assert len(listed) == 2

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.settings import Settings, SettingsError, load_settings
+
+
+def test_defaults_need_no_environment() -> None:
+    settings = load_settings({})
+    assert settings == Settings()
+    assert settings.embedded and settings.data_dir == Path(".ctxgw")
+
+
+def test_every_bad_value_is_reported_by_name() -> None:
+    with pytest.raises(SettingsError) as caught:
+        load_settings(
+            {
+                "GATEWAY_PORT": "http",
+                "GATEWAY_EMBEDDER": "magic",
+                "GATEWAY_DATABASE_URL": "mysql://x",
+                "GATEWAY_MAX_BODY_BYTES": "10",
+                "GATEWAY_BUDGET_ROLE_OFFSETS": "pilot=5",
+            }
+        )
+    assert set(caught.value.problems) == {
+        "GATEWAY_PORT",
+        "GATEWAY_EMBEDDER",
+        "GATEWAY_DATABASE_URL",
+        "GATEWAY_MAX_BODY_BYTES",
+        "GATEWAY_BUDGET_ROLE_OFFSETS",
+    }
+    assert "GATEWAY_PORT" in str(caught.value)
+
+
+def test_role_budget_offsets() -> None:
+    settings = load_settings(
+        {"GATEWAY_BUDGET_BASE_TOKENS": "2000", "GATEWAY_BUDGET_ROLE_OFFSETS": "auditor=6000"}
+    )
+    assert settings.default_budget("agent") == 2000
+    assert settings.default_budget("auditor") == 8000
+
+
+def test_settings_are_frozen() -> None:
+    settings = load_settings({})
+    with pytest.raises(AttributeError):
+        settings.port = 1  # type: ignore[misc]
