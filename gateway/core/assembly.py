@@ -34,7 +34,11 @@ from gateway.core.ranking import Ranked, RankingProfile, rank
 from gateway.core.render import SEPARATOR, index_line, memory_block
 from gateway.core.tokens import Tokenizer
 
-__all__ = ["AssemblyInputError", "assemble"]
+__all__ = ["ASSEMBLER_VERSION", "AssemblyInputError", "assemble"]
+
+# Names the rendering and fill rules for receipts: exact replay of a receipt is only promised by
+# the assembler version that wrote it. Bump it with any change to the bytes a bundle is made of.
+ASSEMBLER_VERSION = "assemble/2026-11-29.1"
 
 
 class AssemblyInputError(ValueError):

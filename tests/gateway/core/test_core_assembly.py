@@ -1,0 +1,300 @@
+import hashlib
+from collections.abc import Sequence
+from datetime import timedelta
+from types import MappingProxyType
+
+import pytest
+import rfc8785
+from core_samples import NOW, index_of, memory, request, retrieved
+
+from gateway.core.assembly import AssemblyInputError, assemble
+from gateway.core.fixed import JSONValue
+from gateway.core.gate import GateVerdict, GateVerdictError
+from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
+from gateway.core.outcome import Assembly
+from gateway.core.ranking import DEFAULT_PROFILE
+from gateway.core.render import EMPTY_NAMESPACES, HEADERS
+from gateway.core.tokens import load_tokenizer
+
+TOKENIZER = load_tokenizer()
+
+
+def run(
+    req: ContextRequest,
+    candidates: Sequence[Candidate],
+    index: Sequence[Candidate] = (),
+    total_live: int | None = None,
+    gate: object = None,
+) -> Assembly:
+    live = (
+        total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
+    )
+    return assemble(
+        req,
+        candidates,
+        index,
+        live,
+        profile=DEFAULT_PROFILE,
+        tokenizer=TOKENIZER,
+        now=NOW,
+        gate=gate,  # type: ignore[arg-type]
+    )
+
+
+def reasons(assembly: Assembly) -> dict[str, str]:
+    return {e.memory_id: e.reason for e in assembly.excluded}
+
+
+def three_with_a_big_middle() -> list[Candidate]:
+    return [
+        memory("m-a", vector_rank=1, vector_distance=0.05, content="Small first."),
+        memory("m-b", vector_rank=2, vector_distance=0.10, content="big " * 3000),
+        memory("m-c", vector_rank=3, vector_distance=0.15, content="Small third."),
+    ]
+
+
+def test_skip_continues_past_a_memory_that_does_not_fit() -> None:
+    out = run(request(budget_tokens=400, include_index=False), three_with_a_big_middle())
+    assert [i.memory_id for i in out.included] == ["m-a", "m-c"]
+    assert reasons(out) == {"m-b": "over_budget"}
+    assert out.tokens_used <= 400
+
+
+def test_stop_ends_at_the_first_memory_that_does_not_fit() -> None:
+    req = request(budget_tokens=400, include_index=False, fill="stop")
+    out = run(req, three_with_a_big_middle())
+    assert [i.memory_id for i in out.included] == ["m-a"]
+    assert reasons(out) == {"m-b": "over_budget", "m-c": "over_budget"}
+    details = {e.memory_id: e.detail for e in out.excluded}
+    assert "fill=stop" in details["m-c"]
+
+
+def test_top_k_cuts_admitted_memories_in_rank_order() -> None:
+    out = run(request(top_k=2, include_index=False), retrieved(5))
+    assert len(out.included) == 2
+    assert [e.reason for e in out.excluded] == ["below_top_k"] * 3
+    scores = [i.score_micros for i in out.included]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_dead_memories_never_reach_the_bundle() -> None:
+    dead = [
+        memory("d-expired", content="EXPIRED-SECRET", expires_at=NOW, vector_rank=1),
+        memory("d-deleted", content="DELETED-SECRET", deleted_at=NOW, vector_rank=2),
+        memory(
+            "d-super", heading="SUPER-SECRET", deleted_at=NOW, superseded_by="x", lexical_rank=1
+        ),
+    ]
+    out = run(request(), [dead[0], dead[1]], index=[dead[2]], total_live=0)
+    assert reasons(out) == {"d-deleted": "deleted", "d-expired": "expired", "d-super": "superseded"}
+    assert "SECRET" not in out.bundle
+    assert out.bundle.endswith(EMPTY_NAMESPACES)
+
+
+def test_an_empty_namespace_says_so_plainly() -> None:
+    out = run(request(), [], [], total_live=0)
+    assert out.bundle == HEADERS[0] + "\n\n" + EMPTY_NAMESPACES
+    assert out.included == () and out.excluded == ()
+    assert out.index.shown == 0 and out.index.total_live == 0
+    assert out.prefix == out.bundle
+
+
+def test_the_index_is_cut_with_a_more_line_and_the_rest_is_truncated() -> None:
+    entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
+    out = run(request(budget_tokens=800), [], entries, total_live=500)
+    assert 0 < out.index.shown < 200
+    assert list(out.index.entries) == [e.memory_id for e in entries[: out.index.shown]]
+    assert f"…{500 - out.index.shown} more, use search" in out.bundle
+    assert out.index.tokens <= 800 // 4
+    assert {e.reason for e in out.excluded} == {"index_truncated"}
+    assert len(out.excluded) == 200 - out.index.shown
+
+
+def test_index_budget_tokens_overrides_the_default_share() -> None:
+    entries = index_of([memory(f"i{n:03d}") for n in range(50)])
+    small = run(request(index_budget_tokens=100), [], entries)
+    large = run(request(index_budget_tokens=1000), [], entries)
+    assert small.index.tokens <= 100 < large.index.tokens
+    assert small.index.shown < large.index.shown == 50
+
+
+def test_index_off_truncates_index_only_entries() -> None:
+    entries = [memory("i1"), memory("i2")]
+    out = run(request(include_index=False), retrieved(1), entries)
+    assert out.index.shown == 0
+    assert "## Index" not in out.bundle
+    assert reasons(out) == {"i1": "index_truncated", "i2": "index_truncated"}
+
+
+def test_a_memory_in_both_lists_is_handled_once() -> None:
+    both = retrieved(3)
+    out = run(request(top_k=1), both, index_of(both))
+    ids = [e.memory_id for e in out.excluded]
+    assert len(ids) == len(set(ids)) == 2
+    assert {e.reason for e in out.excluded} == {"below_top_k"}
+    assert out.index.shown == 3  # the index still lists them: tier 1 is not tier 2
+    assert out.bundle.count(f"- {out.included[0].memory_id} |") == 1
+
+
+def test_header_and_prefix_never_depend_on_the_task() -> None:
+    entries = index_of([memory(f"i{n}") for n in range(5)])
+    first = run(request(task="UNIQUE-TASK-ONE"), retrieved(3), entries)
+    second = run(request(task="UNIQUE-TASK-TWO"), retrieved(6)[3:], entries)
+    assert "UNIQUE-TASK" not in first.bundle + second.bundle
+    assert first.prefix == second.prefix
+    assert first.bundle != second.bundle
+    assert first.bundle.startswith(first.prefix) and second.bundle.startswith(second.prefix)
+    # Token-level: what a prompt cache sees.
+    prefix_tokens = TOKENIZER.encode(first.prefix)
+    assert TOKENIZER.encode(first.bundle)[: len(prefix_tokens)] == prefix_tokens
+    assert TOKENIZER.encode(second.bundle)[: len(prefix_tokens)] == prefix_tokens
+
+
+class RecordingGate:
+    def __init__(self, verdict: GateVerdict) -> None:
+        self.verdict = verdict
+        self.calls: list[list[str]] = []
+
+    def __call__(self, shown: Sequence[Candidate]) -> GateVerdict:
+        self.calls.append([c.memory_id for c in shown])
+        return self.verdict
+
+
+def deny(memory_id: str) -> Exclusion:
+    return Exclusion(MemoryId(memory_id), "policy_denied", "rule hr-needs-privileged-role")
+
+
+def cap(memory_id: str) -> Exclusion:
+    return Exclusion(MemoryId(memory_id), "policy_capped", "rule cap-episodic")
+
+
+def test_gate_sees_ranked_candidates_then_live_index_only_entries_once() -> None:
+    cands = retrieved(3)
+    index = [memory("i-dead", expires_at=NOW), cands[1], memory("i-b"), memory("i-a")]
+    gate = RecordingGate(GateVerdict())
+    out = run(request(), cands, index, gate=gate)
+    ranked_ids = [i.memory_id for i in out.included]
+    assert gate.calls == [[*ranked_ids, "i-b", "i-a"]]
+
+
+def test_denied_memories_vanish_from_index_and_tier_two() -> None:
+    cands = [memory("c1", vector_rank=1, heading="HR salary table", content="SALARY-ROW")]
+    index = [cands[0], memory("i1", heading="HR review notes")]
+    verdict = GateVerdict(
+        denied=MappingProxyType({MemoryId("c1"): deny("c1"), MemoryId("i1"): deny("i1")})
+    )
+    out = run(request(), cands, index, gate=RecordingGate(verdict))
+    assert "HR" not in out.bundle and "SALARY" not in out.bundle
+    assert reasons(out) == {"c1": "policy_denied", "i1": "policy_denied"}
+    assert out.excluded[0].detail == "rule hr-needs-privileged-role"
+    assert out.index.entries == ()
+
+
+def test_capped_memories_keep_their_index_line_but_leave_tier_two() -> None:
+    cands = [memory("c1", vector_rank=1, content="CAPPED-BODY"), memory("c2", vector_rank=2)]
+    verdict = GateVerdict(capped={MemoryId("c1"): cap("c1")})
+    out = run(request(top_k=1), cands, index_of(cands), gate=RecordingGate(verdict))
+    assert [i.memory_id for i in out.included] == ["c2"]  # c2 moves up into top_k
+    assert reasons(out) == {"c1": "policy_capped"}
+    assert "c1" in out.index.entries
+    assert "CAPPED-BODY" not in out.bundle
+
+
+def test_rewritten_memories_render_the_redacted_text() -> None:
+    cands = [memory("c1", vector_rank=1, heading="Call bob@example.com", content="bob@example.com")]
+    verdict = GateVerdict(rewritten={MemoryId("c1"): ("Call [email]", "[email] on call")})
+    out = run(request(), cands, cands, gate=RecordingGate(verdict))
+    assert "bob@" not in out.bundle
+    assert "- c1 | semantic | 0.80 | Call [email]" in out.bundle
+    assert "### Call [email]\n" in out.bundle and "[email] on call" in out.bundle
+    (item,) = out.included
+    assert item.rewritten and item.content_sha256 == cands[0].content_sha256
+
+
+@pytest.mark.parametrize(
+    "verdict",
+    [
+        GateVerdict(denied={MemoryId("stranger"): deny("stranger")}),
+        GateVerdict(denied={MemoryId("c1"): cap("c1")}),
+        GateVerdict(capped={MemoryId("c1"): deny("c1")}),
+        GateVerdict(denied={MemoryId("c1"): deny("other")}),
+        GateVerdict(rewritten={MemoryId("stranger"): ("h", "c")}),
+    ],
+)
+def test_a_malformed_verdict_fails_closed(verdict: GateVerdict) -> None:
+    with pytest.raises(GateVerdictError):
+        run(request(), [memory("c1", vector_rank=1)], gate=RecordingGate(verdict))
+
+
+def assert_no_floats(value: JSONValue) -> None:
+    assert not isinstance(value, float)
+    if isinstance(value, list):
+        for item in value:
+            assert_no_floats(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            assert_no_floats(item)
+
+
+def test_records_are_float_free_and_canonicalizable() -> None:
+    cands = retrieved(6)
+    out = run(request(budget_tokens=500, top_k=3), cands, index_of(cands))
+    record = out.to_record()
+    assert_no_floats(record)
+    rfc8785.dumps(record)
+    assert record["utilization_bp"] == out.tokens_used * 10_000 // 500
+    included = record["included"]
+    assert isinstance(included, list) and included
+    first = included[0]
+    assert isinstance(first, dict)
+    assert first["score_micros"] == out.included[0].score_micros
+    signals = first["signals_micros"]
+    assert isinstance(signals, dict)
+    assert sum(v for v in signals.values() if isinstance(v, int)) == first["score_micros"]
+
+
+def test_accounting_and_hash_of_a_mixed_assembly() -> None:
+    cands = [*retrieved(8), memory("dead", deleted_at=NOW - timedelta(days=1), vector_rank=1)]
+    index = index_of([*cands[:8], memory("only-1"), memory("only-2", confidence=0.1)])
+    out = run(request(budget_tokens=700, top_k=4), cands, index, total_live=30)
+    included = {i.memory_id for i in out.included}
+    excluded = [e.memory_id for e in out.excluded]
+    assert excluded == sorted(excluded) and len(excluded) == len(set(excluded))
+    index_only_shown = set(out.index.entries) - {c.memory_id for c in cands}
+    everyone = {c.memory_id for c in [*cands, *index]}
+    assert included | set(excluded) | index_only_shown == everyone
+    assert not included & set(excluded) and not index_only_shown & set(excluded)
+    assert out.bundle_sha256 == hashlib.sha256(out.bundle.encode()).hexdigest()
+    assert out.tokens_used == TOKENIZER.count(out.bundle) <= 700
+    assert out.ranking_profile.digest == DEFAULT_PROFILE.digest
+
+
+@pytest.mark.parametrize(
+    "req",
+    [request(budget_tokens=0), request(top_k=-1), request(index_budget_tokens=-5)],
+)
+def test_impossible_requests_are_refused(req: ContextRequest) -> None:
+    with pytest.raises(AssemblyInputError):
+        run(req, retrieved(1))
+
+
+def test_naive_datetimes_are_refused() -> None:
+    with pytest.raises(AssemblyInputError, match="now"):
+        assemble(
+            request(),
+            [],
+            [],
+            0,
+            profile=DEFAULT_PROFILE,
+            tokenizer=TOKENIZER,
+            now=NOW.replace(tzinfo=None),
+        )
+    naive = memory("n")
+    naive = Candidate(
+        **{
+            **{f: getattr(naive, f) for f in naive.__slots__},
+            "created_at": NOW.replace(tzinfo=None),
+        }
+    )
+    with pytest.raises(AssemblyInputError, match="naive"):
+        run(request(), [naive])

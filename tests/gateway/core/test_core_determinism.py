@@ -1,0 +1,74 @@
+"""Same inputs, same bytes: across processes, hash seeds and input order of the store's lists."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from core_samples import NOW, index_of, request, retrieved, sample_assembly
+
+from gateway.core.assembly import ASSEMBLER_VERSION, assemble
+from gateway.core.ranking import DEFAULT_PROFILE
+from gateway.core.tokens import load_tokenizer
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+PROGRAM = f"""
+import sys
+sys.path.insert(0, {str(HERE)!r})
+from core_samples import sample_assembly
+import rfc8785
+assembly = sample_assembly(700)
+sys.stdout.buffer.write(assembly.bundle.encode("utf-8"))
+sys.stdout.buffer.write(b"\\0")
+sys.stdout.buffer.write(rfc8785.dumps(assembly.to_record()))
+"""
+
+
+def run_in_subprocess(hash_seed: str) -> bytes:
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    result = subprocess.run(
+        [sys.executable, "-c", PROGRAM], cwd=ROOT, env=env, capture_output=True, check=True
+    )
+    return result.stdout
+
+
+def test_bundles_and_records_are_byte_identical_across_processes() -> None:
+    first = run_in_subprocess("1")
+    second = run_in_subprocess("2")
+    assert first == second
+    bundle, _, record = first.partition(b"\0")
+    local = sample_assembly(700)
+    assert bundle == local.bundle.encode("utf-8")
+    assert hashlib.sha256(bundle).hexdigest() == local.bundle_sha256
+    assert b'"bundle_sha256":"' + local.bundle_sha256.encode() + b'"' in record
+
+
+def test_the_order_of_the_retrieved_candidates_does_not_matter() -> None:
+    candidates = retrieved(9)
+    index = index_of(candidates)
+    outputs = {
+        assemble(
+            request(budget_tokens=900, top_k=5),
+            ordering,
+            index,
+            20,
+            profile=DEFAULT_PROFILE,
+            tokenizer=load_tokenizer(),
+            now=NOW,
+        ).bundle_sha256
+        for ordering in (candidates, candidates[::-1], candidates[4:] + candidates[:4])
+    }
+    assert len(outputs) == 1
+
+
+def test_the_sample_bundle_is_pinned() -> None:
+    # The rendered format is part of the replay contract: a change here must come with a new
+    # ASSEMBLER_VERSION, because exact replay of old receipts compares bundle hashes.
+    assert ASSEMBLER_VERSION == "assemble/2026-11-29.1"
+    assert sample_assembly(700).bundle_sha256 == (
+        "02bee2bf8bdc3347417f7d6e5f40b2285ede43e0fcb2bf9fc86a92373ab04752"
+    )
