@@ -44,8 +44,10 @@ from receipts.merkle import HASH_SIZE, verify_consistency
 __all__ = [
     "Checkpoint",
     "log_origin",
+    "open_note",
     "parse_checkpoint",
     "sign_checkpoint",
+    "sign_note",
     "verify_checkpoint",
     "verify_checkpoint_consistency",
 ]
@@ -80,13 +82,41 @@ def sign_checkpoint(
         raise ValueError(f"tree size {size} out of range")
     if len(root) != HASH_SIZE:
         raise ValueError("root hash must be 32 bytes")
+    return sign_note(f"{origin}\n{size}\n{b64encode(root)}\n", private_key, key_name)
+
+
+def sign_note(text: str, private_key: Ed25519PrivateKey, key_name: str) -> str:
+    """A signed note of ``text`` (non-empty lines, ending in a newline) with one signature."""
     if not _KEY_NAME.fullmatch(key_name):
         raise ValueError(f"invalid note key name {key_name!r}")
-    text = f"{origin}\n{size}\n{b64encode(root)}\n"
-    public_key = private_key.public_key()
+    if not text.endswith("\n") or "\n\n" in text or _has_controls(text):
+        raise ValueError("note text must be non-empty lines, each ending in a newline")
     signature = private_key.sign(text.encode("utf-8"))
-    line = b64encode(_key_hash(key_name, public_key) + signature)
+    line = b64encode(_key_hash(key_name, private_key.public_key()) + signature)
     return f"{text}\n{_SIG_PREFIX}{key_name} {line}\n"
+
+
+def open_note(note: str, public_keys: Mapping[str, Ed25519PublicKey]) -> str:
+    """Verify a signed note and return its text; raises `CheckpointInvalidError`/`UnknownKeyError`.
+
+    Signatures by names not in ``public_keys`` (or with another key hash) are ignored; a known
+    key whose signature fails is an error; at least one known signature must verify.
+    """
+    text, signatures = _split_note(note)
+    message = text.encode("utf-8")
+    verified = 0
+    for name, key_hash, signature in signatures:
+        public_key = public_keys.get(name)
+        if public_key is None or _key_hash(name, public_key) != key_hash:
+            continue  # a signer this verifier does not know: ignored, as in the note spec
+        try:
+            public_key.verify(signature, message)
+        except InvalidSignature:
+            raise CheckpointInvalidError("note signature does not verify", key_name=name) from None
+        verified += 1
+    if not verified:
+        raise UnknownKeyError("note carries no signature by a known key")
+    return text
 
 
 def parse_checkpoint(text: str) -> Checkpoint:
@@ -103,23 +133,7 @@ def verify_checkpoint(
     With ``origin`` the checkpoint must belong to that log. Raises `CheckpointInvalidError` or
     `UnknownKeyError`.
     """
-    body, signatures = _split_note(text)
-    checkpoint = _parse_body(body)
-    message = body.encode("utf-8")
-    verified = 0
-    for name, key_hash, signature in signatures:
-        public_key = public_keys.get(name)
-        if public_key is None or _key_hash(name, public_key) != key_hash:
-            continue  # a signer this verifier does not know: ignored, as in the note spec
-        try:
-            public_key.verify(signature, message)
-        except InvalidSignature:
-            raise CheckpointInvalidError(
-                "checkpoint signature does not verify", key_name=name
-            ) from None
-        verified += 1
-    if not verified:
-        raise UnknownKeyError("checkpoint carries no signature by a known key")
+    checkpoint = _parse_body(open_note(text, public_keys))
     if origin is not None and checkpoint.origin != origin:
         raise CheckpointInvalidError(
             f"checkpoint is for log {checkpoint.origin!r}, expected {origin!r}"
@@ -148,8 +162,8 @@ def verify_checkpoint_consistency(
 
 
 def _split_note(text: str) -> tuple[str, list[tuple[str, bytes, bytes]]]:
-    if any(ch < " " and ch != "\n" for ch in text) or "\x7f" in text:
-        raise CheckpointInvalidError("checkpoint contains control characters")
+    if _has_controls(text):
+        raise CheckpointInvalidError("note contains control characters")
     split = text.rfind("\n\n")
     if split < 0:
         raise CheckpointInvalidError("checkpoint has no signature block")
@@ -194,6 +208,11 @@ def _key_hash(name: str, public_key: Ed25519PublicKey) -> bytes:
     return hashlib.sha256(name.encode("utf-8") + b"\n" + _ED25519_ALG + raw).digest()[:4]
 
 
+def _has_controls(text: str) -> bool:
+    """Control characters other than newline, which notes forbid (C2SP signed-note)."""
+    return any((ch < " " and ch != "\n") or ch == "\x7f" for ch in text)
+
+
 def _check_origin(origin: str) -> None:
-    if not origin or "\n" in origin or any(ch < " " or ch == "\x7f" for ch in origin):
+    if not origin or "\n" in origin or _has_controls(origin):
         raise ValueError(f"invalid checkpoint origin {origin!r}")

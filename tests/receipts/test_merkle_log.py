@@ -1,0 +1,250 @@
+"""RFC 6962 / RFC 9162 Merkle tree: published vectors, a reference model, property tests.
+
+The golden vectors in vectors/merkle_ct.json are the published Certificate Transparency test
+vectors (copied from transparency-dev/merkle, see the file's "source"). They are additionally
+cross-checked against `_ref_*` below: a straightforward recursive transcription of RFC 9162
+§2.1.1, §2.1.3.1 and §2.1.4.1, independent of the iterative code under test.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from receipts import (
+    EMPTY_ROOT,
+    ConsistencyInvalidError,
+    MerkleFrontier,
+    ProofInvalidError,
+    consistency_proof,
+    inclusion_proof,
+    leaf_hash,
+    node_hash,
+    root,
+    verify_consistency,
+    verify_inclusion,
+)
+from receipts import merkle as merkle_module
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "merkle_ct.json").read_text())
+CT_LEAVES = [leaf_hash(bytes.fromhex(x)) for x in VECTORS["leaf_inputs"]]
+
+
+def _h(hexes: list[str]) -> list[bytes]:
+    return [bytes.fromhex(x) for x in hexes]
+
+
+def _split(n: int) -> int:
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    return k
+
+
+def _ref_root(leaves: list[bytes]) -> bytes:
+    if not leaves:
+        return hashlib.sha256(b"").digest()
+    if len(leaves) == 1:
+        return leaves[0]
+    k = _split(len(leaves))
+    return hashlib.sha256(b"\x01" + _ref_root(leaves[:k]) + _ref_root(leaves[k:])).digest()
+
+
+def _ref_path(m: int, leaves: list[bytes]) -> list[bytes]:
+    if len(leaves) == 1:
+        return []
+    k = _split(len(leaves))
+    if m < k:
+        return [*_ref_path(m, leaves[:k]), _ref_root(leaves[k:])]
+    return [*_ref_path(m - k, leaves[k:]), _ref_root(leaves[:k])]
+
+
+def _ref_subproof(m: int, leaves: list[bytes], complete: bool) -> list[bytes]:
+    n = len(leaves)
+    if m == n:
+        return [] if complete else [_ref_root(leaves)]
+    k = _split(n)
+    if m <= k:
+        return [*_ref_subproof(m, leaves[:k], complete), _ref_root(leaves[k:])]
+    return [*_ref_subproof(m - k, leaves[k:], False), _ref_root(leaves[:k])]
+
+
+def _leaves(n: int) -> list[bytes]:
+    return [leaf_hash(i.to_bytes(4, "big")) for i in range(n)]
+
+
+def test_empty_tree_root() -> None:
+    assert root([]) == EMPTY_ROOT
+    assert EMPTY_ROOT.hex() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+
+def test_hasher_vectors() -> None:
+    # transparency-dev rfc6962_test.go TestRFC6962Hasher.
+    assert node_hash(b"N123", b"N456").hex() == (
+        "aa217fe888e47007fa15edab33c2b492a722cb106c64667fc2b044444de66bbb"
+    )
+
+
+@pytest.mark.parametrize("size", range(9))
+def test_published_roots(size: int) -> None:
+    expected = bytes.fromhex(VECTORS["roots"][size])
+    assert root(CT_LEAVES[:size]) == expected
+    assert _ref_root(CT_LEAVES[:size]) == expected
+    assert MerkleFrontier.from_leaves(CT_LEAVES[:size]).root() == expected
+
+
+@pytest.mark.parametrize("case", VECTORS["inclusion_proofs"], ids=str)
+def test_published_inclusion_proofs(case: dict[str, object]) -> None:
+    index, size, proof = case["index"], case["size"], _h(case["proof"])  # type: ignore[arg-type]
+    assert isinstance(index, int)
+    assert isinstance(size, int)
+    leaves = CT_LEAVES[:size]
+    assert inclusion_proof(index, leaves) == proof
+    assert _ref_path(index, leaves) == proof
+    verify_inclusion(leaves[index], index, size, proof, bytes.fromhex(VECTORS["roots"][size]))
+
+
+@pytest.mark.parametrize("case", VECTORS["consistency_proofs"], ids=str)
+def test_published_consistency_proofs(case: dict[str, object]) -> None:
+    old, new, proof = case["old_size"], case["new_size"], _h(case["proof"])  # type: ignore[arg-type]
+    assert isinstance(old, int)
+    assert isinstance(new, int)
+    assert consistency_proof(old, CT_LEAVES[:new]) == proof
+    roots = _h(VECTORS["roots"])
+    verify_consistency(old, new, roots[old], roots[new], proof)
+
+
+def test_all_small_trees_against_the_reference() -> None:
+    for n in range(1, 40):
+        leaves = _leaves(n)
+        assert root(leaves) == _ref_root(leaves)
+        for m in range(n):
+            assert inclusion_proof(m, leaves) == _ref_path(m, leaves)
+        for m in range(1, n):
+            assert consistency_proof(m, leaves) == _ref_subproof(m, leaves, True)
+
+
+def _corruptions(proof: list[bytes], other: bytes) -> list[list[bytes]]:
+    """Wrong proofs in the style of transparency-dev corruptInclusionProof."""
+    out = [[*proof, other], [other, *proof], [*proof, b""]]
+    if proof:
+        out.append(proof[:-1])
+    for i in range(len(proof)):
+        flipped = list(proof)
+        flipped[i] = bytes([proof[i][0] ^ 8]) + proof[i][1:]
+        out.append(flipped)
+    if len(proof) > 1:
+        out.append([proof[0], other, *proof[1:]])
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_inclusion_property(data: st.DataObject) -> None:
+    size = data.draw(st.integers(1, 1500), label="size")
+    index = data.draw(st.integers(0, size - 1), label="index")
+    leaves = _leaves(size)
+    tree_root = root(leaves)
+    proof = inclusion_proof(index, leaves)
+    verify_inclusion(leaves[index], index, size, proof, tree_root)
+    other = hashlib.sha256(b"other").digest()
+    for wrong in _corruptions(proof, other):
+        with pytest.raises(ProofInvalidError):
+            verify_inclusion(leaves[index], index, size, wrong, tree_root)
+    # (Not size + 1: a tree one larger can share the path shape; the checkpoint signs the size.)
+    for wrong_index, wrong_size in ((index ^ 1, size), (index, size * 2)):
+        if wrong_index < wrong_size and (wrong_index, wrong_size) != (index, size):
+            with pytest.raises(ProofInvalidError):
+                verify_inclusion(leaves[index], wrong_index, wrong_size, proof, tree_root)
+    with pytest.raises(ProofInvalidError):
+        verify_inclusion(other, index, size, proof, tree_root)
+    with pytest.raises(ProofInvalidError):
+        verify_inclusion(leaves[index], size, size, proof, tree_root)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_consistency_property(data: st.DataObject) -> None:
+    new = data.draw(st.integers(1, 1500), label="new")
+    old = data.draw(st.integers(0, new), label="old")
+    leaves = _leaves(new)
+    old_root, new_root = root(leaves[:old]), root(leaves)
+    proof = consistency_proof(old, leaves)
+    verify_consistency(old, new, old_root, new_root, proof)
+    other = hashlib.sha256(b"other").digest()
+    for wrong in _corruptions(proof, other):
+        with pytest.raises(ConsistencyInvalidError):
+            verify_consistency(old, new, old_root, new_root, wrong)
+    with pytest.raises(ConsistencyInvalidError):
+        verify_consistency(old, new, other, new_root, proof)
+    if 0 < old < new:  # (every tree extends the empty one, whatever its root)
+        with pytest.raises(ConsistencyInvalidError):
+            verify_consistency(old, new, old_root, other, proof)
+        # An old checkpoint presented as newest: the sizes are the wrong way round.
+        with pytest.raises(ConsistencyInvalidError):
+            verify_consistency(new, old, new_root, old_root, proof)
+    if 0 < old < new - 1:
+        with pytest.raises(ConsistencyInvalidError):
+            verify_consistency(old, new - 1, old_root, root(leaves[:-1]), proof)
+
+
+def test_frontier_tracks_the_root() -> None:
+    frontier = MerkleFrontier()
+    leaves = _leaves(300)
+    assert frontier.root() == EMPTY_ROOT
+    for i, leaf in enumerate(leaves, start=1):
+        frontier.append(leaf)
+        assert frontier.size == i
+        assert frontier.root() == root(leaves[:i])
+
+
+def test_producers_reject_out_of_range_arguments() -> None:
+    with pytest.raises(ValueError, match="outside"):
+        inclusion_proof(3, _leaves(3))
+    with pytest.raises(ValueError, match="outside"):
+        consistency_proof(4, _leaves(3))
+
+
+def _count_node_hashes(monkeypatch: pytest.MonkeyPatch, call: Callable[[], object]) -> int:
+    calls = 0
+    real = merkle_module.node_hash
+
+    def counting(left: bytes, right: bytes) -> bytes:
+        nonlocal calls
+        calls += 1
+        return real(left, right)
+
+    monkeypatch.setattr(merkle_module, "node_hash", counting)
+    call()
+    monkeypatch.setattr(merkle_module, "node_hash", real)
+    return calls
+
+
+@pytest.mark.parametrize("n", [1000, 1024, 4097])
+def test_work_is_linear(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
+    """A server proves over ~1e6 leaves: root and proofs must be O(n), never quadratic."""
+    leaves = _leaves(n)
+    assert _count_node_hashes(monkeypatch, lambda: root(leaves)) == n - 1
+    for index in (0, n // 3, n - 1):
+        prove = functools.partial(inclusion_proof, index, leaves)
+        assert _count_node_hashes(monkeypatch, prove) < n
+    for old in (1, n // 2, n - 1):
+        prove = functools.partial(consistency_proof, old, leaves)
+        assert _count_node_hashes(monkeypatch, prove) < n
+
+
+def test_large_tree_smoke() -> None:
+    leaves = [hashlib.sha256(i.to_bytes(4, "big")).digest() for i in range(200_003)]
+    tree_root = root(leaves)
+    verify_inclusion(
+        leaves[123_457], 123_457, len(leaves), inclusion_proof(123_457, leaves), tree_root
+    )
+    proof = consistency_proof(131_073, leaves)
+    verify_consistency(131_073, len(leaves), root(leaves[:131_073]), tree_root, proof)
