@@ -262,7 +262,9 @@ def _layout(
         index_shown=fitted.shown,
         index_tokens=fitted.tokens,
         delivered=tail.admitted,
-        index_truncated=f"the index share of {share} tokens is full" if share else off,
+        index_truncated=f"the index share of {share} tokens is full"
+        if request.include_index
+        else off,
         tail_room=tail.room,
         stopped_at=tail.stopped_at,
         block_tokens=tail.costs,

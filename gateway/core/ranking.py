@@ -122,6 +122,10 @@ class RankingProfile:
         canonical = rfc8785.dumps(self.canonical())
         object.__setattr__(self, "digest", "sha256:" + hashlib.sha256(canonical).hexdigest())
 
+    def __hash__(self) -> int:
+        # The generated hash would hash the type_priority mapping, which is unhashable.
+        return hash(self.digest)
+
     def canonical(self) -> dict[str, JSONValue]:
         """The float-free form the digest is computed over (and that :meth:`from_canonical` reads)."""
         return {

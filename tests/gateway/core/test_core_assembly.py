@@ -9,7 +9,7 @@ from core_samples import NOW, index_of, memory, request, retrieved
 
 from gateway.core.assembly import AssemblyInputError, assemble
 from gateway.core.fixed import JSONValue
-from gateway.core.gate import GateVerdict, GateVerdictError
+from gateway.core.gate import Gate, GateVerdict, GateVerdictError
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE
@@ -24,7 +24,7 @@ def run(
     candidates: Sequence[Candidate],
     index: Sequence[Candidate] = (),
     total_live: int | None = None,
-    gate: object = None,
+    gate: Gate | None = None,
 ) -> Assembly:
     live = (
         total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
@@ -37,7 +37,7 @@ def run(
         profile=DEFAULT_PROFILE,
         tokenizer=TOKENIZER,
         now=NOW,
-        gate=gate,  # type: ignore[arg-type]
+        gate=gate,
     )
 
 
@@ -65,7 +65,7 @@ def test_stop_ends_at_the_first_memory_that_does_not_fit() -> None:
     out = run(req, three_with_a_big_middle())
     assert [i.memory_id for i in out.included] == ["m-a"]
     assert reasons(out) == {"m-b": "over_budget", "m-c": "over_budget"}
-    details = {e.memory_id: e.detail for e in out.excluded}
+    details = {str(e.memory_id): e.detail for e in out.excluded}
     assert "fill=stop" in details["m-c"]
 
 

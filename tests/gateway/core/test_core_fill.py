@@ -8,6 +8,7 @@ from gateway.core.fill import (
     fit_empty,
     index_share,
 )
+from gateway.core.model import FillMode
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import EMPTY_NAMESPACES, HEADERS, SEPARATOR, TAIL_TITLE
 from gateway.core.tokens import load_tokenizer
@@ -63,9 +64,10 @@ def test_tail_fill_checks_the_assembled_count_not_the_sum() -> None:
     # counts overstate or understate the whole. The bound holds on the exact count either way.
     blocks = ["a" + " " * n + "\n" for n in range(1, 40)]
     prefix = HEADERS[2]
+    modes: tuple[FillMode, ...] = ("skip", "stop")
     for budget in range(TOKENIZER.count(prefix), 200, 7):
-        for mode in ("skip", "stop"):
-            fit = fill_tail(TOKENIZER, prefix, blocks, budget, mode)  # type: ignore[arg-type]
+        for mode in modes:
+            fit = fill_tail(TOKENIZER, prefix, blocks, budget, mode)
             assert fit.tokens == TOKENIZER.count(fit.bundle) <= budget
             assert fit.bundle.startswith(prefix + (SEPARATOR if fit.admitted else ""))
 

@@ -127,3 +127,8 @@ def test_malformed_profiles_are_refused(build: object) -> None:
     assert callable(build)
     with pytest.raises(RankingProfileError):
         build()
+
+
+def test_profiles_are_hashable_by_content() -> None:
+    assert hash(RankingProfile(version=DEFAULT_PROFILE.version)) == hash(DEFAULT_PROFILE)
+    assert len({DEFAULT_PROFILE, RankingProfile(version=DEFAULT_PROFILE.version)}) == 1
