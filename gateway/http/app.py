@@ -13,6 +13,7 @@ from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
 from gateway.http.auth import RuntimeDep
+from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS, problem
 from gateway.runtime import Runtime, start_runtime
@@ -56,7 +57,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             yield
 
     return Litestar(
-        route_handlers=[healthz, readyz, *MEMORY_ROUTES],
+        route_handlers=[healthz, readyz, *MEMORY_ROUTES, *CONTEXT_ROUTES],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],

@@ -71,3 +71,32 @@ class MemoryOut(msgspec.Struct):
     tokens: int
     heading_tokens: int
     embedding_model: str
+
+
+Task = Annotated[str, Meta(min_length=1, max_length=8000)]
+
+
+class ContextIn(msgspec.Struct, forbid_unknown_fields=True):
+    task: Task
+    namespaces: Annotated[list[Namespace], Meta(min_length=1, max_length=64)] | None = None
+    budget_tokens: Annotated[int, Meta(ge=1, le=128_000)] | None = None
+    top_k: Annotated[int, Meta(ge=1, le=50)] = 6
+    memory_types: Annotated[list[MemoryTypeText], Meta(min_length=1)] | None = None
+    purpose: ShortText | None = None
+    include_index: bool = True
+    index_budget_tokens: Annotated[int, Meta(ge=0, le=128_000)] | None = None
+    fill: Literal["skip", "stop"] = "skip"
+    as_of: Annotated[datetime, Meta(tz=True)] | None = None
+
+
+class SearchIn(msgspec.Struct, forbid_unknown_fields=True):
+    query: Task
+    namespaces: Annotated[list[Namespace], Meta(min_length=1, max_length=64)] | None = None
+    memory_types: Annotated[list[MemoryTypeText], Meta(min_length=1)] | None = None
+    limit: Annotated[int, Meta(ge=1, le=50)] = 8
+    purpose: ShortText | None = None
+
+
+class TimelineIn(msgspec.Struct, forbid_unknown_fields=True):
+    ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
+    purpose: ShortText | None = None

@@ -25,11 +25,11 @@ from gateway.store.errors import DatabaseUnavailableError, ExtensionMissingError
 
 __all__ = [
     "Connection",
+    "EmbeddedPostgres",
     "Pool",
     "SyncConnection",
-    "connect",
-    "EmbeddedPostgres",
     "check_pgvector",
+    "connect",
     "database_url",
     "open_pool",
     "transaction",
@@ -47,6 +47,8 @@ def connect(url: str, *, autocommit: bool = False) -> SyncConnection:
         return psycopg.connect(url, autocommit=autocommit)
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailableError(f"cannot connect to the database: {exc}") from exc
+
+
 APP_DATABASE = "ctxgw"
 MIN_PGVECTOR = (0, 7)
 

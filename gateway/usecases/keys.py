@@ -92,9 +92,7 @@ def parse_bearer(header: str | None) -> tuple[str, str, str]:
     return match.group(1), match.group(2), match.group(3)
 
 
-async def authenticate(
-    conn: Connection, header: str | None
-) -> Principal:
+async def authenticate(conn: Connection, header: str | None) -> Principal:
     tenant_id, key_id, secret = parse_bearer(header)
     row = await key_store.find_key(conn, tenant_id, key_id)
     # Compare even when the key is unknown, so that timing does not reveal which key ids exist.

@@ -1,0 +1,212 @@
+"""Candidates for a context bundle: the compact index (tier 1) and hybrid top-k recall (tier 2).
+
+Hybrid recall runs two retrievers in one statement: pgvector cosine distance over the HNSW index
+(iterative scans, so tenant and namespace filters do not starve the result, pgvector ≥ 0.8) and
+PostgreSQL full-text rank over the GIN index. Each returns its own 1-based ranks; fusion and
+ranking are the pure core's job. Dead versions (deleted, superseded, expired) are retrieved too,
+so that the receipt can say why a near match is absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg import sql
+from psycopg.rows import dict_row
+
+from gateway.core.model import Candidate, MemoryId, MemoryType
+from gateway.store.database import Connection
+
+__all__ = ["INDEX_LINE_OVERHEAD_TOKENS", "Scope", "index_entries", "live_count", "recall"]
+
+# Tokens an index line costs besides its heading ("- <ULID> | <type> | 0.95 | "), measured with
+# cl100k_base. The SQL cut is an estimate; the core re-counts the rendered text exactly.
+INDEX_LINE_OVERHEAD_TOKENS = 28
+
+_COLUMNS = sql.SQL(
+    "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, "
+    "m.confidence::float8 AS confidence, m.labels, m.source_type, m.source_ref, m.created_at, "
+    "m.expires_at, m.deleted_at, m.superseded_by, m.content_sha256, m.tokens, m.heading_tokens, "
+    "m.erased_at"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which memories a request may see: a tenant, its namespaces (None = all), optional types,
+    and the instant `as_of` (versions created later do not exist yet)."""
+
+    tenant_id: str
+    namespaces: tuple[str, ...] | None
+    memory_types: tuple[MemoryType, ...] | None
+    as_of: datetime
+
+    def filters(self, alias: str = "m") -> sql.Composed:
+        parts = [sql.SQL("{}.tenant_id = %(tenant_id)s").format(sql.Identifier(alias))]
+        if self.namespaces is not None:
+            parts.append(
+                sql.SQL("{}.namespace = ANY(%(namespaces)s)").format(sql.Identifier(alias))
+            )
+        if self.memory_types is not None:
+            parts.append(
+                sql.SQL("{}.memory_type = ANY(%(memory_types)s)").format(sql.Identifier(alias))
+            )
+        parts.append(sql.SQL("{}.created_at <= %(as_of)s").format(sql.Identifier(alias)))
+        return sql.SQL(" AND ").join(parts)
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "tenant_id": self.tenant_id,
+            "namespaces": list(self.namespaces) if self.namespaces is not None else None,
+            "memory_types": list(self.memory_types) if self.memory_types is not None else None,
+            "as_of": self.as_of,
+        }
+
+
+_LIVE = sql.SQL(
+    "(m.deleted_at IS NULL OR m.deleted_at > %(as_of)s) "
+    "AND (m.expires_at IS NULL OR m.expires_at > %(as_of)s) AND m.erased_at IS NULL"
+)
+
+
+def _candidate(row: dict[str, Any]) -> Candidate:
+    return Candidate(
+        memory_id=MemoryId(row["memory_id"]),
+        namespace=row["namespace"],
+        memory_type=row["memory_type"],
+        heading=row["heading"],
+        content=row["content"],
+        confidence=row["confidence"],
+        labels=tuple(row["labels"]),
+        source_type=row["source_type"],
+        source_ref=row["source_ref"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        # An erased version is dead for disclosure whatever its other state.
+        deleted_at=row["deleted_at"] or row["erased_at"],
+        superseded_by=MemoryId(row["superseded_by"]) if row["superseded_by"] else None,
+        content_sha256=row["content_sha256"],
+        tokens=row["tokens"],
+        heading_tokens=row["heading_tokens"],
+        vector_rank=row.get("vector_rank"),
+        vector_distance=row.get("vector_distance"),
+        lexical_rank=row.get("lexical_rank"),
+        lexical_score=row.get("lexical_score"),
+    )
+
+
+async def index_entries(conn: Connection, scope: Scope, budget_tokens: int) -> list[Candidate]:
+    """Live memories in index order (confidence desc, memory_id), cut by the estimated cost of
+    their index lines. The `LIMIT` keeps this an ordered index scan at any memory count."""
+    if budget_tokens <= 0:
+        return []
+    query = sql.SQL(
+        """
+        SELECT * FROM (
+            SELECT {columns},
+                   sum(m.heading_tokens + {overhead}) OVER (
+                       ORDER BY m.confidence DESC, m.memory_id) AS running
+              FROM (SELECT * FROM memories m
+                     WHERE {filters} AND {live}
+                     ORDER BY m.confidence DESC, m.memory_id
+                     LIMIT %(max_lines)s) m
+        ) ranked
+        WHERE running <= %(budget)s
+        ORDER BY confidence DESC, memory_id
+        """
+    ).format(
+        columns=_COLUMNS,
+        overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
+        filters=scope.filters(),
+        live=_LIVE,
+    )
+    params = scope.params() | {
+        "budget": budget_tokens,
+        "max_lines": budget_tokens // INDEX_LINE_OVERHEAD_TOKENS + 1,
+    }
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(query, params)
+        return [_candidate(row) for row in await cur.fetchall()]
+
+
+async def live_count(conn: Connection, scope: Scope) -> int:
+    query = sql.SQL("SELECT count(*) FROM memories m WHERE {filters} AND {live}").format(
+        filters=scope.filters(), live=_LIVE
+    )
+    cur = await conn.execute(query, scope.params())
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0  # type: ignore[call-overload]
+
+
+async def recall(
+    conn: Connection,
+    scope: Scope,
+    *,
+    task: str,
+    query_vector: Sequence[float],
+    embedding_model: str,
+    limit: int,
+) -> list[Candidate]:
+    """Hybrid recall: up to `limit` memories from each retriever, with their ranks and scores."""
+    dim = len(query_vector)
+    vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
+    query = sql.SQL(
+        """
+        WITH vec AS (
+            SELECT memory_id, distance,
+                   row_number() OVER (ORDER BY distance, memory_id) AS vector_rank
+              FROM (SELECT m.memory_id,
+                           (m.embedding::{vtype} <=> %(vector)s::{vtype}) AS distance
+                      FROM memories m
+                     WHERE {filters} AND m.embedding_dim = {dim}
+                       AND m.embedding_model = %(model)s
+                     ORDER BY m.embedding::{vtype} <=> %(vector)s::{vtype}
+                     LIMIT %(limit)s) v
+        ),
+        terms AS (
+            -- Any of the task's terms (OR), not all of them: a question rarely repeats a memory.
+            SELECT string_agg(quote_literal(lexeme), ' | ' ORDER BY lexeme)::tsquery AS q
+              FROM unnest(to_tsvector('english'::regconfig, %(task)s))
+        ),
+        lex AS (
+            SELECT memory_id, score,
+                   row_number() OVER (ORDER BY score DESC, memory_id) AS lexical_rank
+              FROM (SELECT m.memory_id, ts_rank_cd(m.tsv, terms.q, 1) AS score
+                      FROM memories m, terms
+                     WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {filters}
+                     ORDER BY score DESC, m.memory_id
+                     LIMIT %(limit)s) l
+        )
+        SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
+               lex.lexical_rank, lex.score::float8 AS lexical_score
+          FROM memories m
+          LEFT JOIN vec ON vec.memory_id = m.memory_id
+          LEFT JOIN lex ON lex.memory_id = m.memory_id
+         WHERE m.tenant_id = %(tenant_id)s
+           AND m.memory_id IN (SELECT memory_id FROM vec UNION SELECT memory_id FROM lex)
+         ORDER BY m.memory_id
+        """
+    ).format(
+        vtype=vector_type,
+        dim=sql.Literal(dim),
+        filters=scope.filters(),
+        columns=_COLUMNS,
+    )
+    params = scope.params() | {
+        "vector": "[" + ",".join(repr(float(x)) for x in query_vector) + "]",
+        "model": embedding_model,
+        "limit": limit,
+        "task": task,
+    }
+    async with conn.cursor(row_factory=dict_row) as cur:
+        # relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8); the final
+        # ORDER BY restores exact distance order among what it found.
+        await cur.execute(
+            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+            " set_config('hnsw.ef_search', '100', true)"
+        )
+        await cur.execute(query, params)
+        return [_candidate(row) for row in await cur.fetchall()]

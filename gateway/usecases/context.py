@@ -1,0 +1,184 @@
+"""Context assembly and progressive disclosure (search, timeline): the store finds candidates,
+the pure core decides."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from gateway.core.assembly import assemble
+from gateway.core.fill import index_share
+from gateway.core.gate import Gate
+from gateway.core.liveness import split_live
+from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryType
+from gateway.core.outcome import Assembly
+from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
+from gateway.embedding import Embedder, HashEmbedder
+from gateway.principal import ALL_NAMESPACES, Principal
+from gateway.memory import MemoryVersion
+from gateway.store import memories as memory_store
+from gateway.store import retrieval
+from gateway.store.database import Connection
+
+__all__ = [
+    "ContextInputs",
+    "SearchOutcome",
+    "TimelineOutcome",
+    "build_context",
+    "gather_context",
+    "recall_limit",
+    "resolve_namespaces",
+    "search",
+    "timeline",
+]
+
+
+def resolve_namespaces(principal: Principal, requested: Sequence[str] | None) -> tuple[str, ...]:
+    """The namespaces a request reads: the ones asked for (each must be allowed, else 403 naming
+    it), or by default every namespace the key may read (`("*",)` = all of the tenant's)."""
+    if requested is None:
+        return (
+            (ALL_NAMESPACES,) if principal.all_namespaces else tuple(sorted(principal.namespaces))
+        )
+    for index, namespace in enumerate(requested):
+        principal.require_namespace(namespace, f"namespaces/{index}")
+    return tuple(sorted(set(requested)))
+
+
+def _scope(
+    principal: Principal,
+    namespaces: tuple[str, ...],
+    memory_types: tuple[MemoryType, ...] | None,
+    now: datetime,
+) -> retrieval.Scope:
+    selected = None if ALL_NAMESPACES in namespaces else namespaces
+    return retrieval.Scope(principal.tenant_id, selected, memory_types, now)
+
+
+def recall_limit(top_k: int) -> int:
+    """How many memories each retriever returns: room for dead near matches and for the ranking
+    to reorder beyond the fused top_k."""
+    return max(4 * top_k, 40)
+
+
+async def _embed(embedder: Embedder, text: str) -> list[float]:
+    if isinstance(embedder, HashEmbedder):  # microseconds: not worth a thread hop
+        return embedder.embed([text])[0]
+    return (await asyncio.to_thread(embedder.embed, [text]))[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextInputs:
+    """Everything the pure core needs, as the store returned it (receipts record it all)."""
+
+    candidates: list[Candidate]
+    index_entries: list[Candidate]
+    total_live: int
+
+
+async def gather_context(
+    conn: Connection,
+    embedder: Embedder,
+    principal: Principal,
+    request: ContextRequest,
+    now: datetime,
+) -> ContextInputs:
+    scope = _scope(principal, request.namespaces, request.memory_types, now)
+    vector = await _embed(embedder, request.task)
+    candidates = await retrieval.recall(
+        conn,
+        scope,
+        task=request.task,
+        query_vector=vector,
+        embedding_model=embedder.model,
+        limit=recall_limit(request.top_k),
+    )
+    share = index_share(request)
+    index = await retrieval.index_entries(conn, scope, share) if share > 0 else []
+    total_live = await retrieval.live_count(conn, scope)
+    return ContextInputs(candidates, index, total_live)
+
+
+def build_context(
+    request: ContextRequest,
+    inputs: ContextInputs,
+    *,
+    tokenizer_name: str,
+    now: datetime,
+    profile: RankingProfile = DEFAULT_PROFILE,
+    gate: Gate | None = None,
+) -> Assembly:
+    from gateway.core.tokens import load_tokenizer
+
+    return assemble(
+        request,
+        inputs.candidates,
+        inputs.index_entries,
+        inputs.total_live,
+        profile=profile,
+        tokenizer=load_tokenizer(tokenizer_name),
+        now=now,
+        gate=gate,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchOutcome:
+    hits: list[Ranked]  # best first
+    excluded: list[Exclusion]  # every other candidate found, with its reason
+
+
+async def search(
+    conn: Connection,
+    embedder: Embedder,
+    principal: Principal,
+    *,
+    query: str,
+    namespaces: tuple[str, ...],
+    memory_types: tuple[MemoryType, ...] | None,
+    limit: int,
+    now: datetime,
+    profile: RankingProfile = DEFAULT_PROFILE,
+) -> SearchOutcome:
+    """Stage 1: the best live matches, ranked as context assembly ranks them; every other
+    candidate found is accounted for (dead near matches, ranks beyond the limit)."""
+    scope = _scope(principal, namespaces, memory_types, now)
+    vector = await _embed(embedder, query)
+    found = await retrieval.recall(
+        conn,
+        scope,
+        task=query,
+        query_vector=vector,
+        embedding_model=embedder.model,
+        limit=recall_limit(limit),
+    )
+    split = split_live(found, now)
+    ranked = list(rank(split.live, profile, now))
+    below = [
+        Exclusion(r.candidate.memory_id, "below_top_k", f"ranked {position} of {len(ranked)}")
+        for position, r in enumerate(ranked[limit:], start=limit + 1)
+    ]
+    excluded = sorted([*split.dead, *below], key=lambda e: e.memory_id)
+    return SearchOutcome(ranked[:limit], excluded)
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineOutcome:
+    entries: list[MemoryVersion]  # newest first
+    missing: list[str]
+
+
+async def timeline(conn: Connection, principal: Principal, ids: Sequence[str]) -> TimelineOutcome:
+    """Stage 2: when each version was written, what it replaced, what replaced it, when it was
+    retired. Metadata only: no heading or content, so dead versions may appear here."""
+    unique = list(dict.fromkeys(ids))
+    found = [
+        v
+        for v in await memory_store.fetch_versions(conn, principal.tenant_id, unique)
+        if principal.may_use(v.namespace)
+    ]
+    found.sort(key=lambda v: (v.created_at, v.memory_id), reverse=True)
+    seen = {v.memory_id for v in found}
+    return TimelineOutcome(found, [i for i in unique if i not in seen])
