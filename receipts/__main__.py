@@ -70,6 +70,11 @@ def describe(report: VerifyReport) -> list[str]:
             + (" back to genesis" if report.first_seq == 1 else f" from seq {report.first_seq}"),
         ]
     lines.append("  checkpoint  " + _describe_checkpoint(report, report.checkpoint))
+    trusted = report.trusted_checkpoint
+    if trusted is not None and trusted != report.checkpoint:
+        lines.append(
+            f"  trusted     checkpoint of size {trusted.size} is consistent with the export"
+        )
     if report.receipt is not None:
         check = report.receipt
         bundle = "bundle sha256 matches" if check.bundle_checked else "bundle not checked"

@@ -72,6 +72,8 @@ class VerifyReport:
     """Root over all exported leaves; only when the export starts at seq 1."""
     checkpoint: Checkpoint | None
     """The newest checkpoint proven against the export."""
+    trusted_checkpoint: Checkpoint | None
+    """The caller's checkpoint, proven consistent with the export (and with ``checkpoint``)."""
     proven: int
     """Exported receipts proven to be in ``checkpoint``."""
     complete: bool
@@ -173,6 +175,7 @@ def verify_export(
         keyids=tuple(sorted(keyids)),
         root=root(leaves) if first_seq == 1 else None,
         checkpoint=newest,
+        trusted_checkpoint=trusted,
         proven=proven,
         complete=complete,
         receipt=None

@@ -7,7 +7,7 @@ deterministic) and therefore the golden vectors are reproducible. They are test 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,6 +191,12 @@ def keyring() -> Keyring:
 @pytest.fixture
 def signer(keyring: Keyring, private_key: Ed25519PrivateKey) -> Signer:
     return Signer(keyring, private_key)
+
+
+@pytest.fixture
+def new_log(signer: Signer) -> Callable[[str], LogBuilder]:
+    """Make an empty log for a tenant."""
+    return lambda tenant_id: LogBuilder(signer, tenant_id)
 
 
 @pytest.fixture

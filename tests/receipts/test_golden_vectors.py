@@ -1,0 +1,190 @@
+"""Golden vectors: a known-good receipt, keyring, export and checkpoint, and known-bad variants.
+
+The files in vectors/ are the format's reference: a change in the bytes this package produces
+(or accepts) shows up here first. They were produced by `_build_vectors` with the fixed test
+keys of conftest.py; `test_vectors_are_reproducible` proves the code still produces exactly
+them. After a deliberate format change, regenerate with::
+
+    CTXGW_REGENERATE_VECTORS=1 .venv/bin/pytest tests/receipts/test_golden_vectors.py
+
+and review the diff like code. (merkle_ct.json is not generated: it holds published vectors.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from receipts import (
+    Envelope,
+    Keyring,
+    Signature,
+    Signer,
+    VerificationError,
+    canonicalize,
+    decode_body,
+    load_private_key,
+    private_key_pem,
+    verify_export,
+    verify_receipt,
+)
+
+if TYPE_CHECKING:
+    from conftest import LogBuilder
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+VECTORS = Path(__file__).parent / "vectors"
+GENERATED = (
+    "keyring.json",
+    "ed25519-e1.pem",
+    "receipt_good.json",
+    "receipts_bad.json",
+    "export_good.jsonl",
+    "checkpoint_good.txt",
+    "checkpoint_old.txt",
+    "bundle_rcp-acme-0003.txt",
+)
+
+
+def _pretty(obj: object) -> bytes:
+    return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def _bad_variants(log: LogBuilder, globex: LogBuilder) -> list[dict[str, Any]]:
+    signer = log.signer
+    good, other = log.entries[2], log.entries[1]
+    env = good.envelope
+    hmac_sig, ed_sig = env.signatures
+    body = json.loads(good.body)
+
+    def edited(change: Callable[[dict[str, Any]], None]) -> bytes:
+        copy = json.loads(good.body)
+        change(copy)
+        return canonicalize(copy)
+
+    reserialized = json.dumps(body, indent=1, ensure_ascii=False).encode()
+    with_float = good.body.replace(
+        b'"budget":{"budget_tokens":800,', b'"budget":{"budget_tokens":800,"ratio":0.5,'
+    )
+    assert with_float != good.body
+    cases: list[tuple[str, str, str, Envelope]] = [
+        ("body_byte_changed", "signature_mismatch", "acme",
+         Envelope(good.body.replace(b"open tickets", b"open tickeTs"), env.payload_type,
+                  env.signatures)),
+        ("body_reserialized", "not_canonical", "acme",
+         Envelope(reserialized, env.payload_type, env.signatures)),
+        ("body_reserialized_and_resigned", "not_canonical", "acme",
+         signer.sign(reserialized, "acme")),
+        ("float_in_signed_body", "not_canonical", "acme", signer.sign(with_float, "acme")),
+        ("included_reordered", "signature_mismatch", "acme",
+         Envelope(edited(lambda b: b["included"].reverse()), env.payload_type, env.signatures)),
+        ("excluded_entry_removed", "signature_mismatch", "acme",
+         Envelope(edited(lambda b: b["excluded"].pop()), env.payload_type, env.signatures)),
+        ("signatures_of_another_receipt", "signature_mismatch", "acme",
+         Envelope(good.body, env.payload_type, other.envelope.signatures)),
+        ("hmac_with_another_tenants_subkey", "signature_mismatch", "acme",
+         Envelope(good.body, env.payload_type, signer.sign(good.body, "globex").signatures[:1])),
+        ("ed25519_signature_corrupted", "signature_mismatch", "acme",
+         Envelope(good.body, env.payload_type,
+                  (hmac_sig, Signature(ed_sig.keyid, bytes([ed_sig.sig[0] ^ 1]) + ed_sig.sig[1:])))),
+        ("hmac_signature_relabelled_ed25519", "signature_mismatch", "acme",
+         Envelope(good.body, env.payload_type, (Signature("ed25519:e1", hmac_sig.sig),))),
+        ("unknown_key_id", "unknown_key", "acme",
+         Envelope(good.body, env.payload_type,
+                  (Signature("hmac-sha256:k9", hmac_sig.sig), Signature("ed25519:e9", ed_sig.sig)))),
+        ("payload_type_changed", "malformed", "acme",
+         Envelope(good.body, "application/json", env.signatures)),
+        ("no_signatures", "malformed", "acme", Envelope(good.body, env.payload_type, ())),
+        ("receipt_of_another_tenant", "tenant_mismatch", "acme", globex.entries[0].envelope),
+    ]  # fmt: skip
+    return [
+        {"name": name, "code": code, "tenant_id": tenant, "envelope": envelope.to_json()}
+        for name, code, tenant, envelope in cases
+    ]
+
+
+def _build_vectors(
+    keyring: Keyring, private_key: Ed25519PrivateKey, new_log: Callable[[str], LogBuilder]
+) -> dict[str, bytes]:
+    log = new_log("acme").extend(5)
+    globex = new_log("globex").extend(1)
+    good = log.entries[2]
+    return {
+        "keyring.json": (json.dumps(keyring.to_json(), indent=2, sort_keys=True) + "\n").encode(),
+        "ed25519-e1.pem": private_key_pem(private_key),
+        "receipt_good.json": _pretty(
+            {
+                "tenant_id": "acme",
+                "body": good.body.decode(),
+                "leaf": good.leaf.hex(),
+                "envelope": good.envelope.to_json(),
+            }
+        ),
+        "receipts_bad.json": _pretty(_bad_variants(log, globex)),
+        "export_good.jsonl": "".join(log.lines(checkpoint=log.checkpoint())).encode(),
+        "checkpoint_good.txt": log.checkpoint().encode(),
+        "checkpoint_old.txt": log.checkpoint(3).encode(),
+        "bundle_rcp-acme-0003.txt": good.bundle,
+    }
+
+
+def test_vectors_are_reproducible(
+    keyring: Keyring, private_key: Ed25519PrivateKey, new_log: Callable[[str], LogBuilder]
+) -> None:
+    built = _build_vectors(keyring, private_key, new_log)
+    assert tuple(built) == GENERATED
+    if os.environ.get("CTXGW_REGENERATE_VECTORS") == "1":
+        for name, data in built.items():
+            (VECTORS / name).write_bytes(data)
+    for name, data in built.items():
+        assert (VECTORS / name).read_bytes() == data, f"vectors/{name} differs from the code"
+
+
+def test_golden_keyring_and_key() -> None:
+    keyring = Keyring.load(VECTORS / "keyring.json")
+    private_key = load_private_key((VECTORS / "ed25519-e1.pem").read_bytes())
+    Signer(keyring, private_key)  # the key is the keyring's active Ed25519 key
+
+
+def test_golden_receipt_verifies() -> None:
+    keyring = Keyring.load(VECTORS / "keyring.json")
+    vector = json.loads((VECTORS / "receipt_good.json").read_text())
+    envelope = Envelope.from_json(vector["envelope"])
+    verify_receipt(envelope, vector["tenant_id"], keyring)
+    verify_receipt(envelope, vector["tenant_id"], keyring.public())
+    assert envelope.payload == vector["body"].encode()
+    assert decode_body(envelope.payload)["log"]["seq"] == 3
+    from receipts import leaf_hash
+
+    assert leaf_hash(envelope.payload).hex() == vector["leaf"]
+
+
+@pytest.mark.parametrize(
+    "case", json.loads((VECTORS / "receipts_bad.json").read_text()), ids=lambda c: c["name"]
+)
+def test_golden_bad_receipts_fail_with_their_code(case: dict[str, Any]) -> None:
+    keyring = Keyring.load(VECTORS / "keyring.json")
+    envelope = Envelope.from_json(case["envelope"])
+    with pytest.raises(VerificationError) as info:
+        verify_receipt(envelope, case["tenant_id"], keyring)
+    assert info.value.code == case["code"]
+
+
+def test_golden_export_verifies() -> None:
+    keyring = Keyring.load(VECTORS / "keyring.json")
+    with (VECTORS / "export_good.jsonl").open(encoding="utf-8") as lines:
+        report = verify_export(
+            lines,
+            keyring,
+            checkpoint_text=(VECTORS / "checkpoint_old.txt").read_text(),
+            bundle=(VECTORS / "bundle_rcp-acme-0003.txt").read_bytes(),
+            receipt_id="rcp-acme-0003",
+        )
+    assert (report.receipts, report.complete, report.proven) == (5, True, 5)
+    assert report.receipt is not None
+    assert report.receipt.bundle_checked
