@@ -7,6 +7,7 @@ draws randomness only in the key-generation functions. Modules, one concept each
 - `receipts.body`       the receipt header fields: schema, tenant, log {seq, prev}, bundle
 - `receipts.dsse`       DSSE v1 envelope and PAE
 - `receipts.keyring`    keyring file, per-tenant HKDF subkeys, Ed25519 keys, rotation
+- `receipts.keyfiles`   owner-only key files, Ed25519 private key PEM
 - `receipts.signing`    `Signer` and `verify_envelope`
 - `receipts.merkle`     RFC 6962/9162 Merkle tree, inclusion and consistency proofs
 - `receipts.checkpoint` checkpoints as Ed25519 signed notes
@@ -62,17 +63,15 @@ from receipts.export import (
     export_line,
     parse_line,
 )
+from receipts.keyfiles import load_private_key, private_key_pem, write_private_file
 from receipts.keyring import (
     Ed25519Key,
     HmacKey,
     Keyring,
     generate_keyring,
-    load_private_key,
-    private_key_pem,
     rotate,
     rotate_ed25519,
     tenant_subkey,
-    write_private_file,
 )
 from receipts.merkle import (
     EMPTY_ROOT,

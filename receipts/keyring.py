@@ -20,7 +20,7 @@ Keyring file (JSON, UTF-8; it holds secrets, so it is written with mode 0600)::
   (`Keyring.public`): third parties verify Ed25519 signatures and checkpoints with it and never
   see a secret.
 - The Ed25519 *private* key is not in the keyring: it is a separate unencrypted PKCS#8 PEM file
-  (mode 0600), loaded with `load_private_key`.
+  (mode 0600), see `receipts.keyfiles`.
 
 In a DSSE envelope a signature's ``keyid`` is ``"hmac-sha256:<key_id>"`` or
 ``"ed25519:<key_id>"``. The prefix only names the section; the algorithm used to verify is the one
@@ -52,6 +52,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from receipts.dsse import b64decode, b64encode
 from receipts.errors import KeyringError, MalformedError
+from receipts.keyfiles import private_key_pem, write_private_file
 
 __all__ = [
     "ED25519_PREFIX",
@@ -61,12 +62,9 @@ __all__ = [
     "KeyStatus",
     "Keyring",
     "generate_keyring",
-    "load_private_key",
-    "private_key_pem",
     "rotate",
     "rotate_ed25519",
     "tenant_subkey",
-    "write_private_file",
 ]
 
 KeyStatus = Literal["active", "verify_only"]
@@ -247,51 +245,6 @@ def rotate_ed25519(keyring: Keyring, new_key_id: str) -> tuple[Keyring, bytes]:
     demoted = tuple(replace(key, status="verify_only") for key in keyring.ed25519)
     fresh = Ed25519Key(new_key_id, private_key.public_key(), "active")
     return Keyring(hmac=keyring.hmac, ed25519=(fresh, *demoted)), private_key_pem(private_key)
-
-
-def private_key_pem(private_key: Ed25519PrivateKey) -> bytes:
-    return private_key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    )
-
-
-def load_private_key(pem: bytes) -> Ed25519PrivateKey:
-    """Load an unencrypted PKCS#8 PEM Ed25519 private key; raises `KeyringError`."""
-    try:
-        key = serialization.load_pem_private_key(pem, password=None)
-    except (ValueError, TypeError) as exc:
-        raise KeyringError(f"cannot load Ed25519 private key: {exc}") from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise KeyringError("private key is not an Ed25519 key")
-    return key
-
-
-def write_private_file(
-    path: str | os.PathLike[str], data: bytes, *, overwrite: bool = False
-) -> None:
-    """Write ``data`` to a file only its owner can read (mode 0600).
-
-    Without ``overwrite`` the file must not exist yet (keys are generated once, never clobbered).
-    With it, the content is written to a sibling temporary file and renamed into place.
-    """
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp") if overwrite else target
-    if overwrite:
-        tmp.unlink(missing_ok=True)  # left behind by an interrupted earlier write
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(tmp, flags, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # the umask can only narrow the mode; make it exact
-        with os.fdopen(fd, "wb", closefd=False) as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-    finally:
-        os.close(fd)
-    if overwrite:
-        tmp.replace(target)
 
 
 def _entries(obj: dict[str, object], section: str, keys: set[str]) -> list[dict[str, object]]:
