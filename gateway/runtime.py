@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -12,9 +13,14 @@ from gateway.clock import Clock, IdFactory, new_ulid, system_clock
 from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, build_embedder
 from gateway.settings import Settings
+from gateway.signing import load_signer
 from gateway.store.database import EmbeddedPostgres, Pool, database_url, open_pool
 from gateway.store.migrator import apply_migrations
+from gateway.usecases.checkpoints import Checkpointer
+from gateway.usecases.disclosure import Discloser
 from gateway.usecases.memories import Writer
+from gateway.usecases.policy import PolicyRegistry
+from gateway.usecases.receipting import Recorder
 
 __all__ = ["Runtime", "start_runtime"]
 
@@ -31,6 +37,8 @@ class Runtime:
     clock: Clock
     new_id: IdFactory
     writer: Writer
+    discloser: Discloser
+    checkpointer: Checkpointer
 
 
 @asynccontextmanager
@@ -49,9 +57,13 @@ async def start_runtime(
                 _log.info("applied migrations: %s", ", ".join(applied))
         tokenizer = load_tokenizer(settings.tokenizer)
         embedder = await asyncio.to_thread(build_embedder, settings)
+        signer = await asyncio.to_thread(load_signer, settings)
         pool = open_pool(url, settings)
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
+        checkpointer = Checkpointer(pool, signer, settings.checkpoint_interval_seconds)
+        task = asyncio.create_task(checkpointer.run(), name="ctxgw-checkpointer")
+        stack.push_async_callback(_cancel, task)
         yield Runtime(
             settings=settings,
             database_url=url,
@@ -61,4 +73,17 @@ async def start_runtime(
             clock=clock,
             new_id=new_id,
             writer=Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id),
+            discloser=Discloser(
+                embedder=embedder,
+                tokenizer_name=tokenizer.name,
+                recorder=Recorder(signer=signer, new_id=new_id),
+                policies=PolicyRegistry(),
+            ),
+            checkpointer=checkpointer,
         )
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task

@@ -16,6 +16,7 @@ from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS, problem
+from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
 from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
 from gateway.store.database import transaction
@@ -57,7 +58,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             yield
 
     return Litestar(
-        route_handlers=[healthz, readyz, *MEMORY_ROUTES, *CONTEXT_ROUTES],
+        route_handlers=[healthz, readyz, *MEMORY_ROUTES, *CONTEXT_ROUTES, *RECEIPT_ROUTES],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],

@@ -16,9 +16,9 @@ from gateway.errors import (
 )
 from gateway.http.auth import RuntimeDep, unit_of_work
 from gateway.http.validation import collect_errors, decode_json, decode_struct
-from gateway.http.wire import BatchIn, DeleteIn, FetchIn, MemoryIn, MemoryOut
-from gateway.memory import MemoryDraft, MemoryVersion
-from gateway.usecases.memories import WriteOutcome, delete_memory, fetch_memories
+from gateway.http.wire import BatchIn, DeleteIn, FetchIn, MemoryIn
+from gateway.memory import MemoryDraft
+from gateway.usecases.memories import WriteOutcome, delete_memory
 
 __all__ = ["ROUTES"]
 
@@ -123,40 +123,16 @@ async def remove_memory(
     return {"memory_id": memory_id, "deleted_at": at.isoformat(), "reason": delete_in.reason}
 
 
-def memory_out(version: MemoryVersion) -> MemoryOut:
-    return MemoryOut(
-        memory_id=version.memory_id,
-        namespace=version.namespace,
-        memory_type=version.memory_type,
-        heading=version.heading,
-        content=version.content,
-        confidence=version.confidence,
-        labels=version.labels,
-        source_type=version.source_type,
-        source_ref=version.source_ref,
-        claim_key=version.claim_key,
-        supersedes=version.supersedes,
-        superseded_by=version.superseded_by,
-        agent_id=version.agent_id,
-        created_at=version.created_at,
-        expires_at=version.expires_at,
-        content_sha256=version.content_sha256,
-        tokens=version.tokens,
-        heading_tokens=version.heading_tokens,
-        embedding_model=version.embedding_model,
-    )
-
-
 @post("/v1/fetch", status_code=200, summary="Stage 3: full memories by id (at most 50)")
 async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     fetch_in = decode_struct(decode_json(await request.body()), FetchIn)
+    now = runtime.clock()
     async with unit_of_work(request, runtime) as (conn, principal):
-        fetched = await fetch_memories(conn, principal, fetch_in.ids, runtime.clock())
-    return {
-        "memories": [memory_out(v) for v in fetched.memories],
-        "withheld": [{"memory_id": i, "reason": r} for i, r in fetched.withheld],
-        "missing": fetched.missing,
-    }
+        principal.require_role("agent", "admin")
+        disclosed = await runtime.discloser.fetch(
+            conn, principal, fetch_in.ids, fetch_in.purpose, now
+        )
+    return disclosed.payload
 
 
 ROUTES = [write_memory, write_batch, remove_memory, fetch]

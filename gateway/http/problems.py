@@ -96,8 +96,9 @@ def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response
 
 
 def _store_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+    assert isinstance(exc, StoreError)
     _log.error("store failure on %s: %s", request.url.path, exc)
-    return problem(503, "store_unavailable", "the database is unavailable; nothing was disclosed")
+    return problem(503, exc.code, f"{exc}; nothing was disclosed (fail closed)")
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

@@ -100,3 +100,13 @@ class SearchIn(msgspec.Struct, forbid_unknown_fields=True):
 class TimelineIn(msgspec.Struct, forbid_unknown_fields=True):
     ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
     purpose: ShortText | None = None
+
+
+class ReceiptQuery(msgspec.Struct, forbid_unknown_fields=True):
+    agent_id: Annotated[str, Meta(max_length=256)] | None = None
+    kind: Annotated[str, Meta(max_length=32)] | None = None
+    since: Annotated[datetime, Meta(tz=True)] | None = None
+    until: Annotated[datetime, Meta(tz=True)] | None = None
+    memory_id: MemoryIdText | None = None
+    cursor: Annotated[str, Meta(pattern=r"^[0-9]{1,19}$")] | None = None
+    limit: Annotated[int, Meta(ge=1, le=1000)] = 100

@@ -138,8 +138,21 @@ def check_pgvector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
         )
 
 
+# The least-privileged role the migrations create: it may append receipts and checkpoints but
+# never change or delete them (the triggers say no as well; this makes it two locks).
+APP_ROLE = "ctxgw_app"
+_MAY_ASSUME = (
+    "SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = %(role)s"
+)
+
+
 async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
     await register_vector_async(conn)
+    cur = await conn.execute(_MAY_ASSUME, {"role": APP_ROLE})
+    row = await cur.fetchone()
+    if row is not None and row[0]:  # type: ignore[index]
+        await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(APP_ROLE)))
+    await conn.commit()
 
 
 def open_pool(url: str, settings: Settings) -> AsyncConnectionPool:

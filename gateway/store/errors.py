@@ -8,11 +8,19 @@ StoreError
 
 from __future__ import annotations
 
-__all__ = ["DatabaseUnavailableError", "ExtensionMissingError", "MigrationError", "StoreError"]
+__all__ = [
+    "DatabaseUnavailableError",
+    "ExtensionMissingError",
+    "MigrationError",
+    "ReceiptWriteError",
+    "StoreError",
+]
 
 
 class StoreError(Exception):
     """Base of every error the store edge raises on purpose."""
+
+    code = "store_unavailable"
 
 
 class DatabaseUnavailableError(StoreError):
@@ -25,3 +33,7 @@ class ExtensionMissingError(StoreError):
 
 class MigrationError(StoreError):
     pass
+
+
+class ReceiptWriteError(StoreError):
+    code = "receipt_unavailable"

@@ -16,8 +16,8 @@ from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryType
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
 from gateway.embedding import Embedder, HashEmbedder
-from gateway.principal import ALL_NAMESPACES, Principal
 from gateway.memory import MemoryVersion
+from gateway.principal import ALL_NAMESPACES, Principal
 from gateway.store import memories as memory_store
 from gateway.store import retrieval
 from gateway.store.database import Connection
@@ -138,12 +138,13 @@ async def search(
     query: str,
     namespaces: tuple[str, ...],
     memory_types: tuple[MemoryType, ...] | None,
-    limit: int,
+    limit: int | None,
     now: datetime,
     profile: RankingProfile = DEFAULT_PROFILE,
 ) -> SearchOutcome:
     """Stage 1: the best live matches, ranked as context assembly ranks them; every other
-    candidate found is accounted for (dead near matches, ranks beyond the limit)."""
+    candidate found is accounted for (dead near matches, ranks beyond the limit). With no
+    `limit`, every live match is returned in rank order."""
     scope = _scope(principal, namespaces, memory_types, now)
     vector = await _embed(embedder, query)
     found = await retrieval.recall(
@@ -152,10 +153,12 @@ async def search(
         task=query,
         query_vector=vector,
         embedding_model=embedder.model,
-        limit=recall_limit(limit),
+        limit=recall_limit(limit or 8),
     )
     split = split_live(found, now)
     ranked = list(rank(split.live, profile, now))
+    if limit is None:  # the caller cuts (after policy), and accounts for what it cuts
+        return SearchOutcome(ranked, sorted(split.dead, key=lambda e: e.memory_id))
     below = [
         Exclusion(r.candidate.memory_id, "below_top_k", f"ranked {position} of {len(ranked)}")
         for position, r in enumerate(ranked[limit:], start=limit + 1)

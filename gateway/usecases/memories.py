@@ -19,11 +19,9 @@ from gateway.store import memories as store
 from gateway.store.database import Connection as Conn
 
 __all__ = [
-    "Fetched",
     "WriteOutcome",
     "Writer",
     "delete_memory",
-    "fetch_memories",
     "memory_text",
     "withheld_reason",
 ]
@@ -188,13 +186,6 @@ async def delete_memory(
     return at
 
 
-@dataclass(frozen=True, slots=True)
-class Fetched:
-    memories: list[MemoryVersion]  # live versions, in request order
-    withheld: list[tuple[str, str]]  # (memory_id, reason): deleted, superseded or expired
-    missing: list[str]  # absent, another tenant's, or outside the key's namespaces
-
-
 def withheld_reason(version: MemoryVersion, now: datetime) -> str | None:
     """Why a version may not reach an agent at `now`, or None when it is live."""
     if version.erased_at is not None:
@@ -204,32 +195,3 @@ def withheld_reason(version: MemoryVersion, now: datetime) -> str | None:
     if version.expires_at is not None and version.expires_at <= now:
         return "expired"
     return None
-
-
-async def fetch_memories(
-    conn: Conn, principal: Principal, ids: Sequence[str], now: datetime
-) -> Fetched:
-    """Stage 3 of progressive disclosure: full versions by id, live ones only.
-
-    Ids outside the key's namespaces are reported exactly like absent ones, so that a key learns
-    nothing about memories it may not read.
-    """
-    principal.require_role("agent", "admin")
-    unique = list(dict.fromkeys(ids))
-    found = {
-        v.memory_id: v
-        for v in await store.fetch_versions(conn, principal.tenant_id, unique)
-        if principal.may_use(v.namespace)
-    }
-    live: list[MemoryVersion] = []
-    withheld: list[tuple[str, str]] = []
-    for memory_id in unique:
-        version = found.get(memory_id)
-        if version is None:
-            continue
-        reason = withheld_reason(version, now)
-        if reason is None:
-            live.append(version)
-        else:
-            withheld.append((memory_id, reason))
-    return Fetched(live, withheld, [i for i in unique if i not in found])

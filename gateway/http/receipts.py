@@ -1,0 +1,136 @@
+"""Receipt endpoints: get, list, verify, proof, latest checkpoint, export (JSONL, streamed)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from litestar import Request, get
+from litestar.params import FromPath
+from litestar.response import Response, Stream
+
+from gateway.errors import NotFoundError
+from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.validation import decode_struct
+from gateway.http.wire import ReceiptQuery
+from gateway.store import receipts as receipt_store
+from gateway.store.database import transaction
+from gateway.usecases.audit import export_lines, find_visible, prove, verify_stored
+from gateway.usecases.checkpoints import checkpoint_tenant
+from gateway.usecases.keys import authenticate
+from receipts import decode_body
+
+__all__ = ["ROUTES"]
+
+
+def _summary(row: receipt_store.ReceiptRow) -> dict[str, Any]:
+    return {
+        "receipt_id": row.receipt_id,
+        "seq": row.seq,
+        "kind": row.kind,
+        "agent_id": row.agent_id,
+        "issued_at": row.issued_at.isoformat(),
+        "bundle_sha256": row.bundle_sha256,
+        "policy_digest": row.policy_digest,
+        "parent_receipt_id": row.parent_receipt_id,
+    }
+
+
+def _query(request: Request[Any, Any, Any]) -> receipt_store.ReceiptFilter:
+    raw: dict[str, Any] = dict(request.query_params.items())
+    if isinstance(raw.get("limit"), str) and raw["limit"].isdigit():
+        raw["limit"] = int(raw["limit"])
+    query = decode_struct(raw, ReceiptQuery)
+    return receipt_store.ReceiptFilter(
+        agent_id=query.agent_id,
+        kind=query.kind,
+        since=query.since,
+        until=query.until,
+        memory_id=query.memory_id,
+        after_seq=int(query.cursor) if query.cursor else 0,
+        limit=query.limit,
+    )
+
+
+@get("/v1/receipts", summary="List receipts (auditor, admin)")
+async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
+    where = _query(request)
+    async with unit_of_work(request, runtime) as (conn, principal):
+        principal.require_role("auditor", "admin")
+        rows = await receipt_store.list_receipts(conn, principal.tenant_id, where)
+    return {
+        "receipts": [_summary(r) for r in rows],
+        "next_cursor": str(rows[-1].seq) if len(rows) == where.limit else None,
+    }
+
+
+@get("/v1/receipts/export", summary="The receipt log as JSONL, verifiable offline")
+async def export(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Stream:
+    where = _query(request)
+    async with transaction(runtime.pool) as conn:
+        principal = await authenticate(conn, request.headers.get("authorization"))
+    principal.require_role("auditor", "admin")
+    signer = runtime.discloser.recorder.signer
+
+    async def lines() -> AsyncIterator[bytes]:
+        async for line in export_lines(runtime.pool, signer, principal.tenant_id, where):
+            yield line.encode("utf-8")
+
+    return Stream(lines(), media_type="application/jsonl")
+
+
+@get("/v1/receipts/{receipt_id:str}", summary="A receipt: decoded body and DSSE envelope")
+async def get_receipt(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
+) -> dict[str, Any]:
+    async with unit_of_work(request, runtime) as (conn, principal):
+        row = await find_visible(conn, principal, receipt_id)
+    return {**_summary(row), "body": decode_body(bytes(row.body)), "envelope": row.envelope}
+
+
+@get("/v1/receipts/{receipt_id:str}/verify", summary="Verify a stored receipt")
+async def verify(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
+) -> dict[str, Any]:
+    keyring = runtime.discloser.recorder.signer.keyring
+    async with unit_of_work(request, runtime) as (conn, principal):
+        principal.require_role("auditor", "admin")
+        row = await find_visible(conn, principal, receipt_id)
+        checks = await verify_stored(conn, row, keyring, keyring.checkpoint_keys())
+    return {
+        "receipt_id": receipt_id,
+        "valid": all(c.ok for c in checks),
+        "checks": [c.to_json() for c in checks],
+    }
+
+
+@get("/v1/receipts/{receipt_id:str}/proof", summary="Inclusion proof to the latest checkpoint")
+async def proof(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
+) -> dict[str, Any]:
+    async with unit_of_work(request, runtime) as (conn, principal):
+        principal.require_role("auditor", "admin")
+        row = await find_visible(conn, principal, receipt_id)
+        found = await prove(conn, row, runtime.discloser.recorder.signer)
+    assert found is not None  # with a signer, a covering checkpoint is made on demand
+    return {
+        "receipt_id": receipt_id,
+        "seq": row.seq,
+        "leaf": bytes(row.leaf).hex(),
+        **found.to_json(),
+    }
+
+
+@get("/v1/log/checkpoint", summary="The latest signed checkpoint (signed-note text)")
+async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[str]:
+    async with unit_of_work(request, runtime) as (conn, principal):
+        principal.require_role("auditor", "admin")
+        latest = await checkpoint_tenant(
+            conn, runtime.discloser.recorder.signer, principal.tenant_id
+        )
+    if latest is None:
+        raise NotFoundError("the log is empty: no receipt has been written yet", code="log_empty")
+    return Response(latest.note, media_type="text/plain; charset=utf-8")
+
+
+ROUTES = [list_receipts, export, get_receipt, verify, proof, checkpoint]

@@ -1,0 +1,279 @@
+"""The receipt log: append with a gapless per-tenant sequence, read, list, leaves, checkpoints.
+
+Appending locks the tenant's log head (`receipt_logs`, FOR UPDATE) inside the caller's
+transaction, so the receipt commits with the read it describes, or neither does (fail closed).
+Different tenants lock different rows and never wait for each other.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.rows import class_row
+
+from gateway.store.database import Connection
+from gateway.store.errors import ReceiptWriteError
+
+__all__ = [
+    "CheckpointRow",
+    "LogHead",
+    "NewReceipt",
+    "ReceiptFilter",
+    "ReceiptRow",
+    "append_receipt",
+    "find_receipt",
+    "insert_checkpoint",
+    "latest_checkpoint",
+    "leaves",
+    "leaves_between",
+    "list_receipts",
+    "lock_head",
+    "log_size",
+    "tenants_with_new_receipts",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LogHead:
+    size: int
+    head: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptRow:
+    tenant_id: str
+    seq: int
+    receipt_id: str
+    kind: str
+    agent_id: str | None
+    key_id: str
+    issued_at: datetime
+    body: bytes
+    envelope: dict[str, Any]
+    leaf: bytes
+    bundle_sha256: str | None
+    policy_digest: str | None
+    parent_receipt_id: str | None
+
+
+_ENSURE_LOG = "INSERT INTO receipt_logs (tenant_id) VALUES (%(tenant_id)s) ON CONFLICT DO NOTHING"
+_LOCK_HEAD = "SELECT size, head FROM receipt_logs WHERE tenant_id = %(tenant_id)s FOR UPDATE"
+
+
+async def lock_head(conn: Connection, tenant_id: str) -> LogHead:
+    await conn.execute(_ENSURE_LOG, {"tenant_id": tenant_id})
+    async with conn.cursor(row_factory=class_row(LogHead)) as cur:
+        await cur.execute(_LOCK_HEAD, {"tenant_id": tenant_id})
+        head = await cur.fetchone()
+    assert head is not None
+    return head
+
+
+async def log_size(conn: Connection, tenant_id: str) -> int:
+    """The committed size of the tenant's log (no lock: committed leaves never change)."""
+    cur = await conn.execute(
+        "SELECT size FROM receipt_logs WHERE tenant_id = %(tenant_id)s", {"tenant_id": tenant_id}
+    )
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0  # type: ignore[call-overload]
+
+
+_INSERT = """
+INSERT INTO receipts (tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body,
+                      envelope, prev, leaf, bundle_sha256, policy_digest, parent_receipt_id,
+                      disclosed_ids)
+VALUES (%(tenant_id)s, %(seq)s, %(receipt_id)s, %(kind)s, %(agent_id)s, %(key_id)s, %(issued_at)s,
+        %(body)s, %(envelope)s, %(prev)s, %(leaf)s, %(bundle_sha256)s, %(policy_digest)s,
+        %(parent_receipt_id)s, %(disclosed_ids)s)
+"""
+_ADVANCE = (
+    "UPDATE receipt_logs SET size = %(size)s, head = %(head)s WHERE tenant_id = %(tenant_id)s"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class NewReceipt:
+    """What the use case knows before the log position is assigned."""
+
+    receipt_id: str
+    kind: str
+    agent_id: str | None
+    key_id: str
+    issued_at: datetime
+    bundle_sha256: str | None
+    policy_digest: str | None
+    parent_receipt_id: str | None
+    disclosed_ids: Sequence[str]
+
+
+async def append_receipt(
+    conn: Connection,
+    tenant_id: str,
+    receipt: NewReceipt,
+    seal: Callable[[int, bytes], tuple[bytes, dict[str, Any], bytes]],
+) -> int:
+    """Append one receipt at the tenant's next seq; `seal(seq, prev)` returns (body, envelope
+    JSON, leaf). Returns the seq. Call it last in the transaction: it holds the log lock."""
+    try:
+        return await _append(conn, tenant_id, receipt, seal)
+    except psycopg.Error as exc:
+        raise ReceiptWriteError(f"the receipt could not be written: {exc}") from exc
+
+
+async def _append(
+    conn: Connection,
+    tenant_id: str,
+    receipt: NewReceipt,
+    seal: Callable[[int, bytes], tuple[bytes, dict[str, Any], bytes]],
+) -> int:
+    head = await lock_head(conn, tenant_id)
+    seq = head.size + 1
+    body, envelope, leaf = seal(seq, head.head)
+    await conn.execute(
+        _INSERT,
+        {
+            "tenant_id": tenant_id,
+            "seq": seq,
+            "receipt_id": receipt.receipt_id,
+            "kind": receipt.kind,
+            "agent_id": receipt.agent_id,
+            "key_id": receipt.key_id,
+            "issued_at": receipt.issued_at,
+            "body": body,
+            "envelope": json.dumps(envelope),
+            "prev": head.head,
+            "leaf": leaf,
+            "bundle_sha256": receipt.bundle_sha256,
+            "policy_digest": receipt.policy_digest,
+            "parent_receipt_id": receipt.parent_receipt_id,
+            "disclosed_ids": sorted(set(receipt.disclosed_ids)),
+        },
+    )
+    await conn.execute(_ADVANCE, {"tenant_id": tenant_id, "size": seq, "head": leaf})
+    return seq
+
+
+_COLUMNS = sql.SQL(
+    "tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body, envelope, leaf, "
+    "bundle_sha256, policy_digest, parent_receipt_id"
+)
+
+
+async def find_receipt(conn: Connection, tenant_id: str, receipt_id: str) -> ReceiptRow | None:
+    query = sql.SQL(
+        "SELECT {} FROM receipts WHERE tenant_id = %(tenant_id)s AND receipt_id = %(receipt_id)s"
+    ).format(_COLUMNS)
+    async with conn.cursor(row_factory=class_row(ReceiptRow)) as cur:
+        await cur.execute(query, {"tenant_id": tenant_id, "receipt_id": receipt_id})
+        return await cur.fetchone()
+
+
+@dataclass(frozen=True, slots=True)
+class ReceiptFilter:
+    agent_id: str | None = None
+    kind: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    memory_id: str | None = None
+    after_seq: int = 0
+    limit: int = 100
+
+
+async def list_receipts(conn: Connection, tenant_id: str, where: ReceiptFilter) -> list[ReceiptRow]:
+    """Receipts in log order after `after_seq` (the cursor), filtered."""
+    clauses = [sql.SQL("tenant_id = %(tenant_id)s"), sql.SQL("seq > %(after_seq)s")]
+    if where.agent_id is not None:
+        clauses.append(sql.SQL("agent_id = %(agent_id)s"))
+    if where.kind is not None:
+        clauses.append(sql.SQL("kind = %(kind)s"))
+    if where.since is not None:
+        clauses.append(sql.SQL("issued_at >= %(since)s"))
+    if where.until is not None:
+        clauses.append(sql.SQL("issued_at < %(until)s"))
+    if where.memory_id is not None:
+        clauses.append(sql.SQL("disclosed_ids @> ARRAY[%(memory_id)s]::text[]"))
+    query = sql.SQL("SELECT {} FROM receipts WHERE {} ORDER BY seq LIMIT %(limit)s").format(
+        _COLUMNS, sql.SQL(" AND ").join(clauses)
+    )
+    params = {
+        "tenant_id": tenant_id,
+        "after_seq": where.after_seq,
+        "agent_id": where.agent_id,
+        "kind": where.kind,
+        "since": where.since,
+        "until": where.until,
+        "memory_id": where.memory_id,
+        "limit": where.limit,
+    }
+    async with conn.cursor(row_factory=class_row(ReceiptRow)) as cur:
+        await cur.execute(query, params)
+        return await cur.fetchall()
+
+
+async def leaves(conn: Connection, tenant_id: str, size: int) -> list[bytes]:
+    """The first `size` leaf hashes of the tenant's log, in order."""
+    cur = await conn.execute(
+        "SELECT leaf FROM receipts WHERE tenant_id = %(tenant_id)s AND seq <= %(size)s ORDER BY seq",
+        {"tenant_id": tenant_id, "size": size},
+    )
+    return [bytes(row[0]) for row in await cur.fetchall()]  # type: ignore[call-overload]
+
+
+async def leaves_between(conn: Connection, tenant_id: str, first: int, last: int) -> list[bytes]:
+    cur = await conn.execute(
+        "SELECT leaf FROM receipts WHERE tenant_id = %(tenant_id)s"
+        " AND seq BETWEEN %(first)s AND %(last)s ORDER BY seq",
+        {"tenant_id": tenant_id, "first": first, "last": last},
+    )
+    return [bytes(row[0]) for row in await cur.fetchall()]  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointRow:
+    tenant_id: str
+    size: int
+    root: bytes
+    note: str
+    created_at: datetime
+
+
+async def latest_checkpoint(
+    conn: Connection, tenant_id: str, at_most: int | None = None
+) -> CheckpointRow | None:
+    query = """
+        SELECT tenant_id, size, root, note, created_at FROM checkpoints
+         WHERE tenant_id = %(tenant_id)s AND (%(at_most)s::bigint IS NULL OR size <= %(at_most)s)
+         ORDER BY size DESC LIMIT 1
+    """
+    async with conn.cursor(row_factory=class_row(CheckpointRow)) as cur:
+        await cur.execute(query, {"tenant_id": tenant_id, "at_most": at_most})
+        return await cur.fetchone()
+
+
+async def insert_checkpoint(
+    conn: Connection, tenant_id: str, size: int, root: bytes, note: str
+) -> None:
+    await conn.execute(
+        "INSERT INTO checkpoints (tenant_id, size, root, note) VALUES"
+        " (%(tenant_id)s, %(size)s, %(root)s, %(note)s) ON CONFLICT DO NOTHING",
+        {"tenant_id": tenant_id, "size": size, "root": root, "note": note},
+    )
+
+
+async def tenants_with_new_receipts(conn: Connection) -> list[tuple[str, int]]:
+    """(tenant, log size) for every tenant whose log grew past its latest checkpoint."""
+    cur = await conn.execute(
+        """
+        SELECT l.tenant_id, l.size FROM receipt_logs l
+         WHERE l.size > COALESCE((SELECT max(size) FROM checkpoints c
+                                   WHERE c.tenant_id = l.tenant_id), 0)
+         ORDER BY l.tenant_id
+        """
+    )
+    return [(str(row[0]), int(row[1])) for row in await cur.fetchall()]  # type: ignore[call-overload]

@@ -1,0 +1,219 @@
+"""What auditors ask of the receipt log: get, list, verify, prove, checkpoint, export.
+
+Server-side verification re-runs the same checks an offline verifier runs (the `receipts`
+package), against the stored bytes: it tells an auditor whether the database still holds what
+was signed, without asking them to trust the server's word for it (the export does that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.errors import NotFoundError
+from gateway.principal import Principal
+from gateway.store import receipts as receipt_store
+from gateway.store.database import Connection, Pool, transaction
+from gateway.usecases.checkpoints import checkpoint_tenant
+from receipts import (
+    ChainBreakError,
+    Envelope,
+    MalformedError,
+    ProofInvalidError,
+    SignatureMismatchError,
+    VerificationError,
+    checkpoint_line,
+    decode_body,
+    export_line,
+    inclusion_proof,
+    leaf_hash,
+    log_origin,
+    read_header,
+    root,
+    verify_checkpoint,
+    verify_envelope,
+    verify_inclusion,
+)
+
+__all__ = ["Check", "Proof", "export_lines", "find_visible", "prove", "verify_stored"]
+
+EXPORT_PAGE = 500
+
+
+async def find_visible(
+    conn: Connection, principal: Principal, receipt_id: str
+) -> receipt_store.ReceiptRow:
+    """A receipt the caller may read: auditors and admins their tenant's, agents their own."""
+    row = await receipt_store.find_receipt(conn, principal.tenant_id, receipt_id)
+    if row is None:
+        raise NotFoundError(f"receipt {receipt_id} not found")
+    if principal.role == "agent" and not (
+        row.key_id == principal.key_id
+        or (principal.agent_id is not None and row.agent_id == principal.agent_id)
+    ):
+        raise NotFoundError(f"receipt {receipt_id} not found")
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    code: str | None = None
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "ok": self.ok, "code": self.code, "detail": self.detail}
+
+
+async def verify_stored(
+    conn: Connection, row: receipt_store.ReceiptRow, keyring: Any, public_keys: Any
+) -> list[Check]:
+    """Every check, each reported with its stable code; never stops at the first failure."""
+    checks: list[Check] = []
+
+    def run(name: str, check: Any) -> None:
+        try:
+            check()
+        except VerificationError as exc:
+            checks.append(Check(name, False, exc.code, exc.message))
+        else:
+            checks.append(Check(name, True))
+
+    body = bytes(row.body)
+    envelope = Envelope.from_json(row.envelope)
+
+    def canonical() -> None:
+        header = read_header(decode_body(body))
+        if (header.tenant_id, header.seq, header.receipt_id) != (
+            row.tenant_id,
+            row.seq,
+            row.receipt_id,
+        ):
+            raise MalformedError("the body names another tenant, seq or id")
+
+    def signature() -> None:
+        if envelope.payload != body:
+            raise SignatureMismatchError("the envelope does not carry the stored body")
+        verify_envelope(envelope, row.tenant_id, keyring)
+
+    def leaf() -> None:
+        if leaf_hash(body) != bytes(row.leaf):
+            raise ProofInvalidError("stored leaf is not SHA-256(0x00 || body)")
+
+    run("canonical", canonical)
+    run("signature", signature)
+    run("leaf", leaf)
+    previous = (
+        await receipt_store.leaves_between(conn, row.tenant_id, row.seq - 1, row.seq - 1)
+        if row.seq > 1
+        else [bytes(32)]
+    )
+
+    def chain() -> None:
+        header = read_header(decode_body(body))
+        expected = previous[0].hex() if previous else None  # None: the previous row is gone
+        if header.prev != expected:
+            raise ChainBreakError("log.prev is not the leaf of the previous receipt")
+
+    run("chain", chain)
+    proof = await prove(conn, row, None)
+    if proof is None:
+        checks.append(Check("inclusion", False, "proof_invalid", "no checkpoint covers it yet"))
+    else:
+
+        def included() -> None:
+            checkpoint = verify_checkpoint(proof.checkpoint, public_keys)
+            verify_inclusion(
+                bytes(row.leaf), row.seq - 1, checkpoint.size, list(proof.hashes), checkpoint.root
+            )
+
+        run("inclusion", included)
+    return checks
+
+
+@dataclass(frozen=True, slots=True)
+class Proof:
+    leaf_index: int
+    tree_size: int
+    hashes: tuple[bytes, ...]
+    checkpoint: str
+    root: bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "leaf_index": self.leaf_index,
+            "tree_size": self.tree_size,
+            "hashes": [h.hex() for h in self.hashes],
+            "root": self.root.hex(),
+            "checkpoint": self.checkpoint,
+        }
+
+
+async def prove(
+    conn: Connection, row: receipt_store.ReceiptRow, signer: Any | None
+) -> Proof | None:
+    """An RFC 6962 inclusion proof of the receipt in the latest checkpoint; with a `signer`, a
+    fresh checkpoint is made when none covers the receipt yet."""
+    latest = await receipt_store.latest_checkpoint(conn, row.tenant_id)
+    if (latest is None or latest.size < row.seq) and signer is not None:
+        latest = await checkpoint_tenant(conn, signer, row.tenant_id)
+    if latest is None or latest.size < row.seq:
+        return None
+    leaves = await receipt_store.leaves(conn, row.tenant_id, latest.size)
+    return Proof(
+        leaf_index=row.seq - 1,
+        tree_size=latest.size,
+        hashes=tuple(inclusion_proof(row.seq - 1, leaves)),
+        checkpoint=latest.note,
+        root=bytes(latest.root),
+    )
+
+
+async def export_lines(
+    pool: Pool, signer: Any, tenant_id: str, where: receipt_store.ReceiptFilter
+) -> AsyncIterator[str]:
+    """The tenant's log as JSONL (`receipts.export`), ending with its signed checkpoint.
+
+    Unfiltered, the export is the whole log up to a fresh checkpoint, so a verifier recomputes
+    the root itself. Filtered, every line carries its inclusion proof to that checkpoint."""
+    async with transaction(pool) as conn:
+        checkpoint = await checkpoint_tenant(conn, signer, tenant_id)
+        if checkpoint is None:
+            return
+        leaves = await receipt_store.leaves(conn, tenant_id, checkpoint.size)
+    tree_root = root(leaves)
+    assert tree_root == bytes(checkpoint.root), "stored leaves disagree with the checkpoint"
+    filtered = where != receipt_store.ReceiptFilter(limit=where.limit)
+    cursor = 0
+    while True:
+        page_filter = receipt_store.ReceiptFilter(
+            agent_id=where.agent_id,
+            kind=where.kind,
+            since=where.since,
+            until=where.until,
+            memory_id=where.memory_id,
+            after_seq=cursor,
+            limit=EXPORT_PAGE,
+        )
+        async with transaction(pool) as conn:
+            rows = await receipt_store.list_receipts(conn, tenant_id, page_filter)
+        rows = [r for r in rows if r.seq <= checkpoint.size]
+        for r in rows:
+            proof = inclusion_proof(r.seq - 1, leaves) if filtered else None
+            yield export_line(
+                Envelope.from_json(r.envelope),
+                r.seq,
+                bytes(r.leaf),
+                proof,
+                tree_size=checkpoint.size if filtered else None,
+            )
+        if len(rows) < EXPORT_PAGE:
+            break
+        cursor = rows[-1].seq
+    yield checkpoint_line(checkpoint.note)
+
+
+def origin_of(tenant_id: str) -> str:
+    return log_origin(tenant_id)

@@ -1,0 +1,456 @@
+"""Every disclosure, one shape: judge by the policy in force, decide in the pure core, then write
+the receipt in the same transaction before anything is answered (ARCHITECTURE §1, rules 1-3).
+
+Each function returns the exact payload to send and its receipt id. The receipt's `bundle` hashes
+the exact bytes delivered: the bundle string for context; for search, timeline and fetch the
+RFC 8785 form of the disclosed list as sent (an auditor re-canonicalizes the response field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import rfc8785
+
+from gateway.core.assembly import ASSEMBLER_VERSION
+from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId, MemoryType
+from gateway.core.outcome import Assembly
+from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile
+from gateway.core.render import one_line
+from gateway.embedding import Embedder
+from gateway.memory import MemoryVersion
+from gateway.principal import Principal
+from gateway.store.database import Connection
+from gateway.usecases import context as retrieval
+from gateway.usecases.memories import withheld_reason
+from gateway.usecases.policy import (
+    PolicyInForce,
+    PolicyRegistry,
+    memory_view,
+    policy_gate,
+    refuse_unless_required_met,
+    request_view,
+    verdict,
+)
+from gateway.usecases.receipting import Recorder, float_text, rfc3339
+from policies import Evaluation, evaluate
+
+__all__ = ["SNIPPET_CHARS", "Disclosed", "Discloser"]
+
+SNIPPET_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class Disclosed:
+    payload: dict[str, Any]  # the response body, receipt id included
+    receipt_id: str
+
+
+def _candidate_record(c: Candidate) -> dict[str, Any]:
+    return {
+        "memory_id": c.memory_id,
+        "content_sha256": c.content_sha256,
+        "vector_rank": c.vector_rank,
+        "vector_distance": float_text(c.vector_distance),
+        "lexical_rank": c.lexical_rank,
+        "lexical_score": float_text(c.lexical_score),
+    }
+
+
+def _exclusion(e: Exclusion) -> dict[str, Any]:
+    return {"memory_id": e.memory_id, "reason": e.reason, "detail": e.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Discloser:
+    embedder: Embedder
+    tokenizer_name: str
+    recorder: Recorder
+    policies: PolicyRegistry
+    profile: RankingProfile = DEFAULT_PROFILE
+
+    def _assembler(self) -> dict[str, Any]:
+        return {
+            "version": ASSEMBLER_VERSION,
+            "tokenizer": self.tokenizer_name,
+            "ranking_profile": {**self.profile.canonical(), "digest": self.profile.digest},
+            "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
+        }
+
+    async def _policy(
+        self, conn: Connection, principal: Principal, view: dict[str, object], now: datetime
+    ) -> tuple[PolicyInForce, Evaluation]:
+        policy = await self.policies.in_force(conn, principal.tenant_id, now)
+        return policy, refuse_unless_required_met(policy, view, now)
+
+    async def context(
+        self, conn: Connection, principal: Principal, request: ContextRequest, now: datetime
+    ) -> Disclosed:
+        view = request_view(
+            principal,
+            purpose=request.purpose,
+            namespaces=request.namespaces,
+            budget_tokens=request.budget_tokens,
+        )
+        policy, request_stage = await self._policy(conn, principal, view, now)
+        inputs = await retrieval.gather_context(conn, self.embedder, principal, request, now)
+        evaluations: list[Evaluation] = []
+        assembly = retrieval.build_context(
+            request,
+            inputs,
+            tokenizer_name=self.tokenizer_name,
+            now=now,
+            profile=self.profile,
+            gate=policy_gate(policy, view, now, evaluations),
+        )
+        evaluation = evaluations[-1] if evaluations else request_stage
+        policy_record = policy.record(evaluation)
+        receipt_id = await self.recorder.record(
+            conn,
+            principal,
+            kind="context",
+            issued_at=now,
+            purpose=request.purpose,
+            delivered=assembly.bundle.encode("utf-8"),
+            members={
+                "request": _context_request(request),
+                "policy": policy_record,
+                "assembler": self._assembler(),
+                "candidates": sorted(
+                    (_candidate_record(c) for c in inputs.candidates),
+                    key=lambda r: r["memory_id"],
+                ),
+                "index_input": {
+                    "ids": [c.memory_id for c in inputs.index_entries],
+                    "total_live": inputs.total_live,
+                },
+                **_assembly_members(assembly),
+            },
+            disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
+            policy_digest=policy.digest,
+        )
+        return Disclosed(
+            {**_context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id},
+            receipt_id,
+        )
+
+    async def search(
+        self,
+        conn: Connection,
+        principal: Principal,
+        *,
+        query: str,
+        namespaces: tuple[str, ...],
+        memory_types: tuple[MemoryType, ...] | None,
+        limit: int,
+        purpose: str | None,
+        now: datetime,
+    ) -> Disclosed:
+        view = request_view(principal, purpose=purpose, namespaces=namespaces, budget_tokens=None)
+        policy, _ = await self._policy(conn, principal, view, now)
+        outcome = await retrieval.search(
+            conn,
+            self.embedder,
+            principal,
+            query=query,
+            namespaces=namespaces,
+            memory_types=memory_types,
+            limit=None,
+            now=now,
+            profile=self.profile,
+        )
+        ranked = outcome.hits
+        evaluation = evaluate(policy.bundle, view, [memory_view(r.candidate) for r in ranked], now)
+        judged = verdict(evaluation, [r.candidate for r in ranked])
+        hits: list[Ranked] = []
+        excluded = list(outcome.excluded)
+        for r in ranked:
+            memory_id = r.candidate.memory_id
+            if memory_id in judged.denied:
+                excluded.append(judged.denied[memory_id])
+            elif memory_id in judged.capped:
+                excluded.append(judged.capped[memory_id])
+            elif len(hits) < limit:
+                hits.append(r)
+            else:
+                excluded.append(Exclusion(memory_id, "below_top_k", f"beyond the limit of {limit}"))
+        results: list[dict[str, Any]] = []
+        for r in hits:
+            heading, content = judged.rewritten.get(
+                r.candidate.memory_id, (r.candidate.heading, r.candidate.content)
+            )
+            results.append(
+                {
+                    "memory_id": r.candidate.memory_id,
+                    "heading": heading,
+                    "snippet": one_line(content)[:SNIPPET_CHARS],
+                    "memory_type": r.candidate.memory_type,
+                    "confidence": r.candidate.confidence,
+                    "distance": r.candidate.vector_distance,
+                    "score": r.score,
+                }
+            )
+        excluded.sort(key=lambda e: e.memory_id)
+        policy_record = policy.record(evaluation)
+        receipt_id = await self.recorder.record(
+            conn,
+            principal,
+            kind="search",
+            issued_at=now,
+            purpose=purpose,
+            delivered=rfc8785.dumps(results),
+            members={
+                "request": {
+                    "query": query,
+                    "namespaces": list(namespaces),
+                    "memory_types": list(memory_types) if memory_types else None,
+                    "limit": limit,
+                    "purpose": purpose,
+                },
+                "policy": policy_record,
+                "assembler": self._assembler(),
+                "candidates": sorted(
+                    (_candidate_record(r.candidate) for r in ranked), key=lambda x: x["memory_id"]
+                ),
+                "included": [
+                    {
+                        "memory_id": r.candidate.memory_id,
+                        "content_sha256": r.candidate.content_sha256,
+                        "score_micros": r.score_micros,
+                        "rewritten": r.candidate.memory_id in judged.rewritten,
+                    }
+                    for r in hits
+                ],
+                "excluded": [_exclusion(e) for e in excluded],
+            },
+            disclosed_ids=[r.candidate.memory_id for r in hits],
+            policy_digest=policy.digest,
+        )
+        return Disclosed(
+            {
+                "results": results,
+                "excluded": [_exclusion(e) for e in excluded],
+                "policy": policy_record,
+                "receipt_id": receipt_id,
+            },
+            receipt_id,
+        )
+
+    async def timeline(
+        self,
+        conn: Connection,
+        principal: Principal,
+        ids: Sequence[str],
+        purpose: str | None,
+        now: datetime,
+    ) -> Disclosed:
+        view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
+        policy, _ = await self._policy(conn, principal, view, now)
+        found = await retrieval.timeline(conn, principal, ids)
+        evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in found.entries], now)
+        judged = verdict(evaluation, found.entries)
+        shown = [v for v in found.entries if MemoryId(v.memory_id) not in judged.denied]
+        entries = [_timeline_entry(v) for v in shown]
+        excluded = sorted(judged.denied.values(), key=lambda e: e.memory_id)
+        policy_record = policy.record(evaluation)
+        receipt_id = await self.recorder.record(
+            conn,
+            principal,
+            kind="timeline",
+            issued_at=now,
+            purpose=purpose,
+            delivered=rfc8785.dumps(entries),
+            members={
+                "request": {"ids": list(ids), "purpose": purpose},
+                "policy": policy_record,
+                "included": [{"memory_id": v.memory_id} for v in shown],
+                "excluded": [_exclusion(e) for e in excluded],
+                "missing": found.missing,
+            },
+            disclosed_ids=[v.memory_id for v in shown],
+            policy_digest=policy.digest,
+        )
+        return Disclosed(
+            {
+                "entries": entries,
+                "missing": found.missing,
+                "excluded": [_exclusion(e) for e in excluded],
+                "policy": policy_record,
+                "receipt_id": receipt_id,
+            },
+            receipt_id,
+        )
+
+    async def fetch(
+        self,
+        conn: Connection,
+        principal: Principal,
+        ids: Sequence[str],
+        purpose: str | None,
+        now: datetime,
+    ) -> Disclosed:
+        from gateway.store import memories as memory_store
+
+        view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
+        policy, _ = await self._policy(conn, principal, view, now)
+        unique = list(dict.fromkeys(ids))
+        versions = {
+            v.memory_id: v
+            for v in await memory_store.fetch_versions(conn, principal.tenant_id, unique)
+            if principal.may_use(v.namespace)
+        }
+        live: list[MemoryVersion] = []
+        withheld: list[dict[str, str]] = []
+        for memory_id in unique:
+            version = versions.get(memory_id)
+            if version is None:
+                continue
+            reason = withheld_reason(version, now)
+            if reason is None:
+                live.append(version)
+            else:
+                withheld.append({"memory_id": memory_id, "reason": reason, "detail": ""})
+        evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in live], now)
+        judged = verdict(evaluation, live)
+        memories: list[dict[str, Any]] = []
+        delivered_versions: list[MemoryVersion] = []
+        for version in live:
+            memory_id = MemoryId(version.memory_id)
+            blocked = judged.denied.get(memory_id) or judged.capped.get(memory_id)
+            if blocked is not None:
+                withheld.append(_exclusion(blocked))
+                continue
+            heading, content = judged.rewritten.get(memory_id, (version.heading, version.content))
+            memories.append(_memory_payload(version, heading, content))
+            delivered_versions.append(version)
+        missing = [i for i in unique if i not in versions]
+        withheld.sort(key=lambda w: w["memory_id"])
+        policy_record = policy.record(evaluation)
+        receipt_id = await self.recorder.record(
+            conn,
+            principal,
+            kind="fetch",
+            issued_at=now,
+            purpose=purpose,
+            delivered=rfc8785.dumps(memories),
+            members={
+                "request": {"ids": list(ids), "purpose": purpose},
+                "policy": policy_record,
+                "included": [
+                    {
+                        "memory_id": v.memory_id,
+                        "content_sha256": v.content_sha256,
+                        "rewritten": MemoryId(v.memory_id) in judged.rewritten,
+                    }
+                    for v in delivered_versions
+                ],
+                "excluded": withheld,
+                "missing": missing,
+            },
+            disclosed_ids=[v.memory_id for v in delivered_versions],
+            policy_digest=policy.digest,
+        )
+        return Disclosed(
+            {
+                "memories": memories,
+                "withheld": withheld,
+                "missing": missing,
+                "policy": policy_record,
+                "receipt_id": receipt_id,
+            },
+            receipt_id,
+        )
+
+
+def _context_request(request: ContextRequest) -> dict[str, Any]:
+    return {
+        "task": request.task,
+        "namespaces": list(request.namespaces),
+        "budget_tokens": request.budget_tokens,
+        "top_k": request.top_k,
+        "memory_types": list(request.memory_types) if request.memory_types else None,
+        "purpose": request.purpose,
+        "include_index": request.include_index,
+        "index_budget_tokens": request.index_budget_tokens,
+        "fill": request.fill,
+    }
+
+
+def _assembly_members(assembly: Assembly) -> dict[str, Any]:
+    record = assembly.to_record()
+    return {
+        "included": record["included"],
+        "excluded": record["excluded"],
+        "index": record["index"],
+        "budget": {
+            "budget_tokens": assembly.budget_tokens,
+            "tokens_used": assembly.tokens_used,
+            "utilization_bp": assembly.utilization_bp,
+            "prefix_bytes": record["prefix_bytes"],
+        },
+    }
+
+
+def _context_payload(assembly: Assembly) -> dict[str, Any]:
+    return {
+        "bundle": assembly.bundle,
+        "bundle_sha256": assembly.bundle_sha256,
+        "tokens_used": assembly.tokens_used,
+        "budget_tokens": assembly.budget_tokens,
+        "utilization": round(assembly.utilization, 4),
+        "tokenizer": assembly.tokenizer,
+        "ranking_profile": assembly.ranking_profile.to_record(),
+        "index": assembly.index.to_record(),
+        "included": [
+            {
+                "memory_id": item.memory_id,
+                "content_sha256": item.content_sha256,
+                "tokens": item.tokens,
+                "score": item.score,
+                "signals": item.signals,
+            }
+            for item in assembly.included
+        ],
+        "excluded": [_exclusion(e) for e in assembly.excluded],
+    }
+
+
+def _timeline_entry(v: MemoryVersion) -> dict[str, Any]:
+    return {
+        "memory_id": v.memory_id,
+        "namespace": v.namespace,
+        "memory_type": v.memory_type,
+        "created_at": rfc3339(v.created_at),
+        "supersedes": v.supersedes,
+        "superseded_by": v.superseded_by,
+        "deleted_at": rfc3339(v.deleted_at) if v.deleted_at else None,
+        "deleted_reason": v.deleted_reason,
+        "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
+    }
+
+
+def _memory_payload(v: MemoryVersion, heading: str, content: str) -> dict[str, Any]:
+    return {
+        "memory_id": v.memory_id,
+        "namespace": v.namespace,
+        "memory_type": v.memory_type,
+        "heading": heading,
+        "content": content,
+        "confidence": v.confidence,
+        "labels": list(v.labels),
+        "source_type": v.source_type,
+        "source_ref": v.source_ref,
+        "claim_key": v.claim_key,
+        "supersedes": v.supersedes,
+        "superseded_by": v.superseded_by,
+        "agent_id": v.agent_id,
+        "created_at": rfc3339(v.created_at),
+        "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
+        "content_sha256": v.content_sha256,
+        "tokens": v.tokens,
+        "heading_tokens": v.heading_tokens,
+        "embedding_model": v.embedding_model,
+    }

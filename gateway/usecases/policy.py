@@ -1,0 +1,190 @@
+"""Policy bundles in the gateway: upload, activation, the bundle in force, and the gate that
+applies it to every disclosure.
+
+Identity fields the policy sees (tenant, agent_id, role) come from the API key; the request only
+contributes what the caller legitimately declares (purpose, namespaces, budget).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from gateway.core.gate import Gate, GateVerdict
+from gateway.core.model import Candidate, Exclusion, MemoryId
+from gateway.errors import ForbiddenError, NotFoundError
+from gateway.memory import MemoryVersion
+from gateway.principal import Principal
+from gateway.store import policies as policy_store
+from gateway.store.database import Connection
+from policies import Bundle, Evaluation, LoadedBundle, default_bundle, evaluate, load_canonical
+
+__all__ = [
+    "DEFAULT_UPLOADER",
+    "PolicyInForce",
+    "PolicyRegistry",
+    "memory_view",
+    "policy_gate",
+    "refuse_unless_required_met",
+    "request_view",
+]
+
+Mode = Literal["enforce", "log_only"]
+DEFAULT_UPLOADER = "ctxgw:shipped-default"
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyInForce:
+    """The bundle a disclosure is judged by, with the activation's mode applied to it."""
+
+    digest: str
+    mode: Mode
+    bundle: Bundle
+    activated: bool  # False: no activation yet, the shipped default applies
+
+    def record(self, evaluation: Evaluation) -> dict[str, Any]:
+        """The `policy` member of responses and receipt bodies (JSON-safe, no floats)."""
+        return {
+            "digest": self.digest,
+            "mode": self.mode,
+            "decisions": [d.to_json() for d in evaluation.decisions],
+            "outcomes": [o.to_json() for o in evaluation.outcomes],
+            "refused": evaluation.refused.to_json() if evaluation.refused else None,
+        }
+
+
+@dataclass
+class PolicyRegistry:
+    """Bundles by digest (parsed once per process), and the activation in force per tenant."""
+
+    shipped: LoadedBundle = field(default_factory=default_bundle)
+    _parsed: dict[str, Bundle] = field(default_factory=dict)
+    _default_stored: set[str] = field(default_factory=set)
+
+    async def in_force(self, conn: Connection, tenant_id: str, at: datetime) -> PolicyInForce:
+        activation = await policy_store.active_policy(conn, tenant_id, at)
+        if activation is None:
+            await self._store_default(conn, tenant_id)
+            bundle = self.shipped.bundle
+            return PolicyInForce(self.shipped.digest, bundle.mode, bundle, activated=False)
+        bundle = await self.bundle(conn, tenant_id, activation.digest)
+        mode: Mode = "log_only" if activation.mode == "log_only" else "enforce"
+        return PolicyInForce(
+            activation.digest, mode, dataclasses.replace(bundle, mode=mode), activated=True
+        )
+
+    async def bundle(self, conn: Connection, tenant_id: str, digest: str) -> Bundle:
+        """A stored bundle by digest (404 when this tenant never stored it)."""
+        cached = self._parsed.get(digest)
+        if cached is not None:
+            return cached
+        if digest == self.shipped.digest:
+            return self.shipped.bundle
+        row = await policy_store.find_bundle(conn, tenant_id, digest)
+        if row is None:
+            raise NotFoundError(f"policy bundle {digest} not found", code="policy_not_found")
+        parsed = load_canonical(row.canonical)
+        self._parsed[digest] = parsed
+        return parsed
+
+    async def _store_default(self, conn: Connection, tenant_id: str) -> None:
+        # Receipts cite the digest of the bundle in force; storing the shipped default the first
+        # time it serves a tenant keeps every cited digest loadable for replay, forever.
+        if tenant_id in self._default_stored:
+            return
+        await policy_store.insert_bundle(
+            conn,
+            tenant_id,
+            digest=self.shipped.digest,
+            canonical=self.shipped.canonical,
+            source=self.shipped.source,
+            name=self.shipped.bundle.name,
+            revision=self.shipped.bundle.revision or None,
+            uploaded_by=DEFAULT_UPLOADER,
+        )
+        self._default_stored.add(tenant_id)
+
+
+def request_view(
+    principal: Principal,
+    *,
+    purpose: str | None,
+    namespaces: Sequence[str],
+    budget_tokens: int | None,
+) -> dict[str, object]:
+    return {
+        "tenant": principal.tenant_id,
+        "agent_id": principal.agent_id,
+        "role": principal.role,
+        "purpose": purpose,
+        "namespaces": list(namespaces),
+        "budget_tokens": budget_tokens,
+    }
+
+
+def memory_view(memory: Candidate | MemoryVersion) -> dict[str, object]:
+    return {
+        "memory_id": memory.memory_id,
+        "namespace": memory.namespace,
+        "memory_type": memory.memory_type,
+        "heading": memory.heading,
+        "content": memory.content,
+        "confidence": memory.confidence,
+        "labels": list(memory.labels),
+        "source_type": memory.source_type,
+        "source_ref": memory.source_ref,
+        "created_at": memory.created_at,
+        "expires_at": memory.expires_at,
+        "tokens": memory.tokens,
+    }
+
+
+def refuse_unless_required_met(
+    policy: PolicyInForce, view: Mapping[str, object], now: datetime
+) -> Evaluation:
+    """Run the request stage alone; an enforced `require` that is not met refuses (403)."""
+    evaluation = evaluate(policy.bundle, view, [], now)
+    if evaluation.refused is not None:
+        raise ForbiddenError(
+            f"refused by policy rule {evaluation.refused.rule_id}: {evaluation.refused.reason}",
+            code="policy_refused",
+        )
+    return evaluation
+
+
+def verdict(evaluation: Evaluation, memories: Sequence[Candidate | MemoryVersion]) -> GateVerdict:
+    """Translate the engine's outcomes into what the core applies."""
+    denied: dict[MemoryId, Exclusion] = {}
+    capped: dict[MemoryId, Exclusion] = {}
+    rewritten: dict[MemoryId, tuple[str, str]] = {}
+    by_id = {m.memory_id: m for m in memories}
+    for outcome in evaluation.outcomes:
+        memory_id = MemoryId(outcome.memory_id)
+        rule = outcome.rule_id or "default_decision"
+        if outcome.outcome == "deny":
+            denied[memory_id] = Exclusion(memory_id, "policy_denied", rule)
+        elif outcome.outcome == "cap":
+            capped[memory_id] = Exclusion(memory_id, "policy_capped", rule)
+        original = by_id[outcome.memory_id]
+        if (outcome.redacted_heading, outcome.redacted_content) != (
+            original.heading,
+            original.content,
+        ):
+            rewritten[memory_id] = (outcome.redacted_heading, outcome.redacted_content)
+    return GateVerdict(denied=denied, capped=capped, rewritten=rewritten)
+
+
+def policy_gate(
+    policy: PolicyInForce, view: Mapping[str, object], now: datetime, sink: list[Evaluation]
+) -> Gate:
+    """A core `Gate` that evaluates the bundle and keeps the evaluation for the receipt."""
+
+    def gate(candidates: Sequence[Candidate]) -> GateVerdict:
+        evaluation = evaluate(policy.bundle, view, [memory_view(c) for c in candidates], now)
+        sink.append(evaluation)
+        return verdict(evaluation, candidates)
+
+    return gate

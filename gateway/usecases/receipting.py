@@ -1,0 +1,98 @@
+"""Writing receipts: every disclosure's account, signed and appended to the tenant's log.
+
+The body is RFC 8785 canonical JSON without floats (ARCHITECTURE §8); the gateway supplies the
+kind-specific members, this module adds the header (schema, ids, log position, subject, time,
+bundle hash) and seals it: canonical bytes, DSSE envelope (HMAC per tenant + Ed25519), leaf hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from gateway.clock import IdFactory
+from gateway.principal import Principal
+from gateway.store import receipts as receipt_store
+from gateway.store.database import Connection
+from receipts import RECEIPT_SCHEMA, Signer, bundle_field, canonicalize, leaf_hash
+
+__all__ = ["Recorder", "float_text", "rfc3339"]
+
+
+def rfc3339(at: datetime) -> str:
+    """UTC with microseconds and a Z: one spelling per instant, so bodies are reproducible."""
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def float_text(value: float | None) -> str | None:
+    """A float as the shortest decimal that reads back to the same float (Python's repr); receipt
+    bodies carry no JSON floats, and replay needs the exact value back."""
+    return None if value is None else repr(float(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Recorder:
+    signer: Signer
+    new_id: IdFactory
+
+    async def record(
+        self,
+        conn: Connection,
+        principal: Principal,
+        *,
+        kind: str,
+        issued_at: datetime,
+        purpose: str | None,
+        delivered: bytes,
+        members: Mapping[str, Any],
+        disclosed_ids: Sequence[str],
+        policy_digest: str | None,
+        parent_receipt_id: str | None = None,
+    ) -> str:
+        """Append the receipt of one disclosure inside the caller's transaction; its id."""
+        receipt_id = self.new_id(issued_at)
+        tenant_id = principal.tenant_id
+
+        def seal(seq: int, prev: bytes) -> tuple[bytes, dict[str, Any], bytes]:
+            body = canonicalize(
+                {
+                    **members,
+                    "schema": RECEIPT_SCHEMA,
+                    "receipt_id": receipt_id,
+                    "kind": kind,
+                    "tenant_id": tenant_id,
+                    "log": {"seq": seq, "prev": prev.hex()},
+                    "issued_at": rfc3339(issued_at),
+                    "subject": {
+                        "agent_id": principal.agent_id,
+                        "key_id": principal.key_id,
+                        "role": principal.role,
+                        "purpose": purpose,
+                    },
+                    "bundle": bundle_field(delivered),
+                    "parent_receipt_id": parent_receipt_id,
+                }
+            )
+            envelope = self.signer.sign(body, tenant_id)
+            return body, envelope.to_json(), leaf_hash(body)
+
+        await receipt_store.append_receipt(
+            conn,
+            tenant_id,
+            receipt_store.NewReceipt(
+                receipt_id=receipt_id,
+                kind=kind,
+                agent_id=principal.agent_id,
+                key_id=principal.key_id,
+                issued_at=issued_at,
+                bundle_sha256=hashlib.sha256(delivered).hexdigest(),
+                policy_digest=policy_digest,
+                parent_receipt_id=parent_receipt_id,
+                disclosed_ids=disclosed_ids,
+            ),
+            seal,
+        )
+        return receipt_id
