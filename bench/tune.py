@@ -1,0 +1,112 @@
+"""Offline ranking-profile sweep on LongMemEval_S, against a database ``bench quality`` filled.
+
+Recall runs once per question through the store's own ``recall`` (the SQL the gateway runs); the
+pure core then assembles the bundle under each candidate profile, index off, so a weight grid
+costs milliseconds per question. Use it on half A, then confirm the chosen profile with
+``python -m bench quality --questions B`` over HTTP.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import statistics
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+import psycopg
+from pgvector.psycopg import register_vector_async
+
+from bench.harness import embedded_postgres, markdown_table, new_database
+from bench.longmemeval import Question, load_questions, select_half
+from gateway.core.assembly import assemble
+from gateway.core.model import Candidate, ContextRequest
+from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
+from gateway.core.tokens import load_tokenizer
+from gateway.embedding import HashEmbedder
+from gateway.store import retrieval
+from gateway.usecases.context import recall_limit
+
+__all__ = ["main"]
+
+TOP_K = 50
+
+
+async def _recall_all(
+    url: str, tenant: str, questions: Sequence[Question], limit: int
+) -> list[list[Candidate]]:
+    embedder = HashEmbedder()
+    out: list[list[Candidate]] = []
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        await register_vector_async(conn)
+        now = datetime.now(UTC)
+        for question in questions:
+            scope = retrieval.Scope(tenant, (question.namespace,), None, now)
+            async with conn.transaction():
+                found = await retrieval.recall(
+                    conn,
+                    scope,
+                    task=question.question,
+                    query_vector=embedder.embed([question.question])[0],
+                    embedding_model=embedder.model,
+                    limit=limit,
+                )
+            out.append(found)
+    return out
+
+
+def score(
+    questions: Sequence[Question],
+    recalled: Sequence[Sequence[Candidate]],
+    profile: RankingProfile,
+    budget: int,
+) -> float:
+    tokenizer = load_tokenizer()
+    now = datetime.now(UTC)
+    values = []
+    for question, candidates in zip(questions, recalled, strict=True):
+        request = ContextRequest(
+            task=question.question,
+            namespaces=(question.namespace,),
+            budget_tokens=budget,
+            top_k=TOP_K,
+            include_index=False,
+        )
+        assembly = assemble(
+            request, candidates, [], len(question.turns), profile=profile, tokenizer=tokenizer,
+            now=now,
+        )
+        refs = {c.memory_id: c.source_ref for c in candidates}
+        got = {refs[i.memory_id] for i in assembly.included}
+        values.append(len(question.evidence & got) / len(question.evidence))
+    return statistics.fmean(values)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench tune", description=__doc__)
+    parser.add_argument("--data-dir", type=Path, required=True)
+    parser.add_argument("--questions", default="A", choices=["all", "A", "B"])
+    parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--limit", type=int, default=recall_limit(TOP_K))
+    args = parser.parse_args(argv)
+    questions = select_half(load_questions(), args.questions)
+    with embedded_postgres(args.data_dir) as pg:
+        database = new_database(pg, "quality_hash", reuse=True)
+        recalled = asyncio.run(_recall_all(database.url, database.tenant_id, questions, args.limit))
+    rows = []
+    grid = itertools.product((0.0, 0.2, 0.35, 0.5), (0.0, 0.15, 0.3, 0.5), (0.0, 0.25, 0.5))
+    for similarity, lexical, rrf in grid:
+        if similarity == lexical == rrf == 0.0:
+            continue
+        profile = DEFAULT_PROFILE.with_weights(
+            "tune", similarity=similarity, lexical=lexical, rrf=rrf
+        )
+        rows.append(
+            [similarity, lexical, rrf, score(questions, recalled, profile, args.budget)]
+        )
+    rows.sort(key=lambda r: -float(r[3]))
+    print(f"default profile: {score(questions, recalled, DEFAULT_PROFILE, args.budget):.3f}")
+    print(markdown_table(["similarity", "lexical", "rrf", f"recall@{args.budget}"], rows[:15]))
+    return 0
