@@ -1,0 +1,178 @@
+"""Redaction detectors: find personal data and secrets in text, replace each hit with a marker.
+
+The marker names the detector (`[redacted:email]`) and nothing else: redaction records which
+fields and detectors fired and how often, never the values. Patterns run on RE2 because memory
+content is written by agents, i.e. untrusted: matching time stays linear in the text.
+
+Candidates are then checked where a checksum exists, to keep false positives down: card numbers
+must pass the Luhn check (ISO/IEC 7812-1 Annex B), IBANs the ISO 13616 mod-97 check. Detectors
+run in a fixed order (`DETECTOR_NAMES`), whatever order a rule lists them in, so the same text
+always redacts the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+import re2
+
+from policies.model import DETECTOR_NAMES
+
+__all__ = ["DETECTOR_NAMES", "Redacted", "luhn_valid", "redact_text", "replacement", "scan"]
+
+
+def replacement(detector: str) -> str:
+    return f"[redacted:{detector}]"
+
+
+def luhn_valid(digits: str) -> bool:
+    """The Luhn (mod 10) check used by payment card numbers."""
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        digit = ord(char) - 48
+        if index % 2 == 1:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def _card(match: Any) -> bool:
+    digits = _digits(match.group(0))
+    return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits)
+
+
+def _iban(match: Any) -> bool:
+    compact = str(match.group(0)).replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34:
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+
+_DATE_PREFIX = re2.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DOTTED_QUAD = re2.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$")
+
+
+def _phone(match: Any) -> bool:
+    found = str(match.group(0))
+    digits = _digits(found)
+    if not 9 <= len(digits) <= 15:
+        return False
+    if _DATE_PREFIX.search(found) or _DOTTED_QUAD.search(found):
+        return False  # timestamps and IPv4 addresses have the same shape
+    # A bare run of digits is an id or an amount far more often than a phone number; accept
+    # only the national-number lengths (10, or 11 with a trunk or country prefix).
+    return found != digits or len(digits) in (10, 11)
+
+
+def _mixed_token(match: Any) -> bool:
+    # Only the generic blob alternative is checked: a long run of letters and digits is a secret
+    # only if it looks random, i.e. has digits, upper and lower case.
+    blob = match.group("blob")
+    if blob is None:
+        return True
+    body = str(blob).rstrip("=")
+    return any(c.isdigit() for c in body) and body.lower() != body and body.upper() != body
+
+
+_TOKEN = "|".join(
+    (
+        r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}",  # OpenAI / Anthropic style secret keys
+        r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{16,}",  # Stripe
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}",  # GitHub tokens
+        r"\bgithub_pat_[A-Za-z0-9_]{22,}",
+        r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
+        r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key id
+        r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API key
+        r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
+        r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{20,}=*",
+        r"\b[0-9a-fA-F]{32,}\b",  # long hex: keys, session ids
+        r"(?P<blob>\b[A-Za-z0-9+/_\-]{40,}={0,2})",  # base64-ish blobs, checked below
+    )
+)
+
+_PATTERNS: Final[dict[str, tuple[str, Callable[[Any], bool] | None]]] = {
+    "api_token": (_TOKEN, _mixed_token),
+    "email": (r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", None),
+    "iban": (r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", _iban),
+    "card": (r"\b(?:[0-9][ \-]?){12,18}[0-9]\b", _card),
+    "phone": (
+        r"(?:\+[0-9]{1,3}[ .\-]?)?(?:\([0-9]{1,4}\)[ .\-]?)?\b[0-9]{2,4}(?:[ .\-]?[0-9]{2,4}){2,4}\b",
+        _phone,
+    ),
+}
+
+
+def _options() -> Any:
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
+
+def _compile(pattern: str) -> Any:
+    return re2.compile(pattern, _options())
+
+
+# Compiled once, on first import: these are fixed patterns, not configuration.
+_COMPILED: Final[dict[str, tuple[Any, Callable[[Any], bool] | None]]] = {
+    name: (_compile(pattern), check) for name, (pattern, check) in _PATTERNS.items()
+}
+
+
+def _scanner() -> Any:
+    scanner = re2.Set.SearchSet(_options())
+    for name in DETECTOR_NAMES:
+        scanner.Add(_PATTERNS[name][0])
+    scanner.Compile()
+    return scanner
+
+
+# One RE2::Set over every detector pattern: a single pass says which detectors can hit at all.
+_SCANNER: Final = _scanner()
+
+
+def scan(text: str) -> frozenset[str]:
+    """Detectors whose pattern occurs in `text` (before checksum checks): a cheap prefilter."""
+    found = _SCANNER.Match(text)
+    return frozenset(DETECTOR_NAMES[i] for i in found) if found else frozenset()
+
+
+class Redacted:
+    """The result of redacting one text: the new text and hits per detector."""
+
+    __slots__ = ("counts", "text")
+
+    def __init__(self, text: str, counts: tuple[tuple[str, int], ...]) -> None:
+        self.text = text
+        self.counts = counts
+
+
+def redact_text(text: str, detectors: Iterable[str]) -> Redacted:
+    """Apply `detectors` (in the fixed detector order) to `text`."""
+    wanted = set(detectors) & scan(text)  # one pass rules out most detectors, often all
+    counts: list[tuple[str, int]] = []
+    for name in DETECTOR_NAMES:
+        if name not in wanted:
+            continue
+        regex, check = _COMPILED[name]
+        marker = replacement(name)
+        hits = 0
+
+        def substitute(
+            match: Any, check: Callable[[Any], bool] | None = check, marker: str = marker
+        ) -> str:
+            nonlocal hits
+            if check is not None and not check(match):
+                return str(match.group(0))
+            hits += 1
+            return marker
+
+        text = regex.sub(substitute, text)
+        if hits:
+            counts.append((name, hits))
+    return Redacted(text, tuple(counts))
