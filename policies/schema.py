@@ -59,14 +59,15 @@ class Checker:
         self,
         node: Node,
         what: str,
-        allowed: Sequence[str],
+        allowed: Sequence[str] | None,
         required: Sequence[str] = (),
     ) -> MapNode | None:
+        """The node as a mapping; `allowed` None admits any key (names chosen by the author)."""
         if not isinstance(node, MapNode):
             self.error(node, "P022", f"{what} must be a mapping, got {describe(node)}")
             return None
-        for key, _ in node.entries:
-            if key.text not in allowed:
+        for key, _ in () if allowed is None else node.entries:
+            if allowed is not None and key.text not in allowed:
                 hint = did_you_mean(key.text, allowed)
                 self.error(key, "P020", f"unknown key '{key.text}' in {what}{hint}")
         for name in required:
