@@ -57,6 +57,7 @@ class ScalarNode:
     text: str
     tag: ScalarTag
     value: str | int | Decimal | bool | None
+    trapped: bool = False  # a YAML 1.1 trap, already reported: later checks stay quiet
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +275,7 @@ class _Composer:
                 f"'{text}' is read as boolean {meaning} by YAML 1.1; "
                 f'quote it ("{text}") if you mean the word',
             )
-            return ScalarNode(line, col, text, "str", text)
+            return ScalarNode(line, col, text, "str", text, trapped=True)
         if kind in ("int", "float"):
             return self._number(text, kind, line, col)
         if kind == "timestamp":
@@ -289,7 +290,7 @@ class _Composer:
                 "P011",
                 f"'{text}' is read as a base-60 number by YAML 1.1; quote it (\"{text}\")",
             )
-            return ScalarNode(line, col, text, "str", text)
+            return ScalarNode(line, col, text, "str", text, trapped=True)
         digits = text.lstrip("+-")
         octal = kind == "int" and len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
         if "_" in text or octal:
@@ -299,7 +300,7 @@ class _Composer:
                 "P012",
                 f"'{text}' is read differently by YAML 1.1 and 1.2; quote it or write it plainly",
             )
-            return ScalarNode(line, col, text, "str", text)
+            return ScalarNode(line, col, text, "str", text, trapped=True)
         if kind == "int":
             try:
                 return ScalarNode(line, col, text, "int", int(text, 0))

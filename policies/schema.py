@@ -50,6 +50,8 @@ class Checker:
         self.log = log
 
     def error(self, node: Node, code: str, message: str) -> None:
+        if isinstance(node, ScalarNode) and node.trapped and code in ("P022", "P023"):
+            return  # the YAML 1.1 trap was reported where it was read; one finding is enough
         self.log.report(node.line, node.col, code, message)
 
     def warning(self, node: Node, code: str, message: str) -> None:
