@@ -11,7 +11,7 @@
       memories:                       # fixture memories (memory.* fields), memory_id required
         - {memory_id: m1, namespace: eng, content: "mail ann@example.com", labels: [pii]}
       cases:
-        - name: contact details are redacted
+        - name: contact details are found
           request: agent              # a fixture name, or an inline mapping
           memories: [m1]              # rank order; default every fixture, in order
           expect:
@@ -210,13 +210,15 @@ def _case(
     expect = (
         None if expect_node is None else checker.mapping(expect_node, f"{path}.expect", _EXPECT)
     )
-    if name is None or request is None or expect is None:
+    if expect is None:
         return None
     refused: object = MISSING
     if (refused_node := expect.get("refused")) is not None:
         is_null = isinstance(refused_node, ScalarNode) and refused_node.tag == "null"
         refused = None if is_null else checker.string(refused_node, f"{path}.expect.refused")
     expectations = _expectations(checker, expect.get("outcomes"), f"{path}.expect", memory_ids)
+    if name is None or request is None:
+        return None
     return CaseSpec(name, mapping.line, mapping.col, request, memory_ids, refused, expectations)
 
 

@@ -1,0 +1,168 @@
+"""Redaction detectors: positives, the checksum negatives, and look-alikes that must survive."""
+
+from __future__ import annotations
+
+import pytest
+
+from policies.detectors import DETECTOR_NAMES, luhn_valid, redact_text, scan
+
+
+def _found(text: str, detector: str) -> int:
+    return dict(redact_text(text, [detector]).counts).get(detector, 0)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ann@example.com",
+        "Ann.Lee+tag@mail.example.co.uk",
+        "first_last@sub-domain.example.org",
+    ],
+)
+def test_email(text: str) -> None:
+    result = redact_text(f"write to {text}.", ["email"])
+    assert result.text == "write to [redacted:email]."
+    assert result.counts == (("email", 1),)
+
+
+@pytest.mark.parametrize("text", ["ann@localhost", "@handle", "a@b", "user at example dot com"])
+def test_not_email(text: str) -> None:
+    assert _found(text, "email") == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "+1 (415) 555-0134",
+        "+44 20 7946 0958",
+        "415-555-0134",
+        "415.555.0134",
+        "(415) 555 0134",
+        "4155550134",
+        "+33612345678",
+    ],
+)
+def test_phone(text: str) -> None:
+    assert redact_text(f"call {text} now", ["phone"]).text == "call [redacted:phone] now"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-11-29",
+        "2026-11-29 12:00:00",
+        "192.168.100.200",
+        "123e4567-e89b-12d3-a456-426614174000",
+        "order 123456789012",
+        "version 1.2.3",
+        "12345",
+    ],
+)
+def test_not_phone(text: str) -> None:
+    assert _found(text, "phone") == 0
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "4111 1111 1111 1111",
+        "4111-1111-1111-1111",
+        "4111111111111111",
+        "5555555555554444",
+        "378282246310005",
+        "6011111111111117",
+    ],
+)
+def test_card_passes_luhn(number: str) -> None:
+    assert redact_text(f"card {number} on file", ["card"]).text == "card [redacted:card] on file"
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "4111 1111 1111 1112",
+        "4111111111111113",
+        "1234567812345678",
+        "0000000000000000",
+        "411111111111",
+    ],
+)
+def test_card_luhn_negatives(number: str) -> None:
+    assert _found(f"number {number}", "card") == 0
+
+
+def test_luhn() -> None:
+    assert luhn_valid("79927398713")
+    assert not luhn_valid("79927398710")
+    assert luhn_valid("4111111111111111")
+
+
+@pytest.mark.parametrize(
+    "iban", ["GB82 WEST 1234 5698 7654 32", "DE89370400440532013000", "FR1420041010050500013M02606"]
+)
+def test_iban(iban: str) -> None:
+    assert redact_text(f"pay to {iban}.", ["iban"]).text == "pay to [redacted:iban]."
+
+
+def test_iban_checksum_negative() -> None:
+    assert _found("GB82 WEST 1234 5698 7654 33", "iban") == 0
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+        "sk-ant-api03-abcdefghijklmnopqrstuv",
+        "ghp_" + "a1B2" * 9,
+        "github_pat_11ABCDEFG0123456789_abcdefghij",
+        "xoxb-1234567890-abcdefghij",
+        "AKIAIOSFODNN7EXAMPLE",
+        "AIza" + "b" * 35,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "Bearer abcdefghijklmnopqrstuvwxyz0123456789",
+        "3f786850e387550fdab836ed7e6dc881de23001b",
+        "Zm9vYmFyYmF6cXV4cXV1eFRFU1RTVFJJTkcxMjM0NTY3ODkw",
+        "sk_live_abcdefghijklmnop1234",
+    ],
+)
+def test_api_token(token: str) -> None:
+    result = redact_text(f"token: {token} end", ["api_token"])
+    assert result.text == "token: [redacted:api_token] end", result.text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "sk-short",
+        "a_very_long_snake_case_identifier_name_for_tests",
+        "/usr/local/lib/python3.11/site-packages/policies",
+        "Bearer short",
+    ],
+)
+def test_not_api_token(text: str) -> None:
+    assert _found(text, "api_token") == 0
+
+
+def test_fixed_order_and_markers_name_only_the_detector() -> None:
+    text = "key AKIAIOSFODNN7EXAMPLE mail a@b.io card 4111111111111111 phone +1 415 555 0134"
+    forward = redact_text(text, DETECTOR_NAMES)
+    backward = redact_text(text, tuple(reversed(DETECTOR_NAMES)))
+    assert (
+        forward.text
+        == backward.text
+        == (
+            "key [redacted:api_token] mail [redacted:email] card [redacted:card] phone [redacted:phone]"
+        )
+    )
+    assert [name for name, _ in forward.counts] == ["api_token", "email", "card", "phone"]
+
+
+def test_scan_is_a_superset_prefilter() -> None:
+    assert scan("nothing to see") == frozenset()
+    assert {"email"} <= scan("a@b.io")
+
+
+def test_redaction_is_linear_on_adversarial_text() -> None:
+    text = "a" * 300_000 + "@" + "b." * 50_000
+    result = redact_text(text, DETECTOR_NAMES)
+    assert len(result.text) > 0
