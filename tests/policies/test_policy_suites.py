@@ -115,7 +115,7 @@ def test_bundle_lint_errors_surface_through_the_suite(tmp_path: Path) -> None:
 
 def test_missing_bundle_file(tmp_path: Path) -> None:
     path = _write(tmp_path, SUITE.replace("bundle: bundle.yaml", "bundle: nowhere.yaml"))
-    with pytest.raises(PolicyLintError, match="P000 cannot read bundle nowhere.yaml"):
+    with pytest.raises(PolicyLintError, match=r"P000 cannot read bundle nowhere\.yaml"):
         run_suite(path)
 
 
