@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,13 @@ _counter = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def embedded_pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
-    with EmbeddedPostgres(tmp_path_factory.mktemp("pg")) as server:
+def embedded_pg() -> Iterator[EmbeddedPostgres]:
+    # Not under pytest's basetemp: a concurrent pytest run prunes old basetemps, and would pull
+    # the data directory from under a running server.
+    with (
+        tempfile.TemporaryDirectory(prefix="ctxgw-test-pg-") as directory,
+        EmbeddedPostgres(Path(directory)) as server,
+    ):
         with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(TEMPLATE)))
         apply_migrations(server.url(TEMPLATE))

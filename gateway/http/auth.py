@@ -8,6 +8,7 @@ from typing import Any
 
 from litestar import Request
 from litestar.di import NamedDependency
+from litestar.params import SkipValidation
 
 from gateway.principal import Principal
 from gateway.runtime import Runtime
@@ -16,7 +17,9 @@ from gateway.usecases.keys import authenticate
 
 __all__ = ["RuntimeDep", "unit_of_work"]
 
-RuntimeDep = NamedDependency[Runtime]
+# The runtime is ours, not client input: skip the signature model, which cannot (and need not)
+# describe it.
+RuntimeDep = NamedDependency[SkipValidation[Runtime]]
 
 
 @asynccontextmanager

@@ -92,11 +92,10 @@ async def get_receipt(
 async def verify(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> dict[str, Any]:
-    keyring = runtime.discloser.recorder.signer.keyring
     async with unit_of_work(request, runtime) as (conn, principal):
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
-        checks = await verify_stored(conn, row, keyring, keyring.checkpoint_keys())
+        checks = await verify_stored(conn, row, runtime.discloser.recorder.signer)
     return {
         "receipt_id": receipt_id,
         "valid": all(c.ok for c in checks),

@@ -22,6 +22,7 @@ from receipts import (
     MalformedError,
     ProofInvalidError,
     SignatureMismatchError,
+    Signer,
     VerificationError,
     checkpoint_line,
     decode_body,
@@ -68,7 +69,7 @@ class Check:
 
 
 async def verify_stored(
-    conn: Connection, row: receipt_store.ReceiptRow, keyring: Any, public_keys: Any
+    conn: Connection, row: receipt_store.ReceiptRow, signer: Signer
 ) -> list[Check]:
     """Every check, each reported with its stable code; never stops at the first failure."""
     checks: list[Check] = []
@@ -83,6 +84,7 @@ async def verify_stored(
 
     body = bytes(row.body)
     envelope = Envelope.from_json(row.envelope)
+    keyring = signer.keyring
 
     def canonical() -> None:
         header = read_header(decode_body(body))
@@ -118,13 +120,13 @@ async def verify_stored(
             raise ChainBreakError("log.prev is not the leaf of the previous receipt")
 
     run("chain", chain)
-    proof = await prove(conn, row, None)
+    proof = await prove(conn, row, signer)
     if proof is None:
         checks.append(Check("inclusion", False, "proof_invalid", "no checkpoint covers it yet"))
     else:
 
         def included() -> None:
-            checkpoint = verify_checkpoint(proof.checkpoint, public_keys)
+            checkpoint = verify_checkpoint(proof.checkpoint, keyring.checkpoint_keys())
             verify_inclusion(
                 bytes(row.leaf), row.seq - 1, checkpoint.size, list(proof.hashes), checkpoint.root
             )
@@ -152,7 +154,7 @@ class Proof:
 
 
 async def prove(
-    conn: Connection, row: receipt_store.ReceiptRow, signer: Any | None
+    conn: Connection, row: receipt_store.ReceiptRow, signer: Signer | None
 ) -> Proof | None:
     """An RFC 6962 inclusion proof of the receipt in the latest checkpoint; with a `signer`, a
     fresh checkpoint is made when none covers the receipt yet."""
@@ -172,7 +174,7 @@ async def prove(
 
 
 async def export_lines(
-    pool: Pool, signer: Any, tenant_id: str, where: receipt_store.ReceiptFilter
+    pool: Pool, signer: Signer, tenant_id: str, where: receipt_store.ReceiptFilter
 ) -> AsyncIterator[str]:
     """The tenant's log as JSONL (`receipts.export`), ending with its signed checkpoint.
 

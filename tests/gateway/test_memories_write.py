@@ -80,7 +80,7 @@ def test_supersede_writes_new_version_and_retires_old(client: TestClient[Any], a
     body = client.post("/v1/fetch", json={"ids": [old, new_id]}, headers=agent.headers).json()
     assert [m["memory_id"] for m in body["memories"]] == [new_id]
     assert body["memories"][0]["supersedes"] == old
-    assert body["withheld"] == [{"memory_id": old, "reason": "superseded"}]
+    assert body["withheld"] == [{"memory_id": old, "reason": "superseded", "detail": ""}]
     again = write(client, agent, content="Thursday?", supersedes=old)
     assert again.status_code == 409
     assert again.json()["code"] == "already_superseded"

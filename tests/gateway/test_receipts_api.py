@@ -127,15 +127,19 @@ def test_export_verifies_offline_with_only_the_keyring(
     assert tampered.returncode == 1 and "bundle_mismatch" in tampered.stdout + tampered.stderr
 
 
-def test_receipts_are_append_only(client: TestClient[Any], agent: Key, database_url: str) -> None:
+def test_receipts_are_append_only(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
+) -> None:
     disclose_everything(client, agent)
+    auditor = make_key(role="auditor")
+    assert client.get("/v1/log/checkpoint", headers=auditor.headers).status_code == 200
     with psycopg.connect(database_url, autocommit=True) as conn:
         for statement in ("UPDATE receipts SET kind = 'x'", "DELETE FROM receipts", "TRUNCATE receipts",
                           "UPDATE checkpoints SET note = 'x'", "DELETE FROM checkpoints"):  # fmt: skip
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(statement)  # type: ignore[call-overload]
         conn.execute("SET ROLE ctxgw_app")
-        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="permission denied"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="must be owner"):
             conn.execute("ALTER TABLE receipts DISABLE TRIGGER receipts_append_only")
 
 
