@@ -33,6 +33,10 @@ def _parser() -> argparse.ArgumentParser:
 
     commands.add_parser("migrate", help="apply pending database migrations")
 
+    policy = commands.add_parser("policy", help="lint policy bundles and run their test suites")
+    policy.add_argument("policy_command", choices=["lint", "test"])
+    policy.add_argument("policy_args", nargs=argparse.REMAINDER, help="PATH [--format junit]")
+
     keys = commands.add_parser("keys", help="manage API keys")
     key_commands = keys.add_subparsers(dest="key_command", required=True)
     create = key_commands.add_parser("create", help="create a key (and its tenant if new)")
@@ -161,6 +165,12 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "policy":
+        # Pure and offline: no settings, no database.
+        from policies.cli import main_lint, main_test
+
+        run = main_test if args.policy_command == "test" else main_lint
+        return run(args.policy_args)
     try:
         settings = load_settings(os.environ)
     except SettingsError as exc:

@@ -15,6 +15,7 @@ from gateway import __version__
 from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
+from gateway.http.policies import ROUTES as POLICY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS, problem
 from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
 from gateway.runtime import Runtime, start_runtime
@@ -58,7 +59,14 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             yield
 
     return Litestar(
-        route_handlers=[healthz, readyz, *MEMORY_ROUTES, *CONTEXT_ROUTES, *RECEIPT_ROUTES],
+        route_handlers=[
+            healthz,
+            readyz,
+            *MEMORY_ROUTES,
+            *CONTEXT_ROUTES,
+            *RECEIPT_ROUTES,
+            *POLICY_ROUTES,
+        ],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],

@@ -110,3 +110,7 @@ class ReceiptQuery(msgspec.Struct, forbid_unknown_fields=True):
     memory_id: MemoryIdText | None = None
     cursor: Annotated[str, Meta(pattern=r"^[0-9]{1,19}$")] | None = None
     limit: Annotated[int, Meta(ge=1, le=1000)] = 100
+
+
+class ActivateIn(msgspec.Struct, forbid_unknown_fields=True):
+    mode: Literal["enforce", "log_only"]

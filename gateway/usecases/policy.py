@@ -15,21 +15,40 @@ from typing import Any, Literal
 
 from gateway.core.gate import Gate, GateVerdict
 from gateway.core.model import Candidate, Exclusion, MemoryId
-from gateway.errors import ForbiddenError, NotFoundError
+from gateway.errors import (
+    FieldError,
+    ForbiddenError,
+    InvalidRequestError,
+    NotFoundError,
+    PayloadTooLargeError,
+)
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
 from gateway.store import policies as policy_store
 from gateway.store.database import Connection
-from policies import Bundle, Evaluation, LoadedBundle, default_bundle, evaluate, load_canonical
+from policies import (
+    Bundle,
+    Evaluation,
+    LoadedBundle,
+    PolicyLintError,
+    default_bundle,
+    evaluate,
+    load_bundle,
+    load_canonical,
+)
 
 __all__ = [
     "DEFAULT_UPLOADER",
     "PolicyInForce",
     "PolicyRegistry",
+    "Uploaded",
+    "activate_bundle",
+    "describe_bundle",
     "memory_view",
     "policy_gate",
     "refuse_unless_required_met",
     "request_view",
+    "upload_bundle",
 ]
 
 Mode = Literal["enforce", "log_only"]
@@ -67,7 +86,7 @@ class PolicyRegistry:
     async def in_force(self, conn: Connection, tenant_id: str, at: datetime) -> PolicyInForce:
         activation = await policy_store.active_policy(conn, tenant_id, at)
         if activation is None:
-            await self._store_default(conn, tenant_id)
+            await self.store_default(conn, tenant_id)
             bundle = self.shipped.bundle
             return PolicyInForce(self.shipped.digest, bundle.mode, bundle, activated=False)
         bundle = await self.bundle(conn, tenant_id, activation.digest)
@@ -90,7 +109,7 @@ class PolicyRegistry:
         self._parsed[digest] = parsed
         return parsed
 
-    async def _store_default(self, conn: Connection, tenant_id: str) -> None:
+    async def store_default(self, conn: Connection, tenant_id: str) -> None:
         # Receipts cite the digest of the bundle in force; storing the shipped default the first
         # time it serves a tenant keeps every cited digest loadable for replay, forever.
         if tenant_id in self._default_stored:
@@ -188,3 +207,89 @@ def policy_gate(
         return verdict(evaluation, candidates)
 
     return gate
+
+
+@dataclass(frozen=True, slots=True)
+class Uploaded:
+    digest: str
+    warnings: tuple[str, ...]
+    created: bool
+
+
+# A policy is configuration, not data: a generous bound that still keeps lint time small.
+MAX_POLICY_BYTES = 256 * 1024
+
+
+async def upload_bundle(
+    conn: Connection, principal: Principal, source: bytes, filename: str
+) -> Uploaded:
+    """Lint and store a bundle, content-addressed; the same meaning uploaded twice is one row."""
+    principal.require_role("admin")
+    if len(source) > MAX_POLICY_BYTES:
+        raise PayloadTooLargeError(
+            f"a policy bundle may be at most {MAX_POLICY_BYTES} bytes; this one is {len(source)}"
+        )
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidRequestError(
+            f"the bundle is not UTF-8: {exc}", code="policy_invalid"
+        ) from None
+    try:
+        loaded = load_bundle(text, filename)
+    except PolicyLintError as exc:
+        raise InvalidRequestError(
+            f"the bundle has {len(exc.issues)} lint error(s)",
+            tuple(
+                FieldError(f"{i.file}:{i.line}:{i.col}", f"{i.code} {i.message}")
+                for i in exc.issues
+            ),
+            code="policy_invalid",
+        ) from None
+    created = await policy_store.insert_bundle(
+        conn,
+        principal.tenant_id,
+        digest=loaded.digest,
+        canonical=loaded.canonical,
+        source=loaded.source,
+        name=loaded.bundle.name,
+        revision=loaded.bundle.revision or None,
+        uploaded_by=principal.key_id,
+    )
+    return Uploaded(loaded.digest, tuple(str(w) for w in loaded.warnings), created)
+
+
+async def activate_bundle(
+    conn: Connection,
+    principal: Principal,
+    registry: PolicyRegistry,
+    digest: str,
+    mode: Mode,
+    at: datetime,
+) -> None:
+    principal.require_role("admin")
+    await registry.bundle(conn, principal.tenant_id, digest)  # 404 unless stored for the tenant
+    if digest == registry.shipped.digest:
+        await registry.store_default(conn, principal.tenant_id)
+    await policy_store.insert_activation(
+        conn, principal.tenant_id, digest, mode, principal.key_id, at
+    )
+
+
+async def describe_bundle(
+    conn: Connection, principal: Principal, registry: PolicyRegistry, digest: str
+) -> dict[str, Any]:
+    principal.require_role("admin", "auditor")
+    if digest == registry.shipped.digest:
+        await registry.store_default(conn, principal.tenant_id)
+    row = await policy_store.find_bundle(conn, principal.tenant_id, digest)
+    if row is None:
+        raise NotFoundError(f"policy bundle {digest} not found", code="policy_not_found")
+    return {
+        "digest": row.digest,
+        "name": row.name,
+        "revision": row.revision,
+        "source": row.source,
+        "uploaded_at": row.uploaded_at.isoformat(),
+        "uploaded_by": row.uploaded_by,
+    }
