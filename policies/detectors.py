@@ -12,6 +12,7 @@ always redacts the same way.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
@@ -41,29 +42,37 @@ def _digits(text: str) -> str:
     return "".join(c for c in text if c.isdigit())
 
 
+def _matched(match: Any, group: int = 0) -> str:
+    # Matching runs on UTF-8 bytes (see redact_text); checks look at the matched text.
+    found = match.group(group)
+    return "" if found is None else bytes(found).decode("utf-8", "surrogatepass")
+
+
 def _card(match: Any) -> bool:
-    digits = _digits(match.group(0))
+    digits = _digits(_matched(match))
     return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits)
 
 
 def _iban(match: Any) -> bool:
-    compact = str(match.group(0)).replace(" ", "").upper()
+    compact = _matched(match).replace(" ", "").upper()
     if not 15 <= len(compact) <= 34:
         return False
     rearranged = compact[4:] + compact[:4]
     return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
 
 
-_DATE_PREFIX = re2.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DOTTED_QUAD = re2.compile(r"^[0-9]{1,3}(?:\.[0-9]{1,3}){3}$")
+# Python's `re` is fine for these two: they are anchored, have no nested repetition, and only
+# ever see one phone-shaped match (at most a few dozen characters), never untrusted text at large.
+_DATE_PREFIX = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DOTTED_QUAD = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 
 
 def _phone(match: Any) -> bool:
-    found = str(match.group(0))
+    found = _matched(match)
     digits = _digits(found)
     if not 9 <= len(digits) <= 15:
         return False
-    if _DATE_PREFIX.search(found) or _DOTTED_QUAD.search(found):
+    if _DATE_PREFIX.match(found) or _DOTTED_QUAD.fullmatch(found):
         return False  # timestamps and IPv4 addresses have the same shape
     # A bare run of digits is an id or an amount far more often than a phone number; accept
     # only the national-number lengths (10, or 11 with a trunk or country prefix).
@@ -73,10 +82,9 @@ def _phone(match: Any) -> bool:
 def _mixed_token(match: Any) -> bool:
     # Only the generic blob alternative is checked: a long run of letters and digits is a secret
     # only if it looks random, i.e. has digits, upper and lower case.
-    blob = match.group("blob")
-    if blob is None:
+    if match.group(1) is None:  # group 1: the blob alternative, the pattern's only group
         return True
-    body = str(blob).rstrip("=")
+    body = _matched(match, 1).rstrip("=")
     return any(c.isdigit() for c in body) and body.lower() != body and body.upper() != body
 
 
@@ -92,7 +100,7 @@ _TOKEN = "|".join(
         r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWT
         r"(?i:bearer)\s+[A-Za-z0-9._~+/\-]{20,}=*",
         r"\b[0-9a-fA-F]{32,}\b",  # long hex: keys, session ids
-        r"(?P<blob>\b[A-Za-z0-9+/_\-]{40,}={0,2})",  # base64-ish blobs, checked below
+        r"(\b[A-Za-z0-9+/_\-]{40,}={0,2})",  # base64-ish blobs, checked below
     )
 )
 
@@ -117,7 +125,7 @@ def _options() -> Any:
 
 
 def _compile(pattern: str) -> Any:
-    return re2.compile(pattern, _options())
+    return re2.compile(pattern.encode(), _options())
 
 
 # Compiled once, on first import: these are fixed patterns, not configuration.
@@ -155,26 +163,34 @@ class Redacted:
 
 
 def redact_text(text: str, detectors: Iterable[str]) -> Redacted:
-    """Apply `detectors` (in the fixed detector order) to `text`."""
-    wanted = set(detectors) & scan(text)  # one pass rules out most detectors, often all
+    """Apply `detectors` (in the fixed detector order) to `text`.
+
+    Works on the UTF-8 bytes: RE2's Python wrapper maps every match position back to str
+    offsets, which costs more than the matching; the patterns are ASCII, so bytes match alike.
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    found = _SCANNER.Match(data)  # one pass rules out most detectors, often all
+    if not found:
+        return Redacted(text, ())
+    wanted = set(detectors).intersection(DETECTOR_NAMES[i] for i in found)
     counts: list[tuple[str, int]] = []
     for name in DETECTOR_NAMES:
         if name not in wanted:
             continue
         regex, check = _COMPILED[name]
-        marker = replacement(name)
-        hits = 0
-
-        def substitute(
-            match: Any, check: Callable[[Any], bool] | None = check, marker: str = marker
-        ) -> str:
-            nonlocal hits
+        marker = replacement(name).encode()
+        pieces: list[bytes] = []
+        position = 0
+        for match in regex.finditer(data):
             if check is not None and not check(match):
-                return str(match.group(0))
-            hits += 1
-            return marker
-
-        text = regex.sub(substitute, text)
-        if hits:
-            counts.append((name, hits))
-    return Redacted(text, tuple(counts))
+                continue
+            start, end = match.span()
+            pieces += (data[position:start], marker)
+            position = end
+        if pieces:
+            pieces.append(data[position:])
+            data = b"".join(pieces)
+            counts.append((name, len(pieces) // 2))
+    if not counts:
+        return Redacted(text, ())
+    return Redacted(data.decode("utf-8", "surrogatepass"), tuple(counts))

@@ -39,7 +39,7 @@ __all__ = [
 
 MAX_SOURCE_BYTES = 1024 * 1024
 MAX_YAML_DEPTH = 32
-MAX_NODES = 250_000
+MAX_NODES = 100_000
 MAX_SCALAR_CHARS = 65_536
 
 ScalarTag = Literal["str", "int", "float", "bool", "null", "timestamp"]

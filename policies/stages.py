@@ -306,12 +306,16 @@ def _transform(plan: Plan, state: MemoryState) -> None:
             continue
         hits_actual: tuple[Redaction, ...] = ()
         hits_if: tuple[Redaction, ...] = ()
+        same_text = (actual.heading, actual.content) == (if_enforced.heading, if_enforced.content)
         if slot.enforced and actual.outcome == "admit":
             hits_actual = _redact(actual, detectors)
         if if_enforced is actual:
             hits_if = hits_actual
         elif if_enforced.outcome == "admit":
-            hits_if = _redact(if_enforced, detectors)
+            if same_text and hits_actual:
+                hits_if = _copy_redaction(actual, if_enforced, hits_actual)
+            elif not (same_text and slot.enforced and actual.outcome == "admit"):
+                hits_if = _redact(if_enforced, detectors)  # else: nothing was found above
         if hits_actual or hits_if:
             outcome = "redact" if hits_actual else "unchanged"
             outcome_if = "redact" if hits_if else "unchanged"
@@ -332,47 +336,79 @@ def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
     return tuple(hits)
 
 
+def _copy_redaction(
+    source: Track, target: Track, hits: tuple[Redaction, ...]
+) -> tuple[Redaction, ...]:
+    # Both tracks held the same text, so redacting again would find the same: reuse it.
+    target.heading, target.content = source.heading, source.content
+    for hit in hits:
+        key = (hit.field, hit.detector)
+        target.counts[key] = target.counts.get(key, 0) + hit.count
+    return hits
+
+
 def run_budget(plan: Plan, states: list[MemoryState | None]) -> None:
     """Walk memories in rank order; an item stays if it fits every cap that matches it."""
     if not plan.cap:
         return
-    caps = set(plan.cap)
     capped: dict[tuple[int, int], list[bool]] = {}
-    tracks = ((0, True),) if plan.uniform else ((0, True), (1, False))
-    for track_index, enforced_only in tracks:
-        used = {i: [0, 0] for i in plan.cap}
-        for m, state in enumerate(states):
-            if state is None:
-                continue  # no rule fired, so no cap matches it
-            track = state.actual if enforced_only else state.if_enforced
-            if track.outcome != "admit":
-                continue
-            matching = [
-                i
-                for i in state.fired
-                if i in caps and (plan.slots[i].enforced or not enforced_only)
-            ]
-            if not matching:
-                continue
-            tokens = _CHECK_INT(state.memory.get("tokens"))
-            blocking = next(
-                (i for i in matching if not _fits(plan.slots[i].rule, used[i], tokens)), None
-            )
-            if blocking is not None:
-                track.outcome, track.rule_id = "cap", plan.slots[blocking].rule.id
-                flags = capped.setdefault((m, blocking), [False, False])
-                flags[track_index] = True
-                if plan.uniform:
-                    flags[1] = True
-                continue
-            for i in matching:
-                used[i][0] += 1
-                used[i][1] += tokens if isinstance(tokens, int) else 0
+    _cap_track(plan, states, capped, enforced_only=True)
+    if not plan.uniform:
+        # When every cap is enforced and both tracks admitted the same memories, the
+        # if-enforced walk would repeat the actual one step for step: copy it instead.
+        same = all(plan.slots[i].enforced for i in plan.cap) and all(
+            state is None or state.if_enforced.outcome == state.actual.outcome for state in states
+        )
+        if same:
+            for (m, i), flags in capped.items():
+                state = states[m]
+                assert state is not None
+                state.if_enforced.outcome, state.if_enforced.rule_id = "cap", plan.slots[i].rule.id
+                flags[1] = True
+        else:
+            _cap_track(plan, states, capped, enforced_only=False)
     for (m, i), (in_actual, in_if) in sorted(capped.items()):
         state = states[m]
         assert state is not None
         outcome, outcome_if = ("cap" if in_actual else "admit"), ("cap" if in_if else "admit")
         state.decisions.append(plan.decision(i, state, outcome, outcome_if))
+
+
+def _cap_track(
+    plan: Plan,
+    states: list[MemoryState | None],
+    capped: dict[tuple[int, int], list[bool]],
+    *,
+    enforced_only: bool,
+) -> None:
+    caps = set(plan.cap)
+    track_index = 0 if enforced_only else 1
+    used = {i: [0, 0] for i in plan.cap}
+    for m, state in enumerate(states):
+        if state is None:
+            continue  # no rule fired, so no cap matches it
+        track = state.actual if enforced_only else state.if_enforced
+        if track.outcome != "admit":
+            continue
+        matching = [
+            i for i in state.fired if i in caps and (plan.slots[i].enforced or not enforced_only)
+        ]
+        if not matching:
+            continue
+        tokens = _CHECK_INT(state.memory.get("tokens"))
+        blocking = next(
+            (i for i in matching if not _fits(plan.slots[i].rule, used[i], tokens)), None
+        )
+        if blocking is not None:
+            track.outcome, track.rule_id = "cap", plan.slots[blocking].rule.id
+            flags = capped.setdefault((m, blocking), [False, False])
+            flags[track_index] = True
+            if plan.uniform:
+                flags[1] = True
+            continue
+        for i in matching:
+            used[i][0] += 1
+            used[i][1] += tokens if isinstance(tokens, int) else 0
 
 
 def _fits(rule: Rule, used: list[int], tokens: object) -> bool:

@@ -41,7 +41,9 @@ def test_ten_thousand_rules() -> None:
     source = HEAD + "".join(f"    - {{id: r{i}, effect: allow}}\n" for i in range(10_000))
     with within(5):
         issues = lint(source)
-    assert [str(i) for i in issues] == [f"<policy>:7:5: P031 spec.rules has 10000 rules; at most {MAX_RULES}"]
+    assert [str(i) for i in issues] == [
+        f"<policy>:7:5: P031 spec.rules has 10000 rules; at most {MAX_RULES}"
+    ]
 
 
 def test_the_rule_limit_itself_is_fine() -> None:
@@ -67,8 +69,12 @@ def test_deep_and_wide_conditions() -> None:
         # 12 levels: the condition limit; 200 levels: the YAML nesting limit comes first.
         assert _codes(HEAD + rule.format("{not: " * 12 + leaf + "}" * 12)) == ["P048"]
         assert _codes(HEAD + rule.format("{not: " * 200 + leaf + "}" * 200)) == ["P006"]
-    wide = ", ".join("{field: memory.tokens, op: gt, value: 1}" for _ in range(MAX_CONDITION_NODES + 5))
-    assert _codes(HEAD + f"    - {{id: r, effect: deny, reason: r, when: {{any: [{wide}]}}}}\n") == ["P049"]
+    wide = ", ".join(
+        "{field: memory.tokens, op: gt, value: 1}" for _ in range(MAX_CONDITION_NODES + 5)
+    )
+    assert _codes(
+        HEAD + f"    - {{id: r, effect: deny, reason: r, when: {{any: [{wide}]}}}}\n"
+    ) == ["P049"]
 
 
 def test_too_many_nodes() -> None:
@@ -77,9 +83,9 @@ def test_too_many_nodes() -> None:
 
 
 def test_alias_bomb_is_refused_at_the_first_anchor() -> None:
-    bomb = (
-        'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
-        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
+    bomb = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ",".join([f"*{chr(97 + i)}"] * 9) + "]\n"
+        for i in range(8)
     )
     with within(0.5):
         issues = lint(bomb)
@@ -88,7 +94,10 @@ def test_alias_bomb_is_refused_at_the_first_anchor() -> None:
 
 
 def test_catastrophic_regex_is_accepted_because_re2_is_linear() -> None:
-    bundle = load_bundle(HEAD + "    - {id: r, effect: deny, reason: r, when: {field: memory.content, op: regex, value: '(a+)+$'}}\n")
+    bundle = load_bundle(
+        HEAD
+        + "    - {id: r, effect: deny, reason: r, when: {field: memory.content, op: regex, value: '(a+)+$'}}\n"
+    )
     assert bundle.bundle.rules[0].when is not None
 
 

@@ -56,7 +56,9 @@ memories = st.fixed_dictionaries(
         "heading": texts,
         "content": maybe(texts, st.just(b"bytes")),
         "confidence": maybe(st.floats(0, 1), st.none(), st.just("high"), st.just(float("nan"))),
-        "labels": maybe(st.lists(st.sampled_from(["pii", "secret", "x"]), max_size=3), st.just("pii")),
+        "labels": maybe(
+            st.lists(st.sampled_from(["pii", "secret", "x"]), max_size=3), st.just("pii")
+        ),
         "created_at": maybe(
             st.datetimes(datetime(2026, 1, 1), datetime(2026, 12, 31), timezones=st.just(UTC)),
             st.just(datetime(2026, 1, 1)),  # naive: an input error
@@ -82,7 +84,9 @@ def _snapshot(bundle_name: str, request: dict[str, object], items: list[dict[str
 
 @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(BUNDLES)), requests, st.lists(memories, max_size=12))
-def test_evaluate_is_deterministic(name: str, request: dict[str, object], items: list[dict[str, object]]) -> None:
+def test_evaluate_is_deterministic(
+    name: str, request: dict[str, object], items: list[dict[str, object]]
+) -> None:
     first = _snapshot(name, request, items)
     # Fresh copies, and dicts built in the reverse key order: no identity or order dependence.
     reordered = [dict(reversed(list(copy.deepcopy(item).items()))) for item in items]
@@ -106,10 +110,14 @@ def test_log_only_changes_nothing_and_predicts_enforce(
     assert all(not d.applied for d in observed.decisions)
     # What log_only says enforcement would do is exactly what the fully enforced bundle does.
     everything = dataclasses.replace(
-        enforced_bundle, rules=tuple(dataclasses.replace(r, mode="enforce") for r in enforced_bundle.rules)
+        enforced_bundle,
+        rules=tuple(dataclasses.replace(r, mode="enforce") for r in enforced_bundle.rules),
     )
     enforced = evaluate(everything, request, items, NOW)
-    predicted = [(o.outcome_if_enforced, o.rule_id_if_enforced, o.redactions_if_enforced) for o in observed.outcomes]
+    predicted = [
+        (o.outcome_if_enforced, o.rule_id_if_enforced, o.redactions_if_enforced)
+        for o in observed.outcomes
+    ]
     assert predicted == [(o.outcome, o.rule_id, o.redactions) for o in enforced.outcomes]
 
 
@@ -126,9 +134,36 @@ def test_lint_never_raises_on_bytes(source: bytes) -> None:
     assert all(i.line >= 1 and i.col >= 1 for i in lint(source))
 
 
-keys = st.sampled_from(["apiVersion", "kind", "metadata", "spec", "rules", "id", "effect", "when", "field", "op", "value", "all", "not", "mode"])
-scalars = st.one_of(st.sampled_from(["ctxgw/v1", "PolicyBundle", "deny", "allow", "eq", "memory.namespace", "hr", "no", "1:30"]), st.integers(-5, 5), st.none())
-documents = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)), max_leaves=25)
+keys = st.sampled_from(
+    [
+        "apiVersion",
+        "kind",
+        "metadata",
+        "spec",
+        "rules",
+        "id",
+        "effect",
+        "when",
+        "field",
+        "op",
+        "value",
+        "all",
+        "not",
+        "mode",
+    ]
+)
+scalars = st.one_of(
+    st.sampled_from(
+        ["ctxgw/v1", "PolicyBundle", "deny", "allow", "eq", "memory.namespace", "hr", "no", "1:30"]
+    ),
+    st.integers(-5, 5),
+    st.none(),
+)
+documents = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
+    max_leaves=25,
+)
 
 
 @settings(max_examples=200)
@@ -142,7 +177,9 @@ def test_lint_never_raises_on_structured_nonsense(document: object) -> None:
     st.lists(
         st.tuples(
             st.sampled_from(["deny", "allow", "redact", "cap"]),
-            st.sampled_from(["memory.namespace", "memory.confidence", "memory.created_at", "memory.labels"]),
+            st.sampled_from(
+                ["memory.namespace", "memory.confidence", "memory.created_at", "memory.labels"]
+            ),
             st.sampled_from(["enforce", "log_only"]),
         ),
         max_size=6,
@@ -155,7 +192,12 @@ def test_canonical_round_trip_of_generated_bundles(specs: list[tuple[str, str, s
         "memory.created_at": "{not: {field: memory.created_at, op: newer_than, value: 36h}}",
         "memory.labels": "{any: [{field: memory.labels, op: contains, value: x}, {field: memory.labels, op: missing}]}",
     }
-    extra = {"deny": ", reason: r", "allow": "", "redact": ", detectors: [phone, email]", "cap": ", max_items: 2"}
+    extra = {
+        "deny": ", reason: r",
+        "allow": "",
+        "redact": ", detectors: [phone, email]",
+        "cap": ", max_items: 2",
+    }
     rules = "\n".join(
         f"- {{id: r{i}, effect: {effect}, mode: {mode}, when: {conditions[field]}{extra[effect]}}}"
         for i, (effect, field, mode) in enumerate(specs)
@@ -166,7 +208,9 @@ def test_canonical_round_trip_of_generated_bundles(specs: list[tuple[str, str, s
 
 
 def test_now_moves_time_conditions_only() -> None:
-    bundle = loaded("- {id: old, effect: deny, reason: r, when: {field: memory.created_at, op: older_than, value: 1d}}").bundle
+    bundle = loaded(
+        "- {id: old, effect: deny, reason: r, when: {field: memory.created_at, op: older_than, value: 1d}}"
+    ).bundle
     item = {"memory_id": "m", "created_at": NOW - timedelta(hours=12)}
     assert evaluate(bundle, {}, [item], NOW).outcomes[0].outcome == "admit"
     assert evaluate(bundle, {}, [item], NOW + timedelta(days=1)).outcomes[0].outcome == "deny"

@@ -1,0 +1,146 @@
+"""Evaluation cost: 500 candidate memories × 20 rules, p50/p99 per evaluate() call.
+
+    .venv/bin/python tests/policies/policy_bench.py
+
+Two data sets over the same 20-rule bundle (every operator family, all four stages, one log_only
+rule): `typical` (most candidates pass; 5 % carry PII) and `heavy` (three quarters are denied,
+capped or redacted, so most memories produce decisions with evidence).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from policies import Bundle, evaluate, load_bundle  # noqa: E402
+
+NOW = datetime(2026, 11, 29, tzinfo=UTC)
+REQUEST: dict[str, object] = {
+    "tenant": "acme",
+    "agent_id": "support-bot",
+    "role": "agent",
+    "purpose": "support",
+    "namespaces": ["eng", "public"],
+    "budget_tokens": 4000,
+}
+
+BUNDLE = """\
+apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: bench}
+spec:
+  default_decision: allow
+  rules:
+    - {id: need-purpose, effect: require, reason: r, when: {field: request.purpose, op: exists}}
+    - {id: tenant-set, effect: require, reason: r, when: {field: request.tenant, op: exists}}
+    - id: hr
+      effect: deny
+      reason: r
+      when: {all: [{field: memory.namespace, op: eq, value: hr}, {field: request.role, op: not_in, value: [hr_assistant]}]}
+    - {id: legal, effect: deny, reason: r, when: {field: memory.namespace, op: in, value: [legal, finance]}}
+    - {id: low-conf, effect: deny, reason: r, when: {field: memory.confidence, op: lt, value: 0.2}}
+    - id: stale
+      effect: deny
+      reason: r
+      when: {all: [{field: memory.memory_type, op: eq, value: working}, {field: memory.created_at, op: older_than, value: 30d}]}
+    - {id: secret-label, effect: deny, reason: r, when: {field: memory.labels, op: contains_any, value: [secret, restricted]}}
+    - id: expired
+      effect: deny
+      reason: r
+      when: {all: [{field: memory.expires_at, op: exists}, {field: memory.expires_at, op: lt, value: "2026-01-01T00:00:00Z"}]}
+    - id: vault
+      effect: deny
+      reason: r
+      when: {all: [{field: memory.source_ref, op: exists}, {field: memory.source_ref, op: glob, value: "vault://*"}]}
+    - {id: heading-rx, effect: deny, reason: r, when: {field: memory.heading, op: regex, value: "(?i)do not share"}}
+    - id: untrusted-agent
+      effect: deny
+      reason: r
+      when: {all: [{field: request.agent_id, op: eq, value: untrusted}, {field: memory.namespace, op: ne, value: public}]}
+    - {id: allow-public, effect: allow, when: {field: memory.namespace, op: eq, value: public}}
+    - {id: redact-pii, effect: redact, detectors: [email, phone, card], when: {field: memory.labels, op: contains_any, value: [pii]}}
+    - {id: redact-tokens, effect: redact, detectors: [api_token], when: {field: memory.source_type, op: eq, value: code}}
+    - {id: redact-all-email, effect: redact, mode: log_only, detectors: [email], when: {field: memory.namespace, op: ne, value: public}}
+    - {id: cap-episodic, effect: cap, max_items: 50, when: {field: memory.memory_type, op: eq, value: episodic}}
+    - {id: cap-working, effect: cap, max_tokens: 4000, when: {field: memory.memory_type, op: eq, value: working}}
+    - {id: cap-lowconf, effect: cap, max_items: 20, when: {field: memory.confidence, op: lt, value: 0.5}}
+    - {id: cap-big, effect: cap, max_items: 10, when: {field: memory.tokens, op: gt, value: 800}}
+    - {id: cap-eng, effect: cap, max_items: 300, when: {field: memory.namespace, op: eq, value: eng}}
+"""
+
+_WORDS = "deploy service the user asked about billing prod cluster latency rollback canary".split()
+
+
+def memories(count: int, *, heavy: bool, seed: int = 1) -> list[dict[str, object]]:
+    rnd = random.Random(seed)
+    found = []
+    for i in range(count):
+        pii = rnd.random() < (0.2 if heavy else 0.05)
+        content = " ".join(rnd.choice(_WORDS) for _ in range(60))
+        if pii:
+            content += " contact jane.doe@example.com or +1 555 123 4567"
+        if heavy:
+            namespace = rnd.choice(["eng", "eng", "public", "hr", "legal", "ops"])
+            confidence = rnd.random()
+        else:
+            namespace = rnd.choices(["eng", "public", "hr", "ops"], [70, 20, 3, 7])[0]
+            confidence = 0.3 + 0.7 * rnd.random()
+        found.append(
+            {
+                "memory_id": f"m{i:05d}",
+                "namespace": namespace,
+                "memory_type": rnd.choices(
+                    ["semantic", "episodic", "procedural", "working"], [50, 35, 10, 5]
+                )[0],
+                "heading": f"Heading {i} about the service",
+                "content": content,
+                "confidence": confidence,
+                "labels": ["pii"]
+                if pii
+                else rnd.choice([[], [], ["x"], ["secret"] if heavy else []]),
+                "source_type": rnd.choice(["chat", "chat", "doc", "code"]),
+                "source_ref": rnd.choice(["git://repo", None, "vault://a" if heavy else None]),
+                "created_at": NOW - timedelta(days=rnd.randint(0, 60 if heavy else 20)),
+                "expires_at": None,
+                "tokens": rnd.randint(20, 1000 if heavy else 400),
+            }
+        )
+    return found
+
+
+def bench_bundle() -> Bundle:
+    return load_bundle(BUNDLE, "bench.yaml").bundle
+
+
+def measure(items: list[dict[str, object]], runs: int = 200) -> tuple[float, float, int]:
+    """(p50 ms, p99 ms, decisions) of evaluate() over `items`."""
+    bundle = bench_bundle()
+    for _ in range(10):
+        evaluation = evaluate(bundle, REQUEST, items, NOW)
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        evaluation = evaluate(bundle, REQUEST, items, NOW)
+        times.append(time.perf_counter() - start)
+    times.sort()
+    p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
+    return statistics.median(times) * 1e3, p99 * 1e3, len(evaluation.decisions)
+
+
+def main() -> None:
+    assert len(bench_bundle().rules) == 20
+    for name, heavy in (("typical", False), ("heavy", True)):
+        p50, p99, decisions = measure(memories(500, heavy=heavy))
+        print(
+            f"{name:8} 500 memories x 20 rules: p50 {p50:.2f} ms  p99 {p99:.2f} ms  ({decisions} decisions)"
+        )
+
+
+if __name__ == "__main__":
+    main()
