@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from policies import Bundle, evaluate, load_bundle  # noqa: E402
+from policies import Bundle, evaluate, load_bundle
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)
 REQUEST: dict[str, object] = {
@@ -74,7 +74,20 @@ spec:
     - {id: cap-eng, effect: cap, max_items: 300, when: {field: memory.namespace, op: eq, value: eng}}
 """
 
-_WORDS = "deploy service the user asked about billing prod cluster latency rollback canary".split()
+_WORDS = [
+    "deploy",
+    "service",
+    "the",
+    "user",
+    "asked",
+    "about",
+    "billing",
+    "prod",
+    "cluster",
+    "latency",
+    "rollback",
+    "canary",
+]
 
 
 def memories(count: int, *, heavy: bool, seed: int = 1) -> list[dict[str, object]]:
