@@ -20,11 +20,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from policies.budget import run_budget
 from policies.conditions import Evidence, Result
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.fields import FIELDS, ConditionError, check_value
 from policies.model import Bundle, Rule
-from policies.stages import MemoryState, Plan, bind_slots, fire_rules, run_budget, run_memory
+from policies.stages import MemoryState, Plan, bind_slots, fire_rules, run_memory
 
 __all__ = ["evaluate"]
 

@@ -1,4 +1,5 @@
-"""The per-memory stages of an evaluation: admit, transform, budget, on two tracks.
+"""The per-memory stages of an evaluation: admit and transform, on two tracks (budget.py
+then walks the memories in rank order for the budget stage).
 
 `evaluate.py` drives these; they live apart to keep each module to one concern. The hot loop
 (`fire_rules`) is written for speed: conditions are bound to the request beforehand (request
@@ -18,22 +19,12 @@ from itertools import compress
 from policies.conditions import Bound, Evidence, MemFn, Result
 from policies.decisions import Decision, Outcome, Redaction
 from policies.detectors import redact_text, scan
-from policies.fields import CHECKERS, ConditionError
+from policies.fields import ConditionError
 from policies.model import Bundle, Rule
 
-__all__ = [
-    "MemoryState",
-    "Plan",
-    "Slot",
-    "Track",
-    "bind_slots",
-    "fire_rules",
-    "run_budget",
-    "run_memory",
-]
+__all__ = ["MemoryState", "Plan", "Slot", "Track", "bind_slots", "fire_rules", "run_memory"]
 
 _TEXT_ERROR = ConditionError("E001", "memory.heading or memory.content is not a string")
-_CHECK_INT = CHECKERS["int"]
 
 
 class Slot:
@@ -345,75 +336,3 @@ def _copy_redaction(
         key = (hit.field, hit.detector)
         target.counts[key] = target.counts.get(key, 0) + hit.count
     return hits
-
-
-def run_budget(plan: Plan, states: list[MemoryState | None]) -> None:
-    """Walk memories in rank order; an item stays if it fits every cap that matches it."""
-    if not plan.cap:
-        return
-    capped: dict[tuple[int, int], list[bool]] = {}
-    _cap_track(plan, states, capped, enforced_only=True)
-    if not plan.uniform:
-        # When every cap is enforced and both tracks admitted the same memories, the
-        # if-enforced walk would repeat the actual one step for step: copy it instead.
-        same = all(plan.slots[i].enforced for i in plan.cap) and all(
-            state is None or state.if_enforced.outcome == state.actual.outcome for state in states
-        )
-        if same:
-            for (m, i), flags in capped.items():
-                state = states[m]
-                assert state is not None
-                state.if_enforced.outcome, state.if_enforced.rule_id = "cap", plan.slots[i].rule.id
-                flags[1] = True
-        else:
-            _cap_track(plan, states, capped, enforced_only=False)
-    for (m, i), (in_actual, in_if) in sorted(capped.items()):
-        state = states[m]
-        assert state is not None
-        outcome, outcome_if = ("cap" if in_actual else "admit"), ("cap" if in_if else "admit")
-        state.decisions.append(plan.decision(i, state, outcome, outcome_if))
-
-
-def _cap_track(
-    plan: Plan,
-    states: list[MemoryState | None],
-    capped: dict[tuple[int, int], list[bool]],
-    *,
-    enforced_only: bool,
-) -> None:
-    caps = set(plan.cap)
-    track_index = 0 if enforced_only else 1
-    used = {i: [0, 0] for i in plan.cap}
-    for m, state in enumerate(states):
-        if state is None:
-            continue  # no rule fired, so no cap matches it
-        track = state.actual if enforced_only else state.if_enforced
-        if track.outcome != "admit":
-            continue
-        matching = [
-            i for i in state.fired if i in caps and (plan.slots[i].enforced or not enforced_only)
-        ]
-        if not matching:
-            continue
-        tokens = _CHECK_INT(state.memory.get("tokens"))
-        blocking = next(
-            (i for i in matching if not _fits(plan.slots[i].rule, used[i], tokens)), None
-        )
-        if blocking is not None:
-            track.outcome, track.rule_id = "cap", plan.slots[blocking].rule.id
-            flags = capped.setdefault((m, blocking), [False, False])
-            flags[track_index] = True
-            if plan.uniform:
-                flags[1] = True
-            continue
-        for i in matching:
-            used[i][0] += 1
-            used[i][1] += tokens if isinstance(tokens, int) else 0
-
-
-def _fits(rule: Rule, used: list[int], tokens: object) -> bool:
-    if rule.max_items is not None and used[0] + 1 > rule.max_items:
-        return False
-    if rule.max_tokens is None:
-        return True
-    return isinstance(tokens, int) and used[1] + tokens <= rule.max_tokens

@@ -1,0 +1,60 @@
+"""Package hygiene: purity (imports), public surface, module size, and a loose speed guard."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import policies
+from policy_bench import REQUEST, bench_bundle, measure, memories
+
+PACKAGE = Path(policies.__file__).parent
+ALLOWED_THIRD_PARTY = {"yaml", "re2", "rfc8785"}
+FORBIDDEN_STDLIB = {"time", "random", "secrets", "uuid", "socket", "threading", "asyncio", "sqlite3"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text("utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_policies_is_pure() -> None:
+    import sys
+
+    stdlib = set(sys.stdlib_module_names)
+    for path in sorted(PACKAGE.glob("*.py")):
+        imported = _imports(path) - {"__future__", "policies"}
+        assert "gateway" not in imported and "receipts" not in imported, path.name
+        assert imported - stdlib <= ALLOWED_THIRD_PARTY, (path.name, imported - stdlib)
+        assert not imported & FORBIDDEN_STDLIB, (path.name, imported & FORBIDDEN_STDLIB)
+        if path.name not in ("cli.py", "__main__.py", "suite.py", "shipped.py"):
+            source = path.read_text("utf-8")
+            assert "datetime.now" not in source and "utcnow" not in source and "open(" not in source, path.name
+
+
+def test_modules_stay_small() -> None:
+    for path in PACKAGE.glob("*.py"):
+        lines = len(path.read_text("utf-8").splitlines())
+        assert lines <= 400, f"{path.name} has {lines} lines; split it"
+
+
+def test_public_surface() -> None:
+    assert sorted(policies.__all__) == policies.__all__
+    for name in policies.__all__:
+        assert getattr(policies, name) is not None
+
+
+def test_evaluation_speed_guard() -> None:
+    # A regression guard, far above the measured figure (see policy_bench.py), so that a
+    # loaded CI machine does not fail it; the benchmark itself prints the real numbers.
+    assert len(bench_bundle().rules) == 20
+    p50, _, decisions = measure(memories(500, heavy=False), runs=15)
+    assert decisions > 0
+    assert p50 < 100, f"evaluate p50 {p50:.1f} ms for 500 memories x 20 rules"
+    assert REQUEST["purpose"] == "support"
