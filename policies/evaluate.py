@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from policies.budget import run_budget
-from policies.conditions import Evidence, Result
+from policies.conditions import Evidence
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.fields import FIELDS, ConditionError, check_value
 from policies.model import Bundle, Rule
@@ -40,8 +40,9 @@ def evaluate(
 ) -> Evaluation:
     """Apply `bundle` to `memories` (in rank order, best first) for `request` at `now`.
 
-    Raises ValueError when `now` is naive, TypeError when a memory has no string `memory_id`; every other
-    oddity in the inputs is a finding of the evaluation, never an exception.
+    Raises ValueError when `now` is naive and TypeError when a memory has no string
+    `memory_id`; every other oddity in the inputs (missing fields, values of the wrong type)
+    is a finding of the evaluation, never an exception.
     """
     if now.utcoffset() is None:
         raise ValueError("now must be a timezone-aware datetime")
@@ -86,7 +87,7 @@ def _request_stage(
         bound.explain({}, found)
         evidence = tuple(found)
         error = result.code if isinstance(result, ConditionError) else None
-        met = bundle.on_error == "allow" if error is not None else _is_true(result)
+        met = bundle.on_error == "allow" if error is not None else result is True
         if_enforced = "proceed" if met else "refuse"
         decisions.append(
             Decision(
@@ -109,10 +110,6 @@ def _request_stage(
             if would_refuse is None:
                 would_refuse = rule
     return refused, would_refuse
-
-
-def _is_true(result: Result) -> bool:
-    return result is True
 
 
 def _refused_outcome(memory: Mapping[str, object], rule_id: str) -> MemoryOutcome:

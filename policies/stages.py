@@ -61,11 +61,16 @@ class Slot:
         if self.bound is None:
             return ()
         key = tuple(_cache_key(memory.get(name)) for name in self.keys)
-        found = self.evidence_cache.get(key)
+        try:
+            found = self.evidence_cache.get(key)
+        except TypeError:  # an unhashable input value (of the wrong kind): explain uncached
+            key, found = None, None
         if found is None:
             collected: list[Evidence] = []
             self.bound.explain(memory, collected)
-            found = self.evidence_cache[key] = tuple(collected)
+            found = tuple(collected)
+            if key is not None:
+                self.evidence_cache[key] = found
         return found
 
 

@@ -10,7 +10,16 @@ from policy_bench import REQUEST, bench_bundle, measure, memories
 
 PACKAGE = Path(policies.__file__).parent
 ALLOWED_THIRD_PARTY = {"yaml", "re2", "rfc8785"}
-FORBIDDEN_STDLIB = {"time", "random", "secrets", "uuid", "socket", "threading", "asyncio", "sqlite3"}
+FORBIDDEN_STDLIB = {
+    "time",
+    "random",
+    "secrets",
+    "uuid",
+    "socket",
+    "threading",
+    "asyncio",
+    "sqlite3",
+}
 
 
 def _imports(path: Path) -> set[str]:
@@ -35,7 +44,9 @@ def test_policies_is_pure() -> None:
         assert not imported & FORBIDDEN_STDLIB, (path.name, imported & FORBIDDEN_STDLIB)
         if path.name not in ("cli.py", "__main__.py", "suite.py", "shipped.py"):
             source = path.read_text("utf-8")
-            assert "datetime.now" not in source and "utcnow" not in source and "open(" not in source, path.name
+            assert (
+                "datetime.now" not in source and "utcnow" not in source and "open(" not in source
+            ), path.name
 
 
 def test_modules_stay_small() -> None:

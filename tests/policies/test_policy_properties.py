@@ -51,13 +51,18 @@ maybe = st.one_of  # readability below: a field is a value, None, or a value of 
 memories = st.fixed_dictionaries(
     {"memory_id": st.text("abc", min_size=1, max_size=3)},
     optional={
-        "namespace": maybe(st.sampled_from(["eng", "hr", "public"]), st.none(), st.just(3)),
+        "namespace": maybe(
+            st.sampled_from(["eng", "hr", "public"]), st.none(), st.just(3), st.just(["hr"])
+        ),
         "memory_type": st.sampled_from(["semantic", "episodic", "working", "procedural"]),
         "heading": texts,
         "content": maybe(texts, st.just(b"bytes")),
         "confidence": maybe(st.floats(0, 1), st.none(), st.just("high"), st.just(float("nan"))),
         "labels": maybe(
-            st.lists(st.sampled_from(["pii", "secret", "x"]), max_size=3), st.just("pii")
+            st.lists(st.sampled_from(["pii", "secret", "x"]), max_size=3),
+            st.just("pii"),
+            st.just({"pii": 1}),
+            st.just([["nested"]]),
         ),
         "created_at": maybe(
             st.datetimes(datetime(2026, 1, 1), datetime(2026, 12, 31), timezones=st.just(UTC)),
@@ -214,3 +219,38 @@ def test_now_moves_time_conditions_only() -> None:
     item = {"memory_id": "m", "created_at": NOW - timedelta(hours=12)}
     assert evaluate(bundle, {}, [item], NOW).outcomes[0].outcome == "admit"
     assert evaluate(bundle, {}, [item], NOW + timedelta(days=1)).outcomes[0].outcome == "deny"
+
+
+anything = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=30),
+    st.binary(max_size=10),
+    st.lists(st.one_of(st.text(max_size=5), st.integers()), max_size=3),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    st.datetimes(),
+    st.datetimes(timezones=st.just(UTC)),
+)
+FIELD_NAMES = [
+    "namespace", "memory_type", "heading", "content", "confidence", "labels",
+    "source_type", "source_ref", "created_at", "expires_at", "tokens",
+]  # fmt: skip
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(sorted(BUNDLES)),
+    st.dictionaries(
+        st.sampled_from(["role", "purpose", "namespaces", "budget_tokens", "tenant"]), anything
+    ),
+    st.lists(st.dictionaries(st.sampled_from(FIELD_NAMES), anything), max_size=5),
+)
+def test_evaluate_never_raises_on_odd_values(
+    name: str, request: dict[str, object], items: list[dict[str, object]]
+) -> None:
+    memories_ = [{**item, "memory_id": f"m{i}"} for i, item in enumerate(items)]
+    evaluation = evaluate(BUNDLES[name], request, memories_, NOW)
+    json.dumps(evaluation.to_json(), allow_nan=False)
+    assert [o.memory_id for o in evaluation.outcomes] == [m["memory_id"] for m in memories_]
