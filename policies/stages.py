@@ -60,7 +60,7 @@ class Slot:
         fires 200 times explains itself once."""
         if self.bound is None:
             return ()
-        key = tuple(_cache_key(memory.get(name)) for name in self.keys)
+        key: tuple[object, ...] | None = tuple(_cache_key(memory.get(n)) for n in self.keys)
         try:
             found = self.evidence_cache.get(key)
         except TypeError:  # an unhashable input value (of the wrong kind): explain uncached

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import policies
 from policy_bench import REQUEST, bench_bundle, measure, memories
+
+import policies
 
 PACKAGE = Path(policies.__file__).parent
 ALLOWED_THIRD_PARTY = {"yaml", "re2", "rfc8785"}
