@@ -60,16 +60,17 @@ class Slot:
         fires 200 times explains itself once."""
         if self.bound is None:
             return ()
-        key: tuple[object, ...] | None = tuple(_cache_key(memory.get(n)) for n in self.keys)
+        key = tuple(_cache_key(memory.get(name)) for name in self.keys)
         try:
             found = self.evidence_cache.get(key)
+            cacheable = True
         except TypeError:  # an unhashable input value (of the wrong kind): explain uncached
-            key, found = None, None
+            found, cacheable = None, False
         if found is None:
             collected: list[Evidence] = []
             self.bound.explain(memory, collected)
             found = tuple(collected)
-            if key is not None:
+            if cacheable:
                 self.evidence_cache[key] = found
         return found
 
