@@ -21,6 +21,7 @@ from gateway.usecases.disclosure import Discloser
 from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
 from gateway.usecases.receipting import Recorder
+from gateway.usecases.replay import Replayer
 
 __all__ = ["Runtime", "start_runtime"]
 
@@ -38,6 +39,7 @@ class Runtime:
     new_id: IdFactory
     writer: Writer
     discloser: Discloser
+    replayer: Replayer
     checkpointer: Checkpointer
 
 
@@ -62,6 +64,12 @@ async def start_runtime(
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         checkpointer = Checkpointer(pool, signer, settings.checkpoint_interval_seconds)
+        discloser = Discloser(
+            embedder=embedder,
+            tokenizer_name=tokenizer.name,
+            recorder=Recorder(signer=signer, new_id=new_id),
+            policies=PolicyRegistry(),
+        )
         task = asyncio.create_task(checkpointer.run(), name="ctxgw-checkpointer")
         stack.push_async_callback(_cancel, task)
         yield Runtime(
@@ -73,12 +81,8 @@ async def start_runtime(
             clock=clock,
             new_id=new_id,
             writer=Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id),
-            discloser=Discloser(
-                embedder=embedder,
-                tokenizer_name=tokenizer.name,
-                recorder=Recorder(signer=signer, new_id=new_id),
-                policies=PolicyRegistry(),
-            ),
+            discloser=discloser,
+            replayer=Replayer(discloser),
             checkpointer=checkpointer,
         )
 

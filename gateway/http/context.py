@@ -11,7 +11,7 @@ from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep, unit_of_work
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ContextIn, SearchIn, TimelineIn
-from gateway.usecases.context import resolve_namespaces
+from gateway.usecases.context import check_as_of, resolve_namespaces
 
 __all__ = ["ROUTES"]
 
@@ -30,7 +30,11 @@ async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[
     _require_text(body.task, "task")
     now = runtime.clock()
     async with unit_of_work(request, runtime) as (conn, principal):
-        principal.require_role("agent", "admin")
+        if body.as_of is None:
+            principal.require_role("agent", "admin")
+        else:
+            principal.require_role("auditor", "admin")
+            await check_as_of(conn, principal.tenant_id, body.as_of, now)
         context_request = ContextRequest(
             task=body.task,
             namespaces=resolve_namespaces(principal, body.namespaces),
@@ -42,7 +46,9 @@ async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[
             index_budget_tokens=body.index_budget_tokens,
             fill=body.fill,
         )
-        disclosed = await runtime.discloser.context(conn, principal, context_request, now)
+        disclosed = await runtime.discloser.context(
+            conn, principal, context_request, now, as_of=body.as_of
+        )
     return disclosed.payload
 
 

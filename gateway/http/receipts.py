@@ -5,19 +5,20 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any
 
-from litestar import Request, get
+from litestar import Request, get, post
 from litestar.params import FromPath
 from litestar.response import Response, Stream
 
-from gateway.errors import NotFoundError
+from gateway.errors import FieldError, InvalidRequestError, NotFoundError
 from gateway.http.auth import RuntimeDep, unit_of_work
-from gateway.http.validation import decode_struct
-from gateway.http.wire import ReceiptQuery
+from gateway.http.validation import decode_json, decode_struct
+from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
 from gateway.store import receipts as receipt_store
 from gateway.store.database import transaction
 from gateway.usecases.audit import export_lines, find_visible, prove, verify_stored
 from gateway.usecases.checkpoints import checkpoint_tenant
 from gateway.usecases.keys import authenticate
+from gateway.usecases.replay import REPLAYABLE, what_if_window
 from receipts import decode_body
 
 __all__ = ["ROUTES"]
@@ -132,4 +133,46 @@ async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Re
     return Response(latest.note, media_type="text/plain; charset=utf-8")
 
 
-ROUTES = [list_receipts, export, get_receipt, verify, proof, checkpoint]
+@post("/v1/receipts/{receipt_id:str}/replay", status_code=200, summary="Replay a bundle")
+async def replay(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
+) -> dict[str, Any]:
+    body = decode_struct(decode_json(await request.body()), ReplayIn)
+    if body.mode != "what_if" and (body.policy_digest or body.policy_yaml):
+        raise InvalidRequestError(
+            "a candidate policy is only used by mode what_if",
+            (FieldError("mode", "use what_if to replay under another policy"),),
+        )
+    async with unit_of_work(request, runtime) as (conn, principal):
+        replayed = await runtime.replayer.replay(
+            conn,
+            principal,
+            receipt_id,
+            body.mode,
+            runtime.clock(),
+            policy_digest=body.policy_digest,
+            policy_yaml=body.policy_yaml,
+        )
+    return replayed.payload
+
+
+@post("/v1/policies/what-if", status_code=200, summary="A candidate policy against past bundles")
+async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
+    body = decode_struct(decode_json(await request.body()), WhatIfIn)
+    async with unit_of_work(request, runtime) as (conn, principal):
+        principal.require_role("admin", "auditor")
+        policy = await runtime.replayer.candidate_policy(
+            conn, principal.tenant_id, body.policy_digest, body.policy_yaml
+        )
+        rows = await receipt_store.recent_receipts(
+            conn,
+            principal.tenant_id,
+            REPLAYABLE,
+            since=body.since,
+            until=body.until,
+            limit=body.last,
+        )
+        return await what_if_window(conn, runtime.replayer, principal, rows, policy)
+
+
+ROUTES = [list_receipts, export, get_receipt, verify, proof, checkpoint, replay, what_if]

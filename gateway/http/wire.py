@@ -114,3 +114,17 @@ class ReceiptQuery(msgspec.Struct, forbid_unknown_fields=True):
 
 class ActivateIn(msgspec.Struct, forbid_unknown_fields=True):
     mode: Literal["enforce", "log_only"]
+
+
+class ReplayIn(msgspec.Struct, forbid_unknown_fields=True):
+    mode: Literal["exact", "current", "what_if"]
+    policy_digest: Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    policy_yaml: Annotated[str, Meta(max_length=256 * 1024)] | None = None
+
+
+class WhatIfIn(msgspec.Struct, forbid_unknown_fields=True):
+    policy_digest: Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    policy_yaml: Annotated[str, Meta(max_length=256 * 1024)] | None = None
+    last: Annotated[int, Meta(ge=1, le=1000)] = 100
+    since: Annotated[datetime, Meta(tz=True)] | None = None
+    until: Annotated[datetime, Meta(tz=True)] | None = None

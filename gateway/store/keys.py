@@ -8,7 +8,17 @@ from datetime import datetime
 import psycopg
 from psycopg.rows import class_row
 
-__all__ = ["KeyRow", "ensure_tenant", "find_key", "insert_key", "list_keys", "revoke_key"]
+from gateway.store.database import Connection
+
+__all__ = [
+    "KeyRow",
+    "ensure_tenant",
+    "find_key",
+    "insert_key",
+    "list_keys",
+    "revoke_key",
+    "tenant_created_at",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +113,11 @@ UPDATE api_keys SET revoked_at = now()
 
 def revoke_key(conn: psycopg.Connection[tuple[object, ...]], key_id: str) -> bool:
     return conn.execute(_REVOKE_KEY, {"key_id": key_id}).rowcount == 1
+
+
+async def tenant_created_at(conn: Connection, tenant_id: str) -> datetime | None:
+    cur = await conn.execute(
+        "SELECT created_at FROM tenants WHERE tenant_id = %(tenant_id)s", {"tenant_id": tenant_id}
+    )
+    row = await cur.fetchone()
+    return row[0] if row else None  # type: ignore[return-value]

@@ -35,6 +35,7 @@ __all__ = [
     "list_receipts",
     "lock_head",
     "log_size",
+    "recent_receipts",
     "tenants_with_new_receipts",
 ]
 
@@ -277,3 +278,36 @@ async def tenants_with_new_receipts(conn: Connection) -> list[tuple[str, int]]:
         """
     )
     return [(str(row[0]), int(row[1])) for row in await cur.fetchall()]  # type: ignore[call-overload]
+
+
+async def recent_receipts(
+    conn: Connection,
+    tenant_id: str,
+    kinds: Sequence[str],
+    *,
+    since: datetime | None,
+    until: datetime | None,
+    limit: int,
+) -> list[ReceiptRow]:
+    """The newest `limit` receipts of the given kinds in a time window, oldest first."""
+    query = sql.SQL(
+        """
+        SELECT * FROM (
+            SELECT {} FROM receipts
+             WHERE tenant_id = %(tenant_id)s AND kind = ANY(%(kinds)s)
+               AND (%(since)s::timestamptz IS NULL OR issued_at >= %(since)s)
+               AND (%(until)s::timestamptz IS NULL OR issued_at < %(until)s)
+             ORDER BY seq DESC LIMIT %(limit)s
+        ) newest ORDER BY seq
+        """
+    ).format(_COLUMNS)
+    params = {
+        "tenant_id": tenant_id,
+        "kinds": list(kinds),
+        "since": since,
+        "until": until,
+        "limit": limit,
+    }
+    async with conn.cursor(row_factory=class_row(ReceiptRow)) as cur:
+        await cur.execute(query, params)
+        return await cur.fetchall()

@@ -16,8 +16,10 @@ from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryType
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
 from gateway.embedding import Embedder, HashEmbedder
+from gateway.errors import FieldError, InvalidRequestError
 from gateway.memory import MemoryVersion
 from gateway.principal import ALL_NAMESPACES, Principal
+from gateway.store import keys as key_store
 from gateway.store import memories as memory_store
 from gateway.store import retrieval
 from gateway.store.database import Connection
@@ -27,6 +29,7 @@ __all__ = [
     "SearchOutcome",
     "TimelineOutcome",
     "build_context",
+    "check_as_of",
     "gather_context",
     "recall_limit",
     "resolve_namespaces",
@@ -45,6 +48,21 @@ def resolve_namespaces(principal: Principal, requested: Sequence[str] | None) ->
     for index, namespace in enumerate(requested):
         principal.require_namespace(namespace, f"namespaces/{index}")
     return tuple(sorted(set(requested)))
+
+
+async def check_as_of(conn: Connection, tenant_id: str, as_of: datetime, now: datetime) -> None:
+    """`as_of` must name an instant the tenant's history covers: not ahead of now, not before the
+    tenant existed (there is no state to show)."""
+    if as_of > now:
+        raise InvalidRequestError(
+            "as_of is in the future", (FieldError("as_of", "must not be in the future"),)
+        )
+    created = await key_store.tenant_created_at(conn, tenant_id)
+    if created is not None and as_of < created:
+        raise InvalidRequestError(
+            "as_of is before the tenant existed",
+            (FieldError("as_of", f"must not be before {created.isoformat()}"),),
+        )
 
 
 def _scope(

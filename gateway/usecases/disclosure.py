@@ -72,11 +72,12 @@ class Discloser:
     policies: PolicyRegistry
     profile: RankingProfile = DEFAULT_PROFILE
 
-    def _assembler(self) -> dict[str, Any]:
+    def _assembler(self, profile: RankingProfile | None = None) -> dict[str, Any]:
+        profile = profile or self.profile
         return {
             "version": ASSEMBLER_VERSION,
             "tokenizer": self.tokenizer_name,
-            "ranking_profile": {**self.profile.canonical(), "digest": self.profile.digest},
+            "ranking_profile": {**profile.canonical(), "digest": profile.digest},
             "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
         }
 
@@ -87,38 +88,71 @@ class Discloser:
         return policy, refuse_unless_required_met(policy, view, now)
 
     async def context(
-        self, conn: Connection, principal: Principal, request: ContextRequest, now: datetime
+        self,
+        conn: Connection,
+        principal: Principal,
+        request: ContextRequest,
+        now: datetime,
+        as_of: datetime | None = None,
     ) -> Disclosed:
-        view = request_view(
-            principal,
-            purpose=request.purpose,
-            namespaces=request.namespaces,
-            budget_tokens=request.budget_tokens,
+        """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
+        liveness, the policy in force and its time predicates are all pinned to that instant."""
+        at = as_of or now
+        view = context_view(principal, request)
+        policy = await self.policies.in_force(conn, principal.tenant_id, at)
+        refuse_unless_required_met(policy, view, at)
+        inputs = await retrieval.gather_context(conn, self.embedder, principal, request, at)
+        disclosed, _, _ = await self.assemble_and_record(
+            conn, principal, request, inputs, policy, at=at, issued_at=now, as_of=as_of
         )
-        policy, request_stage = await self._policy(conn, principal, view, now)
-        inputs = await retrieval.gather_context(conn, self.embedder, principal, request, now)
-        evaluations: list[Evaluation] = []
-        assembly = retrieval.build_context(
+        return disclosed
+
+    async def assemble_and_record(
+        self,
+        conn: Connection,
+        principal: Principal,
+        request: ContextRequest,
+        inputs: retrieval.ContextInputs,
+        policy: PolicyInForce,
+        *,
+        at: datetime,
+        issued_at: datetime,
+        as_of: datetime | None = None,
+        kind: str = "context",
+        profile: RankingProfile | None = None,
+        extra: dict[str, Any] | None = None,
+        parent_receipt_id: str | None = None,
+        policy_subject: Principal | None = None,
+        tokenizer_name: str | None = None,
+    ) -> tuple[Disclosed, Assembly, Evaluation]:
+        """The pure core on given inputs, then the receipt; shared by context and replay, so a
+        replay receipt holds everything a context receipt holds and can be replayed in turn.
+
+        `policy_subject` is whom the policy judges (a replay judges the original agent, while
+        the receipt names the auditor who replayed)."""
+        profile = profile or self.profile
+        assembly, evaluation = assemble_under(
             request,
             inputs,
-            tokenizer_name=self.tokenizer_name,
-            now=now,
-            profile=self.profile,
-            gate=policy_gate(policy, view, now, evaluations),
+            policy,
+            context_view(policy_subject or principal, request),
+            at=at,
+            profile=profile,
+            tokenizer_name=tokenizer_name or self.tokenizer_name,
         )
-        evaluation = evaluations[-1] if evaluations else request_stage
         policy_record = policy.record(evaluation)
         receipt_id = await self.recorder.record(
             conn,
             principal,
-            kind="context",
-            issued_at=now,
+            kind=kind,
+            issued_at=issued_at,
             purpose=request.purpose,
             delivered=assembly.bundle.encode("utf-8"),
             members={
-                "request": _context_request(request),
+                "request": _context_request(request, as_of),
+                "at": rfc3339(at),
                 "policy": policy_record,
-                "assembler": self._assembler(),
+                "assembler": self._assembler(profile),
                 "candidates": sorted(
                     (_candidate_record(c) for c in inputs.candidates),
                     key=lambda r: r["memory_id"],
@@ -128,14 +162,14 @@ class Discloser:
                     "total_live": inputs.total_live,
                 },
                 **_assembly_members(assembly),
+                **(extra or {}),
             },
             disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
             policy_digest=policy.digest,
+            parent_receipt_id=parent_receipt_id,
         )
-        return Disclosed(
-            {**_context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id},
-            receipt_id,
-        )
+        payload = {**_context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
+        return Disclosed(payload, receipt_id), assembly, evaluation
 
     async def search(
         self,
@@ -365,8 +399,42 @@ class Discloser:
         )
 
 
-def _context_request(request: ContextRequest) -> dict[str, Any]:
+def assemble_under(
+    request: ContextRequest,
+    inputs: retrieval.ContextInputs,
+    policy: PolicyInForce,
+    view: dict[str, object],
+    *,
+    at: datetime,
+    profile: RankingProfile,
+    tokenizer_name: str,
+) -> tuple[Assembly, Evaluation]:
+    """The pure core under a policy: the bundle and the evaluation that shaped it."""
+    evaluations: list[Evaluation] = []
+    assembly = retrieval.build_context(
+        request,
+        inputs,
+        tokenizer_name=tokenizer_name,
+        now=at,
+        profile=profile,
+        gate=policy_gate(policy, view, at, evaluations),
+    )
+    evaluation = evaluations[-1] if evaluations else evaluate(policy.bundle, view, [], at)
+    return assembly, evaluation
+
+
+def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
+    return request_view(
+        principal,
+        purpose=request.purpose,
+        namespaces=request.namespaces,
+        budget_tokens=request.budget_tokens,
+    )
+
+
+def _context_request(request: ContextRequest, as_of: datetime | None) -> dict[str, Any]:
     return {
+        "as_of": rfc3339(as_of) if as_of else None,
         "task": request.task,
         "namespaces": list(request.namespaces),
         "budget_tokens": request.budget_tokens,

@@ -1,0 +1,157 @@
+"""Replay (exact, current, what_if), the policy what-if window, and as_of assembly."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+from litestar.testing import TestClient
+
+from tests.conftest import Key, KeyFactory
+from tests.gateway.test_context import seed
+from tests.gateway.test_memories_write import memory
+from tests.gateway.test_policies_api import STRICT, activate
+
+ASK = {"task": "how do I roll back a deploy?", "budget_tokens": 600, "top_k": 4}
+
+
+def replay(client: TestClient[Any], key: Key, receipt_id: str, **body: Any) -> Any:
+    return client.post(f"/v1/receipts/{receipt_id}/replay", json=body, headers=key.headers)
+
+
+def test_exact_replay_reproduces_the_bytes_even_after_changes(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    ids = seed(client, agent)
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    # The world moves on: a memory is retired, another superseded, a new one written.
+    client.request(
+        "DELETE", f"/v1/memories/{ids[0]}", json={"reason": "obsolete"}, headers=agent.headers
+    )
+    client.post("/v1/memories", json=memory(heading="Deploy schedule", content="Deploys on Wednesdays; roll back with care.", supersedes=ids[1]), headers=agent.headers)  # fmt: skip
+    auditor = make_key(role="auditor")
+
+    exact = replay(client, auditor, original["receipt_id"], mode="exact").json()
+    assert exact["identical"] is True, exact["problems"]
+    assert exact["replayed"]["bundle_sha256"] == original["bundle_sha256"]
+    assert exact["diff"]["added"] == [] and exact["diff"]["removed"] == []
+    receipt = client.get(f"/v1/receipts/{exact['receipt_id']}", headers=auditor.headers).json()
+    assert receipt["kind"] == "replay" and receipt["parent_receipt_id"] == original["receipt_id"]
+
+    again = replay(client, auditor, exact["receipt_id"], mode="exact").json()
+    assert again["identical"] is True and again["replay_of_replay"] is True
+
+    current = replay(client, auditor, original["receipt_id"], mode="current").json()
+    assert current["identical"] is False
+    assert ids[0] in current["diff"]["removed"]
+
+
+def test_exact_replay_says_why_when_a_memory_was_erased(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
+) -> None:
+    seed(client, agent)
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    erased = original["included"][0]["memory_id"]
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "SELECT erase_memory(%s, %s, 'right to be forgotten')", (agent.tenant_id, erased)
+        )
+    result = replay(client, make_key(role="auditor"), original["receipt_id"], mode="exact").json()
+    assert result["identical"] is False
+    assert {"code": "memory_erased", "memory_id": erased} in [
+        {k: p[k] for k in ("code", "memory_id")} for p in result["problems"]
+    ]
+
+
+def test_what_if_replays_under_a_candidate_policy(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    items = [memory(namespace="hr", heading="Rollback of salary changes", content="HR rolls back salary changes by ticket."),
+             memory(heading="Rollback procedure", content="Run atlasctl rollback --to <sha>.")]  # fmt: skip
+    ids = [i["memory_id"] for i in client.post("/v1/memories/batch", json={"items": items}, headers=agent.headers).json()["items"]]  # fmt: skip
+    original = client.post(
+        "/v1/context", json={**ASK, "purpose": "ops"}, headers=agent.headers
+    ).json()
+    assert ids[0] in [i["memory_id"] for i in original["included"]]
+    auditor = make_key(role="auditor")
+    what_if = replay(
+        client, auditor, original["receipt_id"], mode="what_if", policy_yaml=STRICT.decode()
+    ).json()
+    assert what_if["identical"] is False
+    assert ids[0] in what_if["diff"]["removed"]
+    assert {"memory_id": ids[0], "before": "admit", "after": "deny"} in what_if["diff"][
+        "decision_changes"
+    ]
+
+    bad = replay(client, auditor, original["receipt_id"], mode="what_if", policy_yaml="spec: [\n")
+    assert bad.status_code == 422 and ":" in bad.json()["errors"][0]["field"]
+    unknown = replay(
+        client, auditor, original["receipt_id"], mode="what_if", policy_digest="sha256:" + "1" * 64
+    )
+    assert unknown.status_code == 404
+    assert replay(client, auditor, "01J00000000000000000000000", mode="exact").status_code == 404
+    foreign = make_key(tenant="globex", role="auditor")
+    assert replay(client, foreign, original["receipt_id"], mode="exact").status_code == 404
+    assert replay(client, agent, original["receipt_id"], mode="exact").status_code == 403
+
+
+def test_policy_what_if_over_a_window(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    hr = client.post("/v1/memories", json=memory(namespace="hr", heading="Rollback salary", content="roll back salary"), headers=agent.headers).json()["memory_id"]  # fmt: skip
+    seed(client, agent)
+    for task in ("roll back", "refund policy", "salary rollback"):
+        client.post(
+            "/v1/context", json={"task": task, "top_k": 8, "purpose": "x"}, headers=agent.headers
+        )
+    admin = make_key(role="admin")
+    report = client.post("/v1/policies/what-if", json={"policy_yaml": STRICT.decode(), "last": 10}, headers=admin.headers).json()  # fmt: skip
+    assert report["receipts_evaluated"] == 3
+    assert report["bundles_changed"] >= 1
+    assert report["newly_excluded"].get(hr, 0) >= 1
+    assert report["rule_hits"]["hr-needs-privileged-role"] >= 1
+
+
+def test_replay_of_a_log_only_bundle_uses_the_recorded_mode(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    seed(client, agent)
+    activate(client, make_key(role="admin"), STRICT, "log_only")
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    assert original["policy"]["mode"] == "log_only"
+    exact = replay(client, make_key(role="auditor"), original["receipt_id"], mode="exact").json()
+    assert exact["identical"] is True
+
+
+def test_as_of_assembles_the_past(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    ids = seed(client, agent)
+    fetched = client.post("/v1/fetch", json={"ids": [ids[0]]}, headers=agent.headers).json()
+    written_at = datetime.fromisoformat(fetched["memories"][0]["created_at"].replace("Z", "+00:00"))
+    client.request(
+        "DELETE", f"/v1/memories/{ids[0]}", json={"reason": "wrong"}, headers=agent.headers
+    )
+    auditor = make_key(role="auditor")
+    as_of = (written_at + timedelta(milliseconds=1)).isoformat()
+    past = client.post("/v1/context", json={**ASK, "as_of": as_of}, headers=auditor.headers)
+    assert past.status_code == 200, past.text
+    assert ids[0] in [i["memory_id"] for i in past.json()["included"]]
+    now = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    assert ids[0] not in [i["memory_id"] for i in now["included"]]
+
+    future = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    assert (
+        client.post(
+            "/v1/context", json={**ASK, "as_of": future}, headers=auditor.headers
+        ).status_code
+        == 422
+    )
+    ancient = "2001-01-01T00:00:00+00:00"
+    too_old = client.post("/v1/context", json={**ASK, "as_of": ancient}, headers=auditor.headers)
+    assert too_old.status_code == 422 and too_old.json()["errors"][0]["field"] == "as_of"
+    assert (
+        client.post("/v1/context", json={**ASK, "as_of": as_of}, headers=agent.headers).status_code
+        == 403
+    )
