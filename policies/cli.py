@@ -17,7 +17,7 @@ from pathlib import Path
 
 from policies.issues import LintIssue, PolicyLintError
 from policies.lint import lint
-from policies.suite import SuiteResult, junit_xml, run_suite
+from policies.suite import SuiteResult, junit_lint_xml, junit_xml, run_suite
 
 __all__ = ["EXIT_FAILED", "EXIT_INVALID", "EXIT_OK", "main_lint", "main_test"]
 
@@ -45,11 +45,16 @@ def main_test(argv: Sequence[str]) -> int:
         try:
             results.append(run_suite(path))
         except PolicyLintError as exc:
-            _print_issues(exc.issues)
-            return EXIT_INVALID
+            issues: Sequence[LintIssue] = exc.issues
         except OSError as exc:
-            print(f"{path}:1:1: P000 cannot read file: {exc.strerror}")
-            return EXIT_INVALID
+            issues = [LintIssue(str(path), 1, 1, "P000", f"cannot read file: {exc.strerror}")]
+        else:
+            continue
+        if args.format == "junit":
+            print(junit_lint_xml(str(path), issues), end="")
+        else:
+            _print_issues(issues)
+        return EXIT_INVALID
     if args.format == "junit":
         print(junit_xml(results), end="")
     else:

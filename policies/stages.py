@@ -330,7 +330,7 @@ def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
                 hits.append(Redaction(field, detector, count))
                 key = (field, detector)
                 track.counts[key] = track.counts.get(key, 0) + count
-    return tuple(hits)
+    return tuple(sorted(hits))
 
 
 def _copy_redaction(

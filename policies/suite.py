@@ -7,19 +7,20 @@ Reading files is the only I/O; there is no clock, so reports are byte-for-byte r
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
 from policies.decisions import Evaluation, MemoryOutcome, Redaction
 from policies.evaluate import evaluate
-from policies.issues import IssueLog, PolicyLintError
+from policies.issues import IssueLog, LintIssue, PolicyLintError
 from policies.lint import LoadedBundle, load_bundle
 from policies.loader import parse_yaml
 from policies.schema import Checker, did_you_mean
 from policies.suite_format import MISSING, CaseSpec, Expectation, SuiteSpec, read_suite
 
-__all__ = ["CaseResult", "SuiteResult", "junit_xml", "run_suite"]
+__all__ = ["CaseResult", "SuiteResult", "junit_lint_xml", "junit_xml", "run_suite"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +193,26 @@ def junit_xml(results: SuiteResult | list[SuiteResult]) -> str:
         lines.append("  </testsuite>")
     lines.append("</testsuites>")
     return "\n".join(lines) + "\n"
+
+
+def junit_lint_xml(path: str, issues: Sequence[LintIssue]) -> str:
+    """JUnit XML for a suite that could not run: one test case in error, listing the findings."""
+    body = _xml_text("\n".join(str(issue) for issue in issues))
+    first = _attr(str(issues[0]) if issues else "lint error")
+    return "\n".join(
+        [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            '<testsuites name="ctxgw policy tests" tests="1" failures="0" errors="1">',
+            f'  <testsuite name={_attr(path)} tests="1" failures="0" errors="1" skipped="0"'
+            f' time="0" file={_attr(path)}>',
+            f'    <testcase classname={_attr(path)} name="lint" file={_attr(path)} time="0">',
+            f'      <error message={first} type="PolicyLintError">{body}</error>',
+            "    </testcase>",
+            "  </testsuite>",
+            "</testsuites>",
+            "",
+        ]
+    )
 
 
 def _xml_text(text: str) -> str:

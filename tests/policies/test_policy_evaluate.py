@@ -324,9 +324,9 @@ class TestRedaction:
         assert b.redacted_heading == "Bob <bob@example.com>"
         (decision,) = evaluation.decisions
         assert decision.to_json()["redactions"] == [
-            {"count": 1, "detector": "email", "field": "heading"},
             {"count": 1, "detector": "email", "field": "content"},
             {"count": 1, "detector": "phone", "field": "content"},
+            {"count": 1, "detector": "email", "field": "heading"},
         ]
         assert "ann@example.com" not in json.dumps(evaluation.to_json())
 

@@ -166,6 +166,18 @@ class TestCli:
             failure is not None and failure.get("message") == "hr: outcome: expected cap, got deny"
         )
 
+    def test_junit_reports_lint_errors_as_an_error_case(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = _write(tmp_path, bundle=BUNDLE.replace("effect: deny,", "effect: dny,"))
+        assert main_test([str(path), "--format", "junit"]) == 3
+        root = ElementTree.fromstring(capsys.readouterr().out)  # noqa: S314 - our own output
+        error = root.find("testsuite/testcase/error")
+        assert root.get("errors") == "1" and error is not None
+        assert "P023" in (error.get("message") or "") and "did you mean 'deny'" in (
+            error.text or ""
+        )
+
     def test_junit_is_deterministic(self) -> None:
         results = [run_suite(path) for path in sorted(BUNDLES.glob("*.test.yaml"))]
         assert junit_xml(results) == junit_xml(
