@@ -70,3 +70,11 @@ def test_evaluation_speed_guard() -> None:
     assert decisions > 0
     assert p50 < 100, f"evaluate p50 {p50:.1f} ms for 500 memories x 20 rules"
     assert REQUEST["purpose"] == "support"
+
+
+def test_readme_example_bundle_lints_clean() -> None:
+    from policies import lint
+
+    readme = (PACKAGE / "README.md").read_text("utf-8")
+    example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    assert lint(example, "README.md") == ()
