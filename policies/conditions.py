@@ -3,8 +3,9 @@
 A leaf on a missing field is *unknown* (None), not false. `all`/`any`/`not` follow Kleene logic
 (`not unknown` is unknown), and only the rule decides what unknown means: fail closed, so a deny,
 redact or cap rule applies, an allow rule does not, a require rule is not met. An input value of
-the wrong kind raises `ConditionError`; in `all` a false child still wins over an error (and in
-`any` a true one), so the result never depends on the order in which children are tried.
+the wrong kind yields a `ConditionError` (returned as a value, not raised, on the per-memory
+path); in `all` a false child still wins over an error (and in `any` a true one), so the result
+never depends on the order in which children are tried.
 
 Compilation happens once per bundle. `bind` then fixes the request and `now`: leaves on
 `request.*` and `now` become constants and are folded away, so a rule such as "namespace is hr and
@@ -185,6 +186,8 @@ class _Leaf:
                 const: Result = _apply(op, test, value, spec.name)
             except ConditionError as exc:
                 const = exc
+            except (TypeError, ValueError, OverflowError) as exc:
+                const = ConditionError("E002", f"comparison failed ({type(exc).__name__})")
             return _BoundLeaf(self, None, const, self.evidence(value, const))
         return _BoundLeaf(self, memory_leaf(op, spec, test), None, None)
 

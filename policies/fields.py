@@ -1,8 +1,8 @@
 """The fields a condition may test, their kinds, and how a raw input value is checked.
 
 Inputs are plain mappings (the gateway builds them from its records). A value that is absent or
-None is *missing*; a value of the wrong kind is *invalid*, and a condition touching it raises
-`ConditionError`, which the evaluator turns into the bundle's `on_error` outcome.
+None is *missing*; a value of the wrong kind is *invalid*, and a condition touching it fails
+with a `ConditionError`, which the evaluator turns into the bundle's `on_error` outcome.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class ConditionError(Exception):
 
 
 class _Invalid:
-    """Marks an input value of the wrong kind; the leaf that reads it raises."""
+    """Marks an input value of the wrong kind; the leaf that reads it fails."""
 
     __slots__ = ()
 
