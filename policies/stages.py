@@ -119,7 +119,8 @@ class Plan:
         self.deny_on_error = bundle.on_error == "deny"
         self.first_applicable = bundle.combining == "first-applicable"
         self.default: Outcome = "admit" if bundle.default_decision == "allow" else "deny"
-        self.has_redact = any(slot.rule.effect == "redact" for slot in slots)
+        self.redacts = [slot.rule.effect == "redact" for slot in slots]
+        self.has_redact = any(self.redacts)
         self.cap = [i for i, slot in enumerate(slots) if slot.rule.effect == "cap"]
         # With every admit rule enforced and no errors, both tracks admit alike.
         self.admit_uniform = all(
@@ -225,6 +226,8 @@ def run_memory(
             errors[i] = _TEXT_ERROR
     if not fired and not errors:
         return None
+    if not errors and all(plan.redacts[i] for i in fired) and not scan(heading + "\n" + content):
+        return None  # only redact rules fired and no detector can hit: nothing to do or record
     outcome, rule_id = _admit(plan, fired, errors, True)
     actual = Track(outcome, rule_id, heading, content, {})
     if_enforced = actual
