@@ -136,7 +136,13 @@ def _decode(source: str | bytes, log: IssueLog) -> str | None:
         return None
     if isinstance(source, str):
         text = source
-        if len(text.encode("utf-8", "surrogatepass")) > MAX_SOURCE_BYTES:
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError as exc:  # a lone surrogate: no UTF-8 form, so no YAML either
+            line, col = _line_col(text[: exc.start])
+            log.report(line, col, "P002", "source is not valid Unicode: a lone surrogate")
+            return None
+        if size > MAX_SOURCE_BYTES:
             log.report(1, 1, "P001", f"source is larger than {MAX_SOURCE_BYTES} bytes")
             return None
     else:

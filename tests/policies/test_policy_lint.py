@@ -79,6 +79,12 @@ def test_bytes_must_be_utf8() -> None:
     ]
 
 
+def test_lone_surrogates_are_not_text() -> None:
+    assert [str(i) for i in lint("a: 1\nb: \ud800", "s.yaml")] == [
+        "s.yaml:2:4: P002 source is not valid Unicode: a lone surrogate"
+    ]
+
+
 def test_empty_source_is_one_finding() -> None:
     assert [issue.code for issue in lint("")] == ["P009"]
     assert [issue.code for issue in lint("# only a comment\n")] == ["P009"]
