@@ -13,7 +13,6 @@ __all__ = [
     "DeleteIn",
     "FetchIn",
     "MemoryIn",
-    "MemoryOut",
 ]
 
 Namespace = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
@@ -49,28 +48,6 @@ class DeleteIn(msgspec.Struct, forbid_unknown_fields=True):
 class FetchIn(msgspec.Struct, forbid_unknown_fields=True):
     ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
     purpose: ShortText | None = None
-
-
-class MemoryOut(msgspec.Struct):
-    memory_id: str
-    namespace: str
-    memory_type: str
-    heading: str
-    content: str
-    confidence: float
-    labels: list[str]
-    source_type: str | None
-    source_ref: str | None
-    claim_key: str | None
-    supersedes: str | None
-    superseded_by: str | None
-    agent_id: str | None
-    created_at: datetime
-    expires_at: datetime | None
-    content_sha256: str
-    tokens: int
-    heading_tokens: int
-    embedding_model: str
 
 
 Task = Annotated[str, Meta(min_length=1, max_length=8000)]

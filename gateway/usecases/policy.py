@@ -44,6 +44,7 @@ __all__ = [
     "Uploaded",
     "activate_bundle",
     "describe_bundle",
+    "lint_or_reject",
     "memory_view",
     "policy_gate",
     "refuse_unless_required_met",
@@ -209,6 +210,21 @@ def policy_gate(
     return gate
 
 
+def lint_or_reject(source: str, filename: str) -> LoadedBundle:
+    """Load a bundle, or raise 422 listing every lint finding as `file:line:col`."""
+    try:
+        return load_bundle(source, filename)
+    except PolicyLintError as exc:
+        raise InvalidRequestError(
+            f"{filename} has {len(exc.issues)} lint error(s)",
+            tuple(
+                FieldError(f"{i.file}:{i.line}:{i.col}", f"{i.code} {i.message}")
+                for i in exc.issues
+            ),
+            code="policy_invalid",
+        ) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Uploaded:
     digest: str
@@ -235,17 +251,7 @@ async def upload_bundle(
         raise InvalidRequestError(
             f"the bundle is not UTF-8: {exc}", code="policy_invalid"
         ) from None
-    try:
-        loaded = load_bundle(text, filename)
-    except PolicyLintError as exc:
-        raise InvalidRequestError(
-            f"the bundle has {len(exc.issues)} lint error(s)",
-            tuple(
-                FieldError(f"{i.file}:{i.line}:{i.col}", f"{i.code} {i.message}")
-                for i in exc.issues
-            ),
-            code="policy_invalid",
-        ) from None
+    loaded = lint_or_reject(text, filename)
     created = await policy_store.insert_bundle(
         conn,
         principal.tenant_id,

@@ -31,8 +31,8 @@ from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
 from gateway.usecases.disclosure import Discloser, assemble_under, context_view
-from gateway.usecases.policy import PolicyInForce
-from policies import Evaluation, PolicyLintError, load_bundle
+from gateway.usecases.policy import PolicyInForce, lint_or_reject
+from policies import Evaluation
 from receipts import decode_body
 
 __all__ = ["Problem", "ReplayMode", "Replayed", "Replayer", "diff", "what_if_window"]
@@ -219,17 +219,7 @@ class Replayer:
             bundle = await registry.bundle(conn, tenant_id, digest)
             return PolicyInForce(digest, bundle.mode, bundle, activated=False)
         assert source is not None
-        try:
-            loaded = load_bundle(source, "policy_yaml")
-        except PolicyLintError as exc:
-            raise InvalidRequestError(
-                f"policy_yaml has {len(exc.issues)} lint error(s)",
-                tuple(
-                    FieldError(f"{i.file}:{i.line}:{i.col}", f"{i.code} {i.message}")
-                    for i in exc.issues
-                ),
-                code="policy_invalid",
-            ) from None
+        loaded = lint_or_reject(source, "policy_yaml")
         return PolicyInForce(loaded.digest, loaded.bundle.mode, loaded.bundle, activated=False)
 
     async def recorded_policy(self, conn: Connection, recorded: Recorded) -> PolicyInForce:
