@@ -1,0 +1,168 @@
+"""A realistic synthetic corpus for the speed benchmarks, and a fast loader that writes exactly the
+rows the gateway writes.
+
+Memories are built from real sentences: every sentence of the LongMemEval_S turns (MIT) is put in
+one pool, and memory ``n`` is a seeded draw of consecutive-free sentences until it reaches its own
+target of 100-250 cl100k tokens. The vocabulary, its Zipf-like frequencies and the sentence
+lengths are therefore those of real chat transcripts, so that full-text matching (how many rows a
+query term hits) and the hashed vectors behave as they would on real data. Queries are the
+LongMemEval_S questions themselves.
+
+The loader computes every column as :class:`gateway.usecases.memories.Writer` does (same
+``memory_text``, embedder, tokenizer, content sha256, request sha256) and inserts with the
+gateway's own ``INSERT`` statement and parameter builder; only the per-row savepoint and the
+idempotency lookup (no key is given) are skipped. For speed of setup the HNSW and GIN indexes are
+dropped during the load and recreated from their own stored definitions afterwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import psycopg
+from ulid import ULID
+
+from bench.longmemeval import load_questions
+from gateway.core.render import one_line
+from gateway.core.tokens import load_tokenizer
+from gateway.embedding import HashEmbedder
+from gateway.memory import MemoryDraft
+from gateway.store import memories as memory_store
+from gateway.usecases import memories as memory_usecase
+
+__all__ = ["Corpus", "bulk_load", "load_corpus"]
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    sentences: tuple[str, ...]
+    queries: tuple[str, ...]
+
+    def memories(self, start: int, stop: int, seed: int = 20261130) -> Iterator[tuple[str, str]]:
+        """Memories number ``start`` .. ``stop - 1`` as (heading, content); each depends only on
+        its number and the seed, so a corpus grows by appending."""
+        for number in range(start, stop):
+            rng = random.Random(f"{seed}:{number}")
+            target_chars = rng.randint(420, 1050)  # ~100-250 tokens of English chat text
+            parts: list[str] = []
+            size = 0
+            while size < target_chars:
+                sentence = self.sentences[rng.randrange(len(self.sentences))]
+                parts.append(sentence)
+                size += len(sentence) + 1
+            content = " ".join(parts)
+            heading = f"#{number} " + one_line(parts[0])[:80].strip()
+            yield heading, content
+
+
+def load_corpus() -> Corpus:
+    questions = load_questions()
+    seen: set[str] = set()
+    pool: list[str] = []
+    for question in questions:
+        for turn in question.turns:
+            for raw in _SENTENCE.split(turn.text):
+                sentence = one_line(raw)
+                if 20 <= len(sentence) <= 400 and sentence not in seen:
+                    seen.add(sentence)
+                    pool.append(sentence)
+    return Corpus(tuple(pool), tuple(q.question for q in questions))
+
+
+def _memory_id(number: int, created_at: datetime) -> str:
+    """A ULID with the row's time and a deterministic random part (the gateway draws it)."""
+    millis = int(created_at.timestamp() * 1000)
+    tail = hashlib.blake2b(str(number).encode(), digest_size=10).digest()
+    return str(ULID.from_bytes(millis.to_bytes(6, "big") + tail))
+
+
+def _params(
+    items: Sequence[tuple[int, str, str]], tenant_id: str, key_id: str, namespace: str
+) -> list[dict[str, object]]:
+    """What `Writer.write` + `insert_version` would send for these memories (numbered)."""
+    embedder, tokenizer = HashEmbedder(), load_tokenizer("cl100k_base")
+    texts = [memory_usecase.memory_text(heading, content) for _, heading, content in items]
+    vectors = embedder.embed(texts)
+    rows = []
+    for (number, heading, content), text, vector in zip(items, texts, vectors, strict=True):
+        draft = MemoryDraft(
+            namespace=namespace,
+            memory_type="semantic",
+            heading=heading,
+            content=content,
+            confidence=round(0.5 + 0.5 * ((number * 7919) % 1000) / 1000, 3),
+            labels=("bench",),
+        )
+        created_at = BASE_TIME + timedelta(seconds=number)
+        version = memory_store.NewVersion(
+            tenant_id=tenant_id,
+            memory_id=_memory_id(number, created_at),
+            draft=draft,
+            agent_id="bench",
+            written_by_key=key_id,
+            request_sha256=memory_usecase._request_sha256(draft),
+            created_at=created_at,
+            content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
+            heading_tokens=tokenizer.count(heading),
+            tokens=tokenizer.count(text),
+            embedding=vector,
+            embedding_model=embedder.model,
+            embedding_dim=embedder.dim,
+        )
+        rows.append(memory_store._insert_params(version))
+    return rows
+
+
+_REBUILT = ("memories_embedding_384", "memories_tsv")
+
+
+def bulk_load(
+    url: str,
+    corpus: Corpus,
+    *,
+    tenant_id: str,
+    key_id: str,
+    namespace: str,
+    start: int,
+    stop: int,
+    workers: int = 2,
+    chunk: int = 2000,
+) -> None:
+    """Write memories ``start`` .. ``stop - 1`` into ``namespace``."""
+    items = [
+        (n, h, c)
+        for n, (h, c) in zip(range(start, stop), corpus.memories(start, stop), strict=False)
+    ]
+    chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
+    with psycopg.connect(url) as conn:
+        definitions = conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories'"
+            " AND indexname = ANY(%s)",
+            (list(_REBUILT),),
+        ).fetchall()
+        for name, _ in definitions:
+            conn.execute(f'DROP INDEX "{name}"')
+        with ProcessPoolExecutor(workers) as pool, conn.cursor() as cur:
+            for rows in pool.map(
+                _params,
+                chunks,
+                [tenant_id] * len(chunks),
+                [key_id] * len(chunks),
+                [namespace] * len(chunks),
+            ):
+                cur.executemany(memory_store._INSERT, rows)
+        conn.execute("SET maintenance_work_mem = '1GB'")
+        for _, definition in definitions:
+            conn.execute(definition)
+        conn.commit()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE memories")

@@ -1,0 +1,256 @@
+"""Latency of POST /v1/context and POST /v1/search over HTTP at growing memory counts, next to the
+floor measured in the same run: the raw hybrid top-k SQL alone (``gateway.store.retrieval.recall``
+on one of the gateway's pooled connections, query vectors computed beforehand).
+
+One namespace grows 1k → 10k → 100k (``bench.corpus``: real LongMemEval_S sentences, 100-250
+tokens per memory, rows exactly as the gateway writes them); queries are the LongMemEval_S
+questions. Each cell is a closed loop of ``concurrency`` clients. A stage breakdown (in-process,
+``bench.stages``) shows where a /v1/context request spends its time at each size; ``--profile``
+adds a cProfile of the in-process path at the largest size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import pstats
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from bench.corpus import Corpus, bulk_load, load_corpus
+from bench.harness import (
+    OUT_DIR,
+    Database,
+    embedded_postgres,
+    machine,
+    markdown_table,
+    new_database,
+    percentile,
+    serve,
+    write_result,
+)
+from bench.load import Latencies, run_count
+from bench.stages import open_runtime, principal_for, timed_context
+from gateway.core.model import ContextRequest
+from gateway.store import retrieval
+from gateway.usecases.context import recall_limit
+from gateway.usecases.keys import parse_bearer
+
+__all__ = ["main"]
+
+NAMESPACE = "speed"
+TOP_K = 6
+BUDGET = 4000
+
+
+async def _floor(db: Database, queries: tuple[str, ...], concurrency: int, count: int) -> Latencies:
+    async with open_runtime(db.url) as runtime:
+        vectors = {q: runtime.embedder.embed([q])[0] for q in queries}
+        scope = retrieval.Scope(db.tenant_id, (NAMESPACE,), None, datetime.now(UTC))
+        queue = [queries[i % len(queries)] for i in range(count)]
+        latencies: list[float] = []
+
+        async def worker() -> None:
+            while queue:
+                query = queue.pop()
+                async with runtime.pool.connection() as conn, conn.transaction():
+                    started = time.perf_counter()
+                    await retrieval.recall(
+                        conn,
+                        scope,
+                        task=query,
+                        query_vector=vectors[query],
+                        embedding_model=runtime.embedder.model,
+                        limit=recall_limit(TOP_K),
+                    )
+                    latencies.append(time.perf_counter() - started)
+
+        for query in queries[:10]:  # warm the plan and buffer caches like the endpoint's warmup
+            queue.append(query)
+        await worker()
+        latencies.clear()
+        queue[:] = [queries[i % len(queries)] for i in range(count)]
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return Latencies(latencies, time.perf_counter() - started)
+
+
+def _request(task: str) -> ContextRequest:
+    return ContextRequest(task=task, namespaces=(NAMESPACE,), budget_tokens=BUDGET, top_k=TOP_K)
+
+
+async def _breakdown(
+    db: Database, queries: tuple[str, ...], runs: int, profile: bool
+) -> tuple[dict[str, float], str | None]:
+    """p50 (ms) of each stage of the in-process context path, and optionally a profile."""
+    async with open_runtime(db.url) as runtime:
+        principal = await principal_for(runtime, db.key)
+        for query in queries[:5]:
+            await timed_context(
+                runtime, principal, _request(query), datetime.now(UTC), receipt=True
+            )
+        samples: list[dict[str, float]] = []
+        profiler = cProfile.Profile() if profile else None
+        if profiler is not None:
+            profiler.enable()
+        for i in range(runs):
+            request = _request(queries[i % len(queries)])
+            samples.append(
+                await timed_context(runtime, principal, request, datetime.now(UTC), receipt=True)
+            )
+        report = None
+        if profiler is not None:
+            profiler.disable()
+            out = io.StringIO()
+            pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(25)
+            report = out.getvalue()
+    stages = samples[0].keys()
+    return {s: round(1000 * percentile([x[s] for x in samples], 50), 2) for s in stages}, report
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench speed", description=__doc__)
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--requests", type=int, default=200, help="requests per cell at c=1")
+    parser.add_argument("--requests16", type=int, default=400, help="requests per cell at c=16")
+    parser.add_argument("--breakdown-runs", type=int, default=60)
+    parser.add_argument("--profile", action="store_true", help="cProfile at the largest size")
+    parser.add_argument("--quick", action="store_true", help="a small smoke run")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.quick:
+        sizes, args.requests, args.requests16, args.breakdown_runs = [300, 1500], 30, 64, 10
+    corpus: Corpus = load_corpus()
+    queries = corpus.queries
+    context_bodies = [
+        {"task": q, "namespaces": [NAMESPACE], "budget_tokens": BUDGET, "top_k": TOP_K}
+        for q in queries
+    ]
+    search_bodies = [{"query": q, "namespaces": [NAMESPACE], "limit": 8} for q in queries]
+    runs: list[dict[str, Any]] = []
+    profile_report = None
+    with embedded_postgres() as pg:
+        db = new_database(pg, "bench_speed")
+        _, key_id, _ = parse_bearer(f"Bearer {db.key}")
+        loaded = 0
+        for size in sizes:
+            started = time.perf_counter()
+            bulk_load(
+                db.url,
+                corpus,
+                tenant_id=db.tenant_id,
+                key_id=key_id,
+                namespace=NAMESPACE,
+                start=loaded,
+                stop=size,
+            )
+            loaded = size
+            print(f"{size:,} memories loaded in {time.perf_counter() - started:.0f} s", flush=True)
+            run: dict[str, Any] = {"size": size}
+            with serve(db) as server:
+                asyncio.run(
+                    run_count(server, "/v1/context", context_bodies, concurrency=4, count=20)
+                )
+                asyncio.run(run_count(server, "/v1/search", search_bodies, concurrency=4, count=20))
+                for c, count in ((1, args.requests), (16, args.requests16)):
+                    for name, path, bodies in (
+                        ("context", "/v1/context", context_bodies),
+                        ("search", "/v1/search", search_bodies),
+                    ):
+                        found = asyncio.run(
+                            run_count(server, path, bodies, concurrency=c, count=count)
+                        )
+                        run[f"{name}_c{c}"] = found.summary()
+                        print(size, name, c, run[f"{name}_c{c}"], flush=True)
+            for c, count in ((1, args.requests), (16, args.requests16)):
+                run[f"floor_c{c}"] = asyncio.run(_floor(db, queries, c, count)).summary()
+                print(size, "floor", c, run[f"floor_c{c}"], flush=True)
+            last = size == sizes[-1]
+            run["stages_p50_ms"], report = asyncio.run(
+                _breakdown(db, queries, args.breakdown_runs, args.profile and last)
+            )
+            print(size, "stages", run["stages_p50_ms"], flush=True)
+            profile_report = report or profile_report
+            runs.append(run)
+        info = machine(pg)
+
+    rows = []
+    for r in runs:
+        for c in (1, 16):
+            floor = r[f"floor_c{c}"]["p50_ms"]
+            for name in ("context", "search"):
+                cell = r[f"{name}_c{c}"]
+                rows.append(
+                    [
+                        f"{r['size']:,}",
+                        c,
+                        f"/v1/{name}",
+                        cell["p50_ms"],
+                        cell["p95_ms"],
+                        cell["p99_ms"],
+                        f"{cell['per_second']:.0f}",
+                        floor,
+                        f"{cell['p50_ms'] / floor:.1f}×",
+                    ]
+                )
+            rows.append(
+                [
+                    f"{r['size']:,}",
+                    c,
+                    "floor (recall SQL)",
+                    floor,
+                    r[f"floor_c{c}"]["p95_ms"],
+                    r[f"floor_c{c}"]["p99_ms"],
+                    f"{r[f'floor_c{c}']['per_second']:.0f}",
+                    floor,
+                    "1.0×",
+                ]
+            )
+    table = markdown_table(
+        ["memories", "c", "what", "p50 ms", "p95 ms", "p99 ms", "req/s", "floor p50 ms", "÷ floor"],
+        rows,
+    )
+    growth_rows = []
+    first, last_run = runs[0], runs[-1]
+    for c in (1, 16):
+        for name in ("context", "search", "floor"):
+            a = first[f"{name}_c{c}"]["p50_ms"]
+            b = last_run[f"{name}_c{c}"]["p50_ms"]
+            growth_rows.append([name, c, a, b, f"{b / a:.2f}×"])
+    growth = markdown_table(
+        [
+            "what",
+            "c",
+            f"p50 at {first['size']:,} (ms)",
+            f"p50 at {last_run['size']:,} (ms)",
+            "growth",
+        ],
+        growth_rows,
+    )
+    stage_names = list(runs[0]["stages_p50_ms"])
+    stages = markdown_table(
+        ["memories", *stage_names],
+        [[f"{r['size']:,}", *(r["stages_p50_ms"][s] for s in stage_names)] for r in runs],
+    )
+    result = {
+        "benchmark": "speed",
+        "command": "python -m bench speed " + " ".join(argv),
+        "machine": info,
+        "runs": runs,
+        "profile": profile_report,
+    }
+    path = write_result("speed", result)
+    print("\nlatency over HTTP (closed loop, c clients), floor = recall() SQL alone\n")
+    print(table)
+    print("\ngrowth of p50 from the smallest to the largest size\n")
+    print(growth)
+    print("\nin-process stage p50 (ms) of one /v1/context (c=1, receipt included)\n")
+    print(stages)
+    if profile_report:
+        print("\ncProfile of the in-process context path at the largest size\n")
+        print(profile_report)
+    print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)}")
+    return 0

@@ -1,0 +1,142 @@
+"""The context path in-process, stage by stage, on the gateway's own runtime (pool, discloser).
+
+It runs the same calls as ``Discloser.context`` (policy in force, recall, index, live count, the
+pure core, the receipt) inside one pooled transaction and times each, so that costs which the
+gateway cannot switch off (receipts, the policy gate) can be measured against the same work
+without them. Nothing here changes gateway behaviour; it only calls its public functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime
+from pathlib import Path
+
+from gateway.core.model import ContextRequest
+from gateway.principal import Principal
+from gateway.runtime import Runtime, start_runtime
+from gateway.settings import Settings
+from gateway.store import retrieval
+from gateway.store.database import transaction
+from gateway.usecases.context import ContextInputs, recall_limit
+from gateway.usecases.disclosure import assemble_under, context_view
+from gateway.usecases.keys import authenticate
+from gateway.usecases.policy import refuse_unless_required_met
+
+__all__ = ["gather", "open_runtime", "principal_for", "timed_context"]
+
+
+@contextlib.asynccontextmanager
+async def open_runtime(url: str, pool_max_size: int = 17) -> AsyncIterator[Runtime]:
+    with tempfile.TemporaryDirectory(prefix="ctxgw-bench-rt-") as data_dir:
+        settings = Settings(
+            database_url=url,
+            data_dir=Path(data_dir),
+            migrate_on_start=False,
+            pool_min_size=2,
+            pool_max_size=pool_max_size,
+            log_level="WARNING",
+        )
+        async with start_runtime(settings) as runtime:
+            yield runtime
+
+
+async def principal_for(runtime: Runtime, key: str) -> Principal:
+    async with transaction(runtime.pool) as conn:
+        return await authenticate(conn, f"Bearer {key}")
+
+
+def _scope(principal: Principal, request: ContextRequest, now: datetime) -> retrieval.Scope:
+    namespaces = None if "*" in request.namespaces else request.namespaces
+    return retrieval.Scope(principal.tenant_id, namespaces, request.memory_types, now)
+
+
+async def gather(
+    runtime: Runtime, principal: Principal, request: ContextRequest, now: datetime
+) -> tuple[ContextInputs, dict[str, float]]:
+    """What ``gather_context`` returns, with the time of each query (seconds)."""
+    times: dict[str, float] = {}
+    async with transaction(runtime.pool) as conn:
+        inputs = await _gather(runtime, conn, principal, request, now, times)
+    return inputs, times
+
+
+async def _gather(
+    runtime: Runtime,
+    conn: object,
+    principal: Principal,
+    request: ContextRequest,
+    now: datetime,
+    times: dict[str, float],
+) -> ContextInputs:
+    from gateway.core.fill import index_share
+
+    scope = _scope(principal, request, now)
+    t0 = time.perf_counter()
+    vector = runtime.embedder.embed([request.task])[0]
+    t1 = time.perf_counter()
+    candidates = await retrieval.recall(
+        conn,  # type: ignore[arg-type]
+        scope,
+        task=request.task,
+        query_vector=vector,
+        embedding_model=runtime.embedder.model,
+        limit=recall_limit(request.top_k),
+    )
+    t2 = time.perf_counter()
+    share = index_share(request)
+    index = await retrieval.index_entries(conn, scope, share) if share > 0 else []  # type: ignore[arg-type]
+    t3 = time.perf_counter()
+    total_live = await retrieval.live_count(conn, scope)  # type: ignore[arg-type]
+    t4 = time.perf_counter()
+    times.update(embed=t1 - t0, recall=t2 - t1, index=t3 - t2, live_count=t4 - t3)
+    return ContextInputs(candidates, index, total_live)
+
+
+async def timed_context(
+    runtime: Runtime,
+    principal: Principal,
+    request: ContextRequest,
+    now: datetime,
+    *,
+    receipt: bool,
+) -> dict[str, float]:
+    """One context assembly in one transaction, committed; seconds per stage and in total.
+
+    With ``receipt`` the core and the receipt run through ``Discloser.assemble_and_record``, as
+    the endpoint does; without, the same core runs through ``assemble_under`` and no receipt is
+    written (so the transaction is read-only)."""
+    discloser = runtime.discloser
+    times: dict[str, float] = {}
+    started = time.perf_counter()
+    async with transaction(runtime.pool) as conn:
+        t0 = time.perf_counter()
+        view = context_view(principal, request)
+        policy = await discloser.policies.in_force(conn, principal.tenant_id, now)
+        refuse_unless_required_met(policy, view, now)
+        times["policy_in_force"] = time.perf_counter() - t0
+        inputs = await _gather(runtime, conn, principal, request, now, times)
+        t1 = time.perf_counter()
+        if receipt:
+            await discloser.assemble_and_record(
+                conn, principal, request, inputs, policy, at=now, issued_at=now
+            )
+        else:
+            assemble_under(
+                request,
+                inputs,
+                policy,
+                view,
+                at=now,
+                profile=discloser.profile,
+                tokenizer_name=discloser.tokenizer_name,
+            )
+        t2 = time.perf_counter()
+        times["core_and_receipt" if receipt else "core"] = t2 - t1
+    ended = time.perf_counter()
+    times["commit"] = ended - t2
+    times["total"] = ended - started
+    return times
