@@ -148,7 +148,9 @@ _SCANNER: Final = _scanner()
 
 def scan(text: str) -> frozenset[str]:
     """Detectors whose pattern occurs in `text` (before checksum checks): a cheap prefilter."""
-    found = _SCANNER.Match(text)
+    # Bytes, as in redact_text: a lone surrogate (valid JSON, so an agent can store one) must
+    # not make the strict UTF-8 encoder raise in the middle of an evaluation.
+    found = _SCANNER.Match(text.encode("utf-8", "surrogatepass"))
     return frozenset(DETECTOR_NAMES[i] for i in found) if found else frozenset()
 
 

@@ -160,6 +160,20 @@ def test_fixed_order_and_markers_name_only_the_detector() -> None:
 def test_scan_is_a_superset_prefilter() -> None:
     assert scan("nothing to see") == frozenset()
     assert {"email"} <= scan("a@b.io")
+    assert {"email"} <= scan("lone \ud800 surrogate, a@b.io")  # no UnicodeEncodeError
+
+
+def test_lone_surrogates_redact_without_raising() -> None:
+    from policy_helpers import NOW, memory
+
+    from policies import evaluate
+    from policies.shipped import shipped_bundle
+
+    strict = shipped_bundle("strict").bundle
+    item = memory(heading="\udfff", content="mail \ud800 ann@example.com")
+    outcome = evaluate(strict, {"purpose": "support"}, [item], NOW).outcomes[0]
+    assert outcome.redacted_content == "mail \ud800 [redacted:email]"
+    assert outcome.redacted_heading == "\udfff"
 
 
 def test_redaction_is_linear_on_adversarial_text() -> None:
