@@ -35,6 +35,14 @@ class Principal:
                 code="wrong_role",
             )
 
+    def require_purpose(self, purpose: str | None) -> None:
+        """A key issued for some purposes may declare only those (declaring none is allowed; a
+        policy may still require one)."""
+        if purpose is not None and self.purposes is not None and purpose not in self.purposes:
+            raise ForbiddenError(
+                f"purpose: the key may not declare {purpose!r}", code="purpose_forbidden"
+            )
+
     def require_namespace(self, namespace: str, field: str = "namespace") -> None:
         if not self.may_use(namespace):
             raise ForbiddenError(

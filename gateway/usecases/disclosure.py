@@ -84,6 +84,7 @@ class Discloser:
     async def _policy(
         self, conn: Connection, principal: Principal, view: dict[str, object], now: datetime
     ) -> tuple[PolicyInForce, Evaluation]:
+        principal.require_purpose(view["purpose"] if isinstance(view["purpose"], str) else None)
         policy = await self.policies.in_force(conn, principal.tenant_id, now)
         return policy, refuse_unless_required_met(policy, view, now)
 
@@ -98,6 +99,7 @@ class Discloser:
         """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
         liveness, the policy in force and its time predicates are all pinned to that instant."""
         at = as_of or now
+        principal.require_purpose(request.purpose)
         view = context_view(principal, request)
         policy = await self.policies.in_force(conn, principal.tenant_id, at)
         refuse_unless_required_met(policy, view, at)

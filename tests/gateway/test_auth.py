@@ -72,3 +72,15 @@ def test_namespace_scoped_key_cannot_read_other_namespaces(
     scoped = make_key(namespaces=("ops",))
     fetched = client.post("/v1/fetch", json={"ids": [memory_id]}, headers=scoped.headers)
     assert fetched.json()["missing"] == [memory_id]
+
+
+def test_a_key_declares_only_its_purposes(client: TestClient[Any], make_key: KeyFactory) -> None:
+    scoped = make_key(purposes=["support"])
+    ok = client.post(
+        "/v1/context", json={"task": "x", "purpose": "support"}, headers=scoped.headers
+    )
+    assert ok.status_code == 200
+    other = client.post(
+        "/v1/search", json={"query": "x", "purpose": "sales"}, headers=scoped.headers
+    )
+    assert other.status_code == 403 and other.json()["code"] == "purpose_forbidden"
