@@ -29,6 +29,7 @@ import psycopg
 from ulid import ULID
 
 from bench.longmemeval import load_questions
+from gateway.core.model import MemoryType
 from gateway.core.render import one_line
 from gateway.core.tokens import load_tokenizer
 from gateway.embedding import HashEmbedder
@@ -78,41 +79,64 @@ def load_corpus() -> Corpus:
     return Corpus(tuple(pool), tuple(q.question for q in questions))
 
 
-def _memory_id(number: int, created_at: datetime) -> str:
+def _memory_id(number: int, tenant_id: str, created_at: datetime) -> str:
     """A ULID with the row's time and a deterministic random part (the gateway draws it)."""
     millis = int(created_at.timestamp() * 1000)
-    tail = hashlib.blake2b(str(number).encode(), digest_size=10).digest()
+    tail = hashlib.blake2b(f"{tenant_id}:{number}".encode(), digest_size=10).digest()
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + tail))
 
 
-def _params(
-    items: Sequence[tuple[int, str, str]], tenant_id: str, key_id: str, namespace: str
-) -> list[dict[str, object]]:
+_TYPES: tuple[MemoryType, ...] = ("semantic", "episodic", "procedural", "working")
+PII_SENTENCE = " You can reach me at jane.doe@example.com or +1 555 123 4567."
+
+
+def _draft(number: int, heading: str, content: str, namespace: str, vary: bool) -> MemoryDraft:
+    """The draft as the HTTP layer would build it. ``vary`` spreads the metadata policies look
+    at (type, labels, confidence, personal data) deterministically over the numbers."""
+    if not vary:
+        confidence = round(0.5 + 0.5 * ((number * 7919) % 1000) / 1000, 3)
+        return MemoryDraft(namespace, "semantic", heading, content, confidence, ("bench",))
+    labels = ["bench"]
+    if number % 20 == 0:
+        labels.append("pii")
+        content += PII_SENTENCE
+    for modulus, label in ((37, "secret"), (53, "public"), (71, "restricted")):
+        if number % modulus == 0:
+            labels.append(label)
+    confidence = round(0.05 + 0.95 * ((number * 7919) % 1000) / 1000, 3)
+    memory_type = _TYPES[(number * 31) % 7 % 4]
+    return MemoryDraft(namespace, memory_type, heading, content, confidence, tuple(sorted(labels)))
+
+
+def _created_at(number: int, vary: bool) -> datetime:
+    # Varied: spread over ~11 months, so that age predicates (older_than) split the corpus.
+    return BASE_TIME + (timedelta(hours=(number * 7) % 8000) if vary else timedelta(seconds=number))
+
+
+Item = tuple[int, str, str, str, str]  # number, heading, content, tenant_id, key_id
+
+
+def _params(items: Sequence[Item], namespace: str, vary: bool) -> list[dict[str, object]]:
     """What `Writer.write` + `insert_version` would send for these memories (numbered)."""
     embedder, tokenizer = HashEmbedder(), load_tokenizer("cl100k_base")
-    texts = [memory_usecase.memory_text(heading, content) for _, heading, content in items]
+    drafts = [_draft(n, h, c, namespace, vary) for n, h, c, _, _ in items]
+    texts = [memory_usecase.memory_text(d.heading, d.content) for d in drafts]
     vectors = embedder.embed(texts)
     rows = []
-    for (number, heading, content), text, vector in zip(items, texts, vectors, strict=True):
-        draft = MemoryDraft(
-            namespace=namespace,
-            memory_type="semantic",
-            heading=heading,
-            content=content,
-            confidence=round(0.5 + 0.5 * ((number * 7919) % 1000) / 1000, 3),
-            labels=("bench",),
-        )
-        created_at = BASE_TIME + timedelta(seconds=number)
+    for (number, _, _, tenant_id, key_id), draft, text, vector in zip(
+        items, drafts, texts, vectors, strict=True
+    ):
+        created_at = _created_at(number, vary)
         version = memory_store.NewVersion(
             tenant_id=tenant_id,
-            memory_id=_memory_id(number, created_at),
+            memory_id=_memory_id(number, tenant_id, created_at),
             draft=draft,
             agent_id="bench",
             written_by_key=key_id,
             request_sha256=memory_usecase._request_sha256(draft),
             created_at=created_at,
-            content_sha256=hashlib.sha256(content.encode("utf-8")).hexdigest(),
-            heading_tokens=tokenizer.count(heading),
+            content_sha256=hashlib.sha256(draft.content.encode("utf-8")).hexdigest(),
+            heading_tokens=tokenizer.count(draft.heading),
             tokens=tokenizer.count(text),
             embedding=vector,
             embedding_model=embedder.model,
@@ -129,18 +153,20 @@ def bulk_load(
     url: str,
     corpus: Corpus,
     *,
-    tenant_id: str,
-    key_id: str,
+    tenants: Sequence[tuple[str, str]],
     namespace: str,
     start: int,
     stop: int,
+    vary: bool = False,
     workers: int = 2,
     chunk: int = 2000,
 ) -> None:
-    """Write memories ``start`` .. ``stop - 1`` into ``namespace``."""
-    items = [
-        (n, h, c)
-        for n, (h, c) in zip(range(start, stop), corpus.memories(start, stop), strict=False)
+    """Write memories ``start`` .. ``stop - 1`` into ``namespace`` of every (tenant_id, key_id)."""
+    texts = list(corpus.memories(start, stop))
+    items: list[Item] = [
+        (number, heading, content, tenant_id, key_id)
+        for tenant_id, key_id in tenants
+        for number, (heading, content) in zip(range(start, stop), texts, strict=True)
     ]
     chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
     with psycopg.connect(url) as conn:
@@ -152,13 +178,7 @@ def bulk_load(
         for name, _ in definitions:
             conn.execute(f'DROP INDEX "{name}"')
         with ProcessPoolExecutor(workers) as pool, conn.cursor() as cur:
-            for rows in pool.map(
-                _params,
-                chunks,
-                [tenant_id] * len(chunks),
-                [key_id] * len(chunks),
-                [namespace] * len(chunks),
-            ):
+            for rows in pool.map(_params, chunks, [namespace] * len(chunks), [vary] * len(chunks)):
                 cur.executemany(memory_store._INSERT, rows)
         conn.execute("SET maintenance_work_mem = '1GB'")
         for _, definition in definitions:

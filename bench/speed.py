@@ -141,8 +141,7 @@ def main(argv: list[str]) -> int:
             bulk_load(
                 db.url,
                 corpus,
-                tenant_id=db.tenant_id,
-                key_id=key_id,
+                tenants=[(db.tenant_id, key_id)],
                 namespace=NAMESPACE,
                 start=loaded,
                 stop=size,
