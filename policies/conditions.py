@@ -143,7 +143,12 @@ class _BoundLeaf(Bound):
             return
         spec = self.leaf.spec
         value = check_value(spec.kind, memory.get(spec.key))
-        out.append(self.leaf.evidence(value, self.result(memory)))
+        try:
+            result = self.result(memory)
+        except (TypeError, ValueError, OverflowError, AttributeError) as exc:
+            # As when the rule fired (stages._guarded): e.g. a lone surrogate given to a regex.
+            result = ConditionError("E002", f"comparison failed ({type(exc).__name__})")
+        out.append(self.leaf.evidence(value, result))
 
 
 class _BoundGroup(Bound):

@@ -180,3 +180,16 @@ def test_redaction_is_linear_on_adversarial_text() -> None:
     text = "a" * 300_000 + "@" + "b." * 50_000
     result = redact_text(text, DETECTOR_NAMES)
     assert len(result.text) > 0
+
+
+def test_lone_surrogate_in_a_regex_tested_field_is_an_error_not_an_exception() -> None:
+    from policy_helpers import NOW, bundle, memory
+
+    from policies import evaluate
+
+    rules = (
+        "- {id: rx, effect: deny, reason: r, when: {field: memory.heading, op: regex, value: x}}"
+    )
+    evaluation = evaluate(bundle(rules), {}, [memory(heading="x \ud800")], NOW)
+    assert evaluation.outcomes[0].outcome == "deny"
+    assert [(d.error, d.evidence[0].result) for d in evaluation.decisions] == [("E002", "error")]
