@@ -79,10 +79,10 @@ def load_corpus() -> Corpus:
     return Corpus(tuple(pool), tuple(q.question for q in questions))
 
 
-def _memory_id(number: int, tenant_id: str, created_at: datetime) -> str:
+def _memory_id(number: int, tenant_id: str, namespace: str, created_at: datetime) -> str:
     """A ULID with the row's time and a deterministic random part (the gateway draws it)."""
     millis = int(created_at.timestamp() * 1000)
-    tail = hashlib.blake2b(f"{tenant_id}:{number}".encode(), digest_size=10).digest()
+    tail = hashlib.blake2b(f"{tenant_id}/{namespace}:{number}".encode(), digest_size=10).digest()
     return str(ULID.from_bytes(millis.to_bytes(6, "big") + tail))
 
 
@@ -129,7 +129,7 @@ def _params(items: Sequence[Item], namespace: str, vary: bool) -> list[dict[str,
         created_at = _created_at(number, vary)
         version = memory_store.NewVersion(
             tenant_id=tenant_id,
-            memory_id=_memory_id(number, tenant_id, created_at),
+            memory_id=_memory_id(number, tenant_id, namespace, created_at),
             draft=draft,
             agent_id="bench",
             written_by_key=key_id,
