@@ -8,6 +8,14 @@ import sys
 BENCHMARKS = {
     "ingest": ("bench.ingest", "batch ingest throughput over HTTP vs a bare COPY"),
     "quality": ("bench.quality", "LongMemEval_S evidence recall vs baselines"),
+    "speed": (
+        "bench.speed",
+        "/v1/context and /v1/search latency at 1k-100k memories vs the SQL floor",
+    ),
+    "policy": ("bench.policy_cost", "policy evaluation cost and enforce/log_only overhead"),
+    "receipts": ("bench.receipt_cost", "receipt overhead, receipts/s, export + offline verify"),
+    "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
+    "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
     "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),
 }
 
