@@ -67,12 +67,12 @@ class RankingProfileError(ValueError):
 class RankingWeights:
     """One weight per signal, in :data:`SIGNALS` order. Finite; zero switches a signal off."""
 
-    # Tuned on LongMemEval_S half A (bench/RESULTS.md): the fused rank leads; similarity and
-    # lexical scores separate candidates the fusion ties. Type, confidence, recency and validity
-    # were constant on that set and keep their hand-set weights.
-    similarity: float = 0.10
-    lexical: float = 0.20
-    rrf: float = 0.50
+    # Checked on LongMemEval_S (bench/RESULTS.md): once recall ranks lexically by BM25, these
+    # weights sit on a plateau; RRF-led variants moved the score by one question, not reliably
+    # across halves. Type, confidence, recency and validity were constant on that set.
+    similarity: float = 0.35
+    lexical: float = 0.15
+    rrf: float = 0.25
     type_priority: float = 0.05
     confidence: float = 0.10
     recency: float = 0.05
@@ -185,7 +185,7 @@ def _number(value: object) -> float:
     return parse_decimal(str(value)) if isinstance(value, str) else float(value)
 
 
-DEFAULT_PROFILE = RankingProfile(version="rank/2026-11-30.1")
+DEFAULT_PROFILE = RankingProfile(version="rank/2026-11-29.1")
 
 
 @dataclass(frozen=True, slots=True)
