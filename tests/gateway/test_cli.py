@@ -7,6 +7,8 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,9 +34,17 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[Path, str, subprocess.Popen[str]]]:
+def data_dir() -> Iterator[Path]:
+    """A data dir outside pytest's basetemp: the embedded server runs as another system user and
+    needs to traverse the path, which a concurrent pytest session may re-restrict to 0700."""
+    with tempfile.TemporaryDirectory(prefix="ctxgw-cli-") as directory:
+        yield Path(directory)
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[tuple[Path, str, subprocess.Popen[str]]]:
     port = free_port()
-    env = {**os.environ, "GATEWAY_DATA_DIR": str(tmp_path)}
+    env = {**os.environ, "GATEWAY_DATA_DIR": str(data_dir)}
     env.pop("GATEWAY_DATABASE_URL", None)
     process = subprocess.Popen(
         [*CTXGW, "serve", "--demo", "--port", str(port)],
@@ -54,32 +64,33 @@ def server(tmp_path: Path) -> Iterator[tuple[Path, str, subprocess.Popen[str]]]:
     else:
         process.kill()
         pytest.fail(f"the gateway did not become ready:\n{process.communicate()[0]}")
-    yield tmp_path, base, process
+    yield data_dir, base, process
     process.terminate()
     process.communicate(timeout=30)
 
 
-def test_keys_create_list_revoke(tmp_path: Path) -> None:
-    created = run(tmp_path, "keys", "create", "--tenant", "acme", "--role", "agent",
+def test_keys_create_list_revoke(data_dir: Path) -> None:
+    created = run(data_dir, "keys", "create", "--tenant", "acme", "--role", "agent",
                   "--namespaces", "ops,support", "--agent-id", "bot", "--json")  # fmt: skip
     assert created.returncode == 0, created.stderr
     issued = json.loads(created.stdout)
     assert set(issued) == {"key", "key_id", "tenant_id"}
     assert issued["tenant_id"] == "acme" and issued["key"].startswith("ctxgw.acme.")
 
-    listed = json.loads(run(tmp_path, "keys", "list", "--json").stdout)
+    listed = json.loads(run(data_dir, "keys", "list", "--json").stdout)
     assert [(k["key_id"], k["namespaces"], k["revoked_at"]) for k in listed] == [
         (issued["key_id"], ["ops", "support"], None)
     ]
     assert issued["key"] not in json.dumps(listed)  # the secret is never shown again
 
-    assert run(tmp_path, "keys", "revoke", issued["key_id"]).returncode == 0
-    assert run(tmp_path, "keys", "revoke", issued["key_id"]).returncode == 1
-    assert json.loads(run(tmp_path, "keys", "list", "--json").stdout)[0]["revoked_at"]
+    assert run(data_dir, "keys", "revoke", issued["key_id"]).returncode == 0
+    assert run(data_dir, "keys", "revoke", issued["key_id"]).returncode == 1
+    assert json.loads(run(data_dir, "keys", "list", "--json").stdout)[0]["revoked_at"]
 
 
-def test_bad_tenant_and_bad_settings_are_reported(tmp_path: Path) -> None:
-    bad = run(tmp_path, "keys", "create", "--tenant", "Not Valid", "--role", "agent")
+def test_bad_tenant_and_bad_settings_are_reported(data_dir: Path) -> None:
+
+    bad = run(data_dir, "keys", "create", "--tenant", "Not Valid", "--role", "agent")
     assert bad.returncode == 1 and "tenant" in bad.stderr
     env = {**os.environ, "GATEWAY_PORT": "99999", "GATEWAY_EMBEDDER": "magic"}
     result = subprocess.run([*CTXGW, "migrate"], env=env, capture_output=True, text=True,
@@ -114,9 +125,10 @@ def test_serve_demo_works_and_keys_can_be_made_beside_it(
     assert httpx.get(f"{base}/readyz").status_code == 200  # the server survived the CLI exiting
 
 
-def test_serve_demo_twice_reuses_data_and_keys(tmp_path: Path) -> None:
+def test_serve_demo_twice_reuses_data_and_keys(data_dir: Path) -> None:
+
     port = free_port()
-    env = {**os.environ, "GATEWAY_DATA_DIR": str(tmp_path)}
+    env = {**os.environ, "GATEWAY_DATA_DIR": str(data_dir)}
     env.pop("GATEWAY_DATABASE_URL", None)
     keys: list[dict[str, str]] = []
     for _ in range(2):
@@ -129,11 +141,11 @@ def test_serve_demo_twice_reuses_data_and_keys(tmp_path: Path) -> None:
                     break
             except httpx.TransportError:
                 time.sleep(0.2)
-        keys.append(json.loads((tmp_path / "demo-keys.json").read_text()))
+        keys.append(json.loads((data_dir / "demo-keys.json").read_text()))
         process.terminate()
         process.communicate(timeout=30)
     assert keys[0] == keys[1]
-    listed = json.loads(run(tmp_path, "keys", "list", "--json").stdout)
+    listed = json.loads(run(data_dir, "keys", "list", "--json").stdout)
     assert len(listed) == 2
 
 
@@ -159,7 +171,16 @@ def test_sweep_prints_the_curve_and_draws_it(
 
 def test_demo_shows_a_bundle_on_start(server: tuple[Path, str, subprocess.Popen[str]]) -> None:
     _, _, process = server
-    process.terminate()
-    output = process.communicate(timeout=30)[0]
+    assert process.stdout is not None
+    seen: list[str] = []
+    reader = threading.Thread(
+        target=lambda: seen.extend(iter(process.stdout.readline, "")),  # type: ignore[union-attr]
+        daemon=True,
+    )
+    reader.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any("Try it yourself" in line for line in seen):
+        time.sleep(0.2)
+    output = "".join(seen)
     assert "# Context from memory" in output
     assert "receipt " in output and "/verify" in output
