@@ -212,7 +212,9 @@ class HashEmbedder:
 
     @property
     def model(self) -> str:
-        return f"hash-v1-{self._dim}"
+        # v2: rarity-weighted words (v1 weighed every word alike). A new name for a new vector
+        # space: queries never compare vectors across names.
+        return f"hash-v2-{self._dim}"
 
     @property
     def dim(self) -> int:

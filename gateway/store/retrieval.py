@@ -29,6 +29,10 @@ INDEX_LINE_OVERHEAD_TOKENS = 28
 # Okapi BM25 (Robertson & Zaragoza 2009) over the tsvector: k1 and b are the usual defaults.
 BM25_K1 = 1.2
 BM25_B = 0.75
+# A query term held by more memories than this is left out of the lexical branch (see `recall`).
+# At the few hundred memories of one conversation it never applies; at 100k it drops words found
+# in more than 1% of them, whose inverse document frequency is near zero anyway.
+COMMON_TERM_CAP = 1000
 
 _COLUMNS = sql.SQL(
     "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, "
@@ -47,6 +51,13 @@ class Scope:
     namespaces: tuple[str, ...] | None
     memory_types: tuple[MemoryType, ...] | None
     as_of: datetime
+    # True when `as_of` is in the past: versions retired since then were live at `as_of`. False
+    # for the present, where only never-retired versions are live, which lets the partial
+    # indexes (WHERE deleted_at IS NULL) serve the index and the count.
+    historical: bool = False
+
+    def live(self) -> sql.Composable:
+        return _LIVE_THEN if self.historical else _LIVE_NOW
 
     def filters(self, alias: str = "m") -> sql.Composed:
         parts = [sql.SQL("{}.tenant_id = %(tenant_id)s").format(sql.Identifier(alias))]
@@ -70,8 +81,12 @@ class Scope:
         }
 
 
-_LIVE = sql.SQL(
+_LIVE_THEN = sql.SQL(
     "(m.deleted_at IS NULL OR m.deleted_at > %(as_of)s) "
+    "AND (m.expires_at IS NULL OR m.expires_at > %(as_of)s) AND m.erased_at IS NULL"
+)
+_LIVE_NOW = sql.SQL(
+    "m.deleted_at IS NULL "
     "AND (m.expires_at IS NULL OR m.expires_at > %(as_of)s) AND m.erased_at IS NULL"
 )
 
@@ -125,7 +140,7 @@ async def index_entries(conn: Connection, scope: Scope, budget_tokens: int) -> l
         columns=_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
         filters=scope.filters(),
-        live=_LIVE,
+        live=scope.live(),
     )
     params = scope.params() | {
         "budget": budget_tokens,
@@ -138,7 +153,7 @@ async def index_entries(conn: Connection, scope: Scope, budget_tokens: int) -> l
 
 async def live_count(conn: Connection, scope: Scope) -> int:
     query = sql.SQL("SELECT count(*) FROM memories m WHERE {filters} AND {live}").format(
-        filters=scope.filters(), live=_LIVE
+        filters=scope.filters(), live=scope.live()
     )
     cur = await conn.execute(query, scope.params())
     row = await cur.fetchone()
@@ -153,8 +168,13 @@ async def recall(
     query_vector: Sequence[float],
     embedding_model: str,
     limit: int,
+    corpus_size: int | None = None,
 ) -> list[Candidate]:
-    """Hybrid recall: up to `limit` memories from each retriever, with their ranks and scores."""
+    """Hybrid recall: up to `limit` memories from each retriever, with their ranks and scores.
+
+    `corpus_size` is BM25's N, the live memories in scope (counted here when not given)."""
+    if corpus_size is None:
+        corpus_size = await live_count(conn, scope)
     dim = len(query_vector)
     vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
     query = sql.SQL(
@@ -170,11 +190,27 @@ async def recall(
                      ORDER BY m.embedding::{vtype} <=> %(vector)s::{vtype}
                      LIMIT %(limit)s) v
         ),
+        query_lexemes AS (
+            SELECT DISTINCT lexeme FROM unnest(to_tsvector('english'::regconfig, %(task)s))
+        ),
+        probed AS (
+            -- How many memories in scope hold each query term, counted only up to a cap: a term
+            -- found in more than COMMON_TERM_CAP memories carries almost no BM25 weight, and
+            -- matching it would make this branch linear in the corpus. Bounded probes keep it
+            -- proportional to the rare terms, and the outcome depends on memory state alone.
+            SELECT q.lexeme,
+                   (SELECT count(*) FROM (SELECT 1 FROM memories m
+                                           WHERE m.tsv @@ quote_literal(q.lexeme)::tsquery
+                                             AND {filters}
+                                           LIMIT %(common_cap)s + 1) probe) AS df
+              FROM query_lexemes q
+        ),
         terms AS (
-            -- Any of the task's terms (OR), not all of them: a question rarely repeats a memory.
+            -- Any of the task's rarer terms (OR), not all of them: a question rarely repeats a
+            -- memory word for word.
             SELECT array_agg(lexeme) AS lexemes,
                    string_agg(quote_literal(lexeme), ' | ' ORDER BY lexeme)::tsquery AS q
-              FROM unnest(to_tsvector('english'::regconfig, %(task)s))
+              FROM probed WHERE df <= %(common_cap)s
         ),
         matched AS (
             SELECT m.memory_id, m.tsv, length(m.tsv)::float8 AS len
@@ -189,9 +225,8 @@ async def recall(
         ),
         df AS (SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme),
         corpus AS (
-            SELECT greatest(count(*), 1)::float8 AS n,
+            SELECT greatest(%(corpus_size)s, 1)::float8 AS n,
                    (SELECT greatest(avg(len), 1) FROM matched) AS avgdl
-              FROM memories m WHERE {filters}
         ),
         lex AS (
             SELECT memory_id, score,
@@ -227,6 +262,8 @@ async def recall(
         "task": task,
         "k1": BM25_K1,
         "b": BM25_B,
+        "common_cap": COMMON_TERM_CAP,
+        "corpus_size": corpus_size,
     }
     async with conn.cursor(row_factory=dict_row) as cur:
         # relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8); the final

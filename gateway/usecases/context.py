@@ -70,9 +70,10 @@ def _scope(
     namespaces: tuple[str, ...],
     memory_types: tuple[MemoryType, ...] | None,
     now: datetime,
+    historical: bool = False,
 ) -> retrieval.Scope:
     selected = None if ALL_NAMESPACES in namespaces else namespaces
-    return retrieval.Scope(principal.tenant_id, selected, memory_types, now)
+    return retrieval.Scope(principal.tenant_id, selected, memory_types, now, historical)
 
 
 def recall_limit(top_k: int) -> int:
@@ -102,9 +103,13 @@ async def gather_context(
     principal: Principal,
     request: ContextRequest,
     now: datetime,
+    *,
+    historical: bool = False,
 ) -> ContextInputs:
-    scope = _scope(principal, request.namespaces, request.memory_types, now)
+    """Candidates, index entries and the live count at `now` (`historical`: a past instant)."""
+    scope = _scope(principal, request.namespaces, request.memory_types, now, historical)
     vector = await _embed(embedder, request.task)
+    total_live = await retrieval.live_count(conn, scope)
     candidates = await retrieval.recall(
         conn,
         scope,
@@ -112,10 +117,10 @@ async def gather_context(
         query_vector=vector,
         embedding_model=embedder.model,
         limit=recall_limit(request.top_k),
+        corpus_size=total_live,
     )
     share = index_share(request)
     index = await retrieval.index_entries(conn, scope, share) if share > 0 else []
-    total_live = await retrieval.live_count(conn, scope)
     return ContextInputs(candidates, index, total_live)
 
 

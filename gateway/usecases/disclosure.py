@@ -103,7 +103,9 @@ class Discloser:
         view = context_view(principal, request)
         policy = await self.policies.in_force(conn, principal.tenant_id, at)
         refuse_unless_required_met(policy, view, at)
-        inputs = await retrieval.gather_context(conn, self.embedder, principal, request, at)
+        inputs = await retrieval.gather_context(
+            conn, self.embedder, principal, request, at, historical=as_of is not None
+        )
         disclosed, _, _ = await self.assemble_and_record(
             conn, principal, request, inputs, policy, at=at, issued_at=now, as_of=as_of
         )

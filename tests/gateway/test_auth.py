@@ -21,7 +21,8 @@ def test_missing_key_is_401(client: TestClient[Any]) -> None:
 
 
 def test_malformed_and_wrong_keys_are_401(client: TestClient[Any], agent: Key) -> None:
-    for header in ("Bearer nope", "Basic abc", agent.key, "Bearer " + agent.key[:-1] + "A"):
+    other_last = "B" if agent.key.endswith("A") else "A"  # a different secret, same shape
+    for header in ("Bearer nope", "Basic abc", agent.key, "Bearer " + agent.key[:-1] + other_last):
         response = client.post("/v1/memories", json=memory(), headers={"Authorization": header})
         assert response.status_code == 401, header
         assert response.json()["code"] == "invalid_credentials"

@@ -44,7 +44,7 @@ def test_write_then_fetch_round_trips_every_field(client: TestClient[Any], agent
     assert stored["labels"] == ["ops", "release"]
     assert stored["confidence"] == 0.9
     assert stored["agent_id"] == "agent-1"
-    assert stored["embedding_model"] == "hash-v1-384"
+    assert stored["embedding_model"] == "hash-v2-384"
     assert stored["tokens"] > stored["heading_tokens"] > 0
     assert stored["expires_at"].startswith("2099-01-01")
 
