@@ -4,9 +4,11 @@ PostgreSQL, verifiable by the server and offline with nothing but the export and
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,22 @@ async def test_concurrent_disclosures_make_a_gapless_chain(
         for seq, body, prev, leaf in chain:
             assert prev == previous and decode_body(body)["log"]["seq"] == seq
             previous = leaf
+
+
+def test_checkpoints_are_made_in_the_background(
+    settings: Settings, make_key: KeyFactory, database_url: str
+) -> None:
+    fast = dataclasses.replace(settings, checkpoint_interval_seconds=0.2)
+    agent = make_key()
+    with TestClient(app=create_app(fast)) as client:
+        assert (
+            client.post("/v1/search", json={"query": "x"}, headers=agent.headers).status_code == 200
+        )
+        deadline = time.monotonic() + 10
+        size = None
+        while time.monotonic() < deadline and size is None:
+            with psycopg.connect(database_url) as conn:
+                row = conn.execute("SELECT max(size) FROM checkpoints").fetchone()
+            size = row[0] if row else None
+            time.sleep(0.1)
+    assert size == 1
