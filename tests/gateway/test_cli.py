@@ -184,3 +184,29 @@ def test_demo_shows_a_bundle_on_start(server: tuple[Path, str, subprocess.Popen[
     output = "".join(seen)
     assert "# Context from memory" in output
     assert "receipt " in output and "/verify" in output
+
+
+def test_serve_with_two_workers(data_dir: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "GATEWAY_DATA_DIR": str(data_dir)}
+    env.pop("GATEWAY_DATABASE_URL", None)
+    process = subprocess.Popen([*CTXGW, "serve", "--demo", "--workers", "2", "--port", str(port)],
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        ready = False
+        while time.monotonic() < deadline and not ready:
+            try:
+                ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
+            except httpx.TransportError:
+                time.sleep(0.3)
+        assert ready
+        agent = json.loads((data_dir / "demo-keys.json").read_text())["agent"]
+        headers = {"Authorization": f"Bearer {agent}"}
+        statuses = {httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "rollback"},
+                               headers=headers, timeout=30).status_code for _ in range(6)}  # fmt: skip
+        assert statuses == {200}
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=60)[0]
+    assert output.count("Started server process") == 2

