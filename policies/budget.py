@@ -9,7 +9,6 @@ A memory without a valid token count never fits a cap with max_tokens (fail clos
 from __future__ import annotations
 
 from policies.fields import CHECKERS
-from policies.model import Rule
 from policies.stages import MemoryState, Plan
 
 __all__ = ["run_budget"]
@@ -22,13 +21,14 @@ def run_budget(plan: Plan, states: list[MemoryState | None]) -> None:
     if not plan.cap:
         return
     capped: dict[tuple[int, int], list[bool]] = {}
+    # When every cap is enforced and both tracks admitted the same memories, the if-enforced
+    # walk would repeat the actual one step for step: copy it instead. (Asked before the
+    # actual walk, which marks capped memories on the actual track only.)
+    same = all(plan.slots[i].enforced for i in plan.cap) and all(
+        state is None or state.if_enforced.outcome == state.actual.outcome for state in states
+    )
     _cap_track(plan, states, capped, enforced_only=True)
     if not plan.uniform:
-        # When every cap is enforced and both tracks admitted the same memories, the
-        # if-enforced walk would repeat the actual one step for step: copy it instead.
-        same = all(plan.slots[i].enforced for i in plan.cap) and all(
-            state is None or state.if_enforced.outcome == state.actual.outcome for state in states
-        )
         if same:
             for (m, i), flags in capped.items():
                 state = states[m]
@@ -51,24 +51,29 @@ def _cap_track(
     *,
     enforced_only: bool,
 ) -> None:
-    caps = set(plan.cap)
     track_index = 0 if enforced_only else 1
+    limits = {i: (plan.slots[i].rule.max_items, plan.slots[i].rule.max_tokens) for i in plan.cap}
     used = {i: [0, 0] for i in plan.cap}
     for m, state in enumerate(states):
         if state is None:
             continue  # no rule fired, so no cap matches it
+        matching = state.enforced_caps if enforced_only else state.caps
+        if not matching:
+            continue
         track = state.actual if enforced_only else state.if_enforced
         if track.outcome != "admit":
             continue
-        matching = [
-            i for i in state.fired if i in caps and (plan.slots[i].enforced or not enforced_only)
-        ]
-        if not matching:
-            continue
         tokens = _CHECK_INT(state.memory.get("tokens"))
-        blocking = next(
-            (i for i in matching if not _fits(plan.slots[i].rule, used[i], tokens)), None
-        )
+        counted = tokens if isinstance(tokens, int) else None
+        blocking = None
+        for i in matching:
+            max_items, max_tokens = limits[i]
+            items_used, tokens_used = used[i]
+            if (max_items is not None and items_used + 1 > max_items) or (
+                max_tokens is not None and (counted is None or tokens_used + counted > max_tokens)
+            ):
+                blocking = i
+                break
         if blocking is not None:
             track.outcome, track.rule_id = "cap", plan.slots[blocking].rule.id
             flags = capped.setdefault((m, blocking), [False, False])
@@ -77,13 +82,6 @@ def _cap_track(
                 flags[1] = True
             continue
         for i in matching:
-            used[i][0] += 1
-            used[i][1] += tokens if isinstance(tokens, int) else 0
-
-
-def _fits(rule: Rule, used: list[int], tokens: object) -> bool:
-    if rule.max_items is not None and used[0] + 1 > rule.max_items:
-        return False
-    if rule.max_tokens is None:
-        return True
-    return isinstance(tokens, int) and used[1] + tokens <= rule.max_tokens
+            counts = used[i]
+            counts[0] += 1
+            counts[1] += counted or 0

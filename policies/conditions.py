@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Literal, NamedTuple, TypeAlias
 
-from policies.fields import FIELDS, INVALID, ConditionError, FieldSpec, check_value
+from policies.fields import FIELDS, INVALID, ConditionError, FieldKind, FieldSpec, check_value
 from policies.jsonsafe import JsonValue, render
 from policies.operators import Test, make_test, memory_leaf
 
@@ -116,11 +116,14 @@ class Bound:
     `explain` re-evaluates every leaf, without short-circuit, to give a decision's evidence.
     """
 
-    __slots__ = ("const", "fn")
+    __slots__ = ("column", "const", "fn")
 
     def __init__(self, fn: MemFn | None, const: Result = None) -> None:
         self.fn = fn
         self.const = const
+        # For a single memory leaf: (key, kind, op, test), so that a caller holding the
+        # column of that field's values can test it without a call per memory (firing.py).
+        self.column: tuple[str, FieldKind, str, Test] | None = None
 
     def result(self, memory: Mapping[str, object]) -> Result:
         return self.const if self.fn is None else self.fn(memory)
@@ -164,7 +167,7 @@ class _BoundGroup(Bound):
 
 
 class _Leaf:
-    __slots__ = ("cond", "expected_json", "spec", "static_test")
+    __slots__ = ("cond", "expected_json", "spec", "static_bound", "static_test")
 
     def __init__(self, cond: FieldCondition) -> None:
         self.cond = cond
@@ -172,6 +175,10 @@ class _Leaf:
         self.expected_json = render(cond.value)
         timed = cond.op in ("older_than", "newer_than")
         self.static_test = None if timed else make_test(cond.op, self.spec.kind, cond.value)
+        # A memory leaf that does not depend on `now` binds the same way for every request.
+        self.static_bound: Bound | None = None
+        if self.static_test is not None and self.spec.scope == "memory":
+            self.static_bound = self._memory_bound(self.static_test)
 
     def evidence(self, value: object, result: Result) -> Evidence:
         if value is INVALID:
@@ -183,6 +190,8 @@ class _Leaf:
         return Evidence(self.cond.field, self.cond.op, self.expected_json, actual, _verdict(result))
 
     def bind(self, request: Mapping[str, object], now: datetime) -> Bound:
+        if self.static_bound is not None:
+            return self.static_bound
         op, spec = self.cond.op, self.spec
         test = self.static_test or make_test(op, spec.kind, self.cond.value, now)
         if spec.scope != "memory":
@@ -194,7 +203,13 @@ class _Leaf:
             except (TypeError, ValueError, OverflowError) as exc:
                 const = ConditionError("E002", f"comparison failed ({type(exc).__name__})")
             return _BoundLeaf(self, None, const, self.evidence(value, const))
-        return _BoundLeaf(self, memory_leaf(op, spec, test), None, None)
+        return self._memory_bound(test)
+
+    def _memory_bound(self, test: Test) -> Bound:
+        op, spec = self.cond.op, self.spec
+        bound = _BoundLeaf(self, memory_leaf(op, spec, test), None, None)
+        bound.column = (spec.key, spec.kind, op, test)
+        return bound
 
 
 def _group_fn(fns: list[MemFn], decisive: bool, base: Result) -> MemFn:
@@ -245,7 +260,9 @@ class _Group:
         if not fns or folded is self.decisive:
             return _BoundGroup(children, None, folded)
         if len(fns) == 1 and folded is (not self.decisive):
-            return _BoundGroup(children, fns[0], None)
+            bound = _BoundGroup(children, fns[0], None)
+            bound.column = next(child.column for child in children if child.fn is not None)
+            return bound
         return _BoundGroup(children, _group_fn(fns, self.decisive, folded), None)
 
 
@@ -296,13 +313,14 @@ def _leaves(cond: Condition) -> list[FieldCondition]:
 class CompiledCondition:
     """A condition ready to evaluate: `bind` once per request, then use the Bound per memory."""
 
-    __slots__ = ("_root", "condition", "memory_keys")
+    __slots__ = ("_root", "condition", "memory_keys", "sorted_keys")
 
     def __init__(self, condition: Condition) -> None:
         self.condition = condition
         self._root = _compile(condition)
         specs = (FIELDS[leaf.field] for leaf in _leaves(condition))
         self.memory_keys = frozenset(spec.key for spec in specs if spec.scope == "memory")
+        self.sorted_keys = tuple(sorted(self.memory_keys))
 
     def bind(self, request: Mapping[str, object], now: datetime) -> Bound:
         return self._root.bind(request, now)

@@ -13,14 +13,22 @@ always redacts the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any, Final
 
 import re2
 
 from policies.model import DETECTOR_NAMES
 
-__all__ = ["DETECTOR_NAMES", "Redacted", "luhn_valid", "redact_text", "replacement", "scan"]
+__all__ = [
+    "DETECTOR_NAMES",
+    "Redacted",
+    "hit_test",
+    "luhn_valid",
+    "redact_text",
+    "replacement",
+    "scan",
+]
 
 
 def replacement(detector: str) -> str:
@@ -146,12 +154,68 @@ def _scanner() -> Any:
 _SCANNER: Final = _scanner()
 
 
-def scan(text: str) -> frozenset[str]:
-    """Detectors whose pattern occurs in `text` (before checksum checks): a cheap prefilter."""
+_DIGITS: Final = b"0123456789"
+_IBAN_START: Final = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", b"A" * 26 + b"0" * 10)
+
+
+def _possible(data: bytes, detectors: Iterable[str]) -> set[str]:
+    """The `detectors` that might hit `data`, from necessary conditions cheaper than RE2.
+
+    Each condition holds for any hit that survives its check: an email has an "@"; an IBAN
+    has two capitals then two digits; a phone number has at least 9 digits and a card number
+    13 (their checks count them). API tokens have no cheaper test than the RE2 pass itself, so
+    they are always possible. Redaction only replaces a hit with a marker, which adds no
+    digit, "@" or capital, so what is impossible before a redaction stays impossible after it.
+    """
+    found = set()
+    digits = -1
+    for name in detectors:
+        if name == "email":
+            if b"@" in data:
+                found.add(name)
+        elif name == "api_token":
+            found.add(name)
+        else:
+            if digits < 0:
+                digits = len(data) - len(data.translate(None, _DIGITS))
+            if name == "iban":
+                # Other bytes map to themselves, never to "A" or "0" unless they were one.
+                if digits >= 2 and b"AA00" in data.translate(_IBAN_START):
+                    found.add(name)
+            elif digits >= (13 if name == "card" else 9):
+                found.add(name)
+    return found
+
+
+def _candidates(data: bytes, detectors: Collection[str]) -> set[str]:
+    if "api_token" in detectors:
+        possible = set(detectors)  # RE2 is the cheapest test for tokens: go straight to it
+    else:
+        possible = _possible(data, detectors)
+        if not possible:
+            return possible  # the common case: no RE2 pass at all
+    found = _SCANNER.Match(data)  # one pass over every pattern
+    return possible.intersection([DETECTOR_NAMES[i] for i in found]) if found else set()
+
+
+def scan(text: str, detectors: Collection[str] = DETECTOR_NAMES) -> frozenset[str]:
+    """Those of `detectors` whose pattern occurs in `text` (before checksum checks): a
+    superset of the detectors that will redact something, a cheap prefilter."""
     # Bytes, as in redact_text: a lone surrogate (valid JSON, so an agent can store one) must
     # not make the strict UTF-8 encoder raise in the middle of an evaluation.
-    found = _SCANNER.Match(text.encode("utf-8", "surrogatepass"))
-    return frozenset(DETECTOR_NAMES[i] for i in found) if found else frozenset()
+    return frozenset(_candidates(text.encode("utf-8", "surrogatepass"), detectors))
+
+
+def hit_test(detectors: Collection[str]) -> Callable[[str], bool]:
+    """A test of a text that is False only when none of `detectors` can hit it: the cheapest
+    form of `scan` for a fixed set of detectors, built once and applied to many texts."""
+    names = frozenset(detectors)
+    if "api_token" in names:
+        match = _SCANNER.Match
+        return lambda text: bool(match(text.encode("utf-8", "surrogatepass")))
+    if names == {"email"}:
+        return lambda text: "@" in text
+    return lambda text: bool(_candidates(text.encode("utf-8", "surrogatepass"), names))
 
 
 class Redacted:
@@ -164,17 +228,20 @@ class Redacted:
         self.counts = counts
 
 
-def redact_text(text: str, detectors: Iterable[str]) -> Redacted:
+def redact_text(text: str, detectors: Collection[str], *, scanned: bool = False) -> Redacted:
     """Apply `detectors` (in the fixed detector order) to `text`.
+
+    `scanned` says the caller already kept only the detectors `scan` found in this text (or
+    in a text containing it), so the RE2 prefilter pass is skipped.
 
     Works on the UTF-8 bytes: RE2's Python wrapper maps every match position back to str
     offsets, which costs more than the matching; the patterns are ASCII, so bytes match alike.
     """
     data = text.encode("utf-8", "surrogatepass")
-    found = _SCANNER.Match(data)  # one pass rules out most detectors, often all
-    if not found:
+    # Rule out most detectors, often all, before running any of them.
+    wanted = _possible(data, detectors) if scanned else _candidates(data, detectors)
+    if not wanted:
         return Redacted(text, ())
-    wanted = set(detectors).intersection(DETECTOR_NAMES[i] for i in found)
     counts: list[tuple[str, int]] = []
     for name in DETECTOR_NAMES:
         if name not in wanted:

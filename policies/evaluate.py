@@ -17,15 +17,16 @@ A cap with `max_tokens` treats a memory without a valid token count as not fitti
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from policies.budget import run_budget
 from policies.conditions import Evidence
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.fields import FIELDS, ConditionError, check_value
+from policies.firing import fire_rules
 from policies.model import Bundle, Rule
-from policies.stages import MemoryState, Plan, bind_slots, fire_rules, run_memory
+from policies.stages import MemoryState, Plan, bind_slots, run_memory
 
 __all__ = ["evaluate"]
 
@@ -63,9 +64,10 @@ def evaluate(
     run_budget(plan, states)
 
     outcomes: list[MemoryOutcome] = []
+    untouched = _untouched(plan, would_refuse)
     for memory, state in zip(memories, states, strict=True):
         if state is None:
-            outcomes.append(_untouched(plan, memory, would_refuse))
+            outcomes.append(untouched(memory))
         else:
             decisions.extend(state.decisions)
             outcomes.append(_outcome(state, would_refuse))
@@ -133,19 +135,31 @@ def _memory_id(memory: Mapping[str, object]) -> str:
 
 
 def _untouched(
-    plan: Plan, memory: Mapping[str, object], would_refuse: Rule | None
-) -> MemoryOutcome:
-    """A memory no rule fired on: the default decision, texts as given."""
-    heading, content = memory.get("heading"), memory.get("content")
-    return MemoryOutcome(
-        _memory_id(memory),
-        plan.default,
-        "deny" if would_refuse is not None else plan.default,
-        None,
-        None if would_refuse is None else would_refuse.id,
-        heading if isinstance(heading, str) else "",
-        content if isinstance(content, str) else "",
-    )
+    plan: Plan, would_refuse: Rule | None
+) -> Callable[[Mapping[str, object]], MemoryOutcome]:
+    """The outcome of a memory no rule fired on: the default decision, texts as given."""
+    outcome, outcome_if = plan.default, plan.default if would_refuse is None else "deny"
+    rule_if = None if would_refuse is None else would_refuse.id
+
+    def untouched(memory: Mapping[str, object]) -> MemoryOutcome:
+        heading, content = memory.get("heading"), memory.get("content")
+        # tuple.__new__ skips the NamedTuple's Python-level __new__ (one per memory).
+        return tuple.__new__(
+            MemoryOutcome,
+            (
+                _memory_id(memory),
+                outcome,
+                outcome_if,
+                None,
+                rule_if,
+                heading if isinstance(heading, str) else "",
+                content if isinstance(content, str) else "",
+                (),
+                (),
+            ),
+        )
+
+    return untouched
 
 
 def _outcome(state: MemoryState, would_refuse: Rule | None) -> MemoryOutcome:
@@ -159,14 +173,17 @@ def _outcome(state: MemoryState, would_refuse: Rule | None) -> MemoryOutcome:
     else:
         outcome_if, rule_if = if_enforced.outcome, if_enforced.rule_id
         redactions_if = redactions if if_enforced is actual else if_enforced.redactions()
-    return MemoryOutcome(
-        memory_id=state.memory_id,
-        outcome=actual.outcome,
-        outcome_if_enforced=outcome_if,
-        rule_id=actual.rule_id,
-        rule_id_if_enforced=rule_if,
-        redacted_heading=actual.heading,
-        redacted_content=actual.content,
-        redactions=redactions,
-        redactions_if_enforced=redactions_if,
+    return tuple.__new__(
+        MemoryOutcome,
+        (
+            state.memory_id,
+            actual.outcome,
+            outcome_if,
+            actual.rule_id,
+            rule_if,
+            actual.heading,
+            actual.content,
+            redactions,
+            redactions_if,
+        ),
     )

@@ -140,6 +140,12 @@ def _matcher(op: str, pattern: str) -> Callable[[str], bool]:
         matcher = re2.Set.FullMatchSet(_options())
         matcher.Add(_glob_to_regex(pattern))
     matcher.Compile()
+    # The wrapper's Match only encodes str to UTF-8 (strictly) and calls the pybind11 Set; a
+    # call per memory and rule is worth skipping its Python frame. Fall back if it changes.
+    raw = getattr(matcher, "_set", None)
+    if raw is not None and callable(getattr(raw, "Match", None)):
+        match_bytes = raw.Match
+        return lambda v: bool(match_bytes(v.encode()))
     match = matcher.Match
     return lambda v: match(v) is not None
 

@@ -1,28 +1,27 @@
 """The per-memory stages of an evaluation: admit and transform, on two tracks (budget.py
 then walks the memories in rank order for the budget stage).
 
-`evaluate.py` drives these; they live apart to keep each module to one concern. The hot loop
-(`fire_rules`) is written for speed: conditions are bound to the request beforehand (request
-leaves folded into constants), each rule is mapped over all memories in one comprehension, and
-only the rules that fired are noted. Everything after that (combining, redaction, evidence)
-looks at the fired rules alone, usually few, and a memory no rule touched costs next to
-nothing. When every rule is enforced the two tracks are one and computed once.
+`evaluate.py` drives these; they live apart to keep each module to one concern. Which rules
+fired on which memory comes from `firing.py`. Everything after that (combining, redaction,
+evidence) looks at the fired rules alone, usually few, and a memory no rule touched costs next
+to nothing. Memories on which the same rules fired share their admit verdicts and which
+detectors and caps concern them (`Signature`, computed once per evaluation); when every rule is
+enforced the two tracks are one and computed once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from itertools import compress
 
 from policies.conditions import Bound, Evidence, MemFn, Result
 from policies.decisions import Decision, Outcome, Redaction
-from policies.detectors import redact_text, scan
+from policies.detectors import hit_test, redact_text, scan
 from policies.fields import ConditionError
 from policies.model import Bundle, Rule
 
-__all__ = ["MemoryState", "Plan", "Slot", "Track", "bind_slots", "fire_rules", "run_memory"]
+__all__ = ["MemoryState", "Plan", "Signature", "Slot", "Track", "bind_slots", "run_memory"]
 
 _TEXT_ERROR = ConditionError("E001", "memory.heading or memory.content is not a string")
 
@@ -32,6 +31,7 @@ class Slot:
 
     __slots__ = (
         "bound",
+        "column",
         "const",
         "enforced",
         "evidence_cache",
@@ -47,12 +47,13 @@ class Slot:
         self.enforced = enforced
         self.bound = bound
         self.fn: MemFn | None = None if bound is None else bound.fn
+        self.column = None if bound is None else bound.column
         self.const: Result = True if bound is None else bound.const
         self.is_allow = rule.effect == "allow"
         # Fail closed on unknown (a missing field): every effect but allow applies.
         self.unknown_applies = not self.is_allow
-        self.keys = () if rule.compiled is None else tuple(sorted(rule.compiled.memory_keys))
-        self.evidence_cache: dict[tuple[object, ...], tuple[Evidence, ...]] = {}
+        self.keys = () if rule.compiled is None else rule.compiled.sorted_keys
+        self.evidence_cache: dict[object, tuple[Evidence, ...]] = {}
 
     def evidence(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
         """The evidence for this memory. Evidence depends only on the values the condition
@@ -60,7 +61,11 @@ class Slot:
         fires 200 times explains itself once."""
         if self.bound is None:
             return ()
-        key = tuple(_cache_key(memory.get(name)) for name in self.keys)
+        keys = self.keys
+        if len(keys) == 1:  # the common case, without a generator
+            key: object = _cache_key(memory.get(keys[0]))
+        else:
+            key = tuple(_cache_key(memory.get(name)) for name in keys)
         try:
             found = self.evidence_cache.get(key)
             cacheable = True
@@ -107,6 +112,8 @@ class MemoryState:
     actual: Track
     if_enforced: Track  # the same object as `actual` when the plan is uniform
     decisions: list[Decision]
+    caps: list[int]  # the fired cap slots, in rule order
+    enforced_caps: list[int]  # those of them enforced
 
 
 class Plan:
@@ -122,10 +129,37 @@ class Plan:
         self.redacts = [slot.rule.effect == "redact" for slot in slots]
         self.has_redact = any(self.redacts)
         self.cap = [i for i, slot in enumerate(slots) if slot.rule.effect == "cap"]
+        self.caps = [slot.rule.effect == "cap" for slot in slots]
         # With every admit rule enforced and no errors, both tracks admit alike.
         self.admit_uniform = all(
             slot.enforced for slot in slots if slot.rule.effect in ("deny", "allow")
         )
+        self.signatures: dict[tuple[int, ...], Signature] = {}
+        # Per slot, the admit decision it records when it fires: (slot, outcome, verdict).
+        self.records: list[tuple[int, str, str] | None] = []
+        for i, slot in enumerate(slots):
+            record = None
+            if slot.rule.effect in ("deny", "allow"):
+                verdict = "admit" if slot.is_allow else "deny"
+                record = (i, verdict if slot.enforced else "admit", verdict)
+            self.records.append(record)
+        self._detectors: dict[tuple[int, ...], tuple[tuple[str, ...], Callable[[str], bool]]] = {}
+
+    def detectors(self, redacts: list[int]) -> tuple[tuple[str, ...], Callable[[str], bool]]:
+        """The detectors the `redacts` slots name, and a cheap test of whether any can hit."""
+        key = tuple(redacts)
+        found = self._detectors.get(key)
+        if found is None:
+            named = _detectors(self, redacts)
+            found = self._detectors[key] = (named, hit_test(named))
+        return found
+
+    def signature(self, fired: list[int]) -> Signature:
+        key = tuple(fired)
+        found = self.signatures.get(key)
+        if found is None:
+            found = self.signatures[key] = Signature(self, fired)
+        return found
 
     def decision(
         self,
@@ -138,20 +172,58 @@ class Plan:
     ) -> Decision:
         slot = self.slots[i]
         rule = slot.rule
-        return Decision(
-            rule.id,
-            rule.stage,
-            rule.effect,
-            "enforce" if slot.enforced else "log_only",
-            slot.enforced,
-            rule.reason,
-            state.memory_id,
-            slot.evidence(state.memory),
-            outcome,
-            outcome_if_enforced,
-            redactions,
-            error,
+        # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
+        return tuple.__new__(
+            Decision,
+            (
+                rule.id,
+                rule.stage,
+                rule.effect,
+                "enforce" if slot.enforced else "log_only",
+                slot.enforced,
+                rule.reason,
+                state.memory_id,
+                slot.evidence(state.memory),
+                outcome,
+                outcome_if_enforced,
+                redactions,
+                error,
+            ),
         )
+
+
+class Signature:
+    """What follows from the set of rules that fired on a memory when none failed: the admit
+    verdict on both tracks, the admit decisions to record, the redact slots and the detectors
+    they name, the caps that match. Shared by every memory with the same fired set."""
+
+    __slots__ = (
+        "admit",
+        "admit_if",
+        "caps",
+        "detectors",
+        "enforced_caps",
+        "hit",
+        "only_redact",
+        "records",
+        "redacts",
+    )
+
+    def __init__(self, plan: Plan, fired: list[int]) -> None:
+        self.admit = _admit(plan, fired, None, True)
+        # With every admit rule enforced and no errors, both tracks admit alike.
+        self.admit_if = self.admit if plan.admit_uniform else _admit(plan, fired, None, False)
+        records = plan.records
+        self.records = [record for record in map(records.__getitem__, fired) if record]
+        self.redacts = [i for i in fired if plan.redacts[i]]
+        self.detectors, self.hit = plan.detectors(self.redacts)
+        self.only_redact = len(self.redacts) == len(fired)
+        self.caps = [i for i in fired if plan.caps[i]]
+        self.enforced_caps = [i for i in self.caps if plan.slots[i].enforced]
+
+
+def _detectors(plan: Plan, redacts: list[int]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(d for i in redacts for d in plan.slots[i].rule.detectors))
 
 
 def bind_slots(bundle: Bundle, request: Mapping[str, object], now: datetime) -> list[Slot]:
@@ -164,47 +236,6 @@ def bind_slots(bundle: Bundle, request: Mapping[str, object], now: datetime) -> 
         for rule in bundle.rules
         if rule.stage != "request"
     ]
-
-
-def fire_rules(
-    plan: Plan, memories: Sequence[Mapping[str, object]]
-) -> tuple[list[list[int]], dict[int, dict[int, ConditionError]]]:
-    """Per memory, the slots whose rule applies; and the slots whose condition failed."""
-    count = len(memories)
-    fired: list[list[int]] = [[] for _ in range(count)]
-    errors: dict[int, dict[int, ConditionError]] = {}
-    for i, slot in enumerate(plan.slots):
-        fn = slot.fn
-        results: list[Result]
-        if fn is None:
-            results = [slot.const] * count
-        else:
-            try:
-                results = [fn(memory) for memory in memories]
-            except (TypeError, ValueError, OverflowError, AttributeError):
-                results = [_guarded(fn, memory) for memory in memories]
-        if results.count(False) == count:
-            continue  # the common case for most rules: nothing to note
-        # compress() keeps the truthy results, in C: True, and errors (exceptions are truthy).
-        for m in compress(range(count), results):
-            result = results[m]
-            if result is True:
-                fired[m].append(i)
-            else:
-                errors.setdefault(m, {})[i] = result  # type: ignore[assignment]
-        if slot.unknown_applies and None in results:
-            for m in [m for m, result in enumerate(results) if result is None]:
-                fired[m].append(i)  # slots run in rule order, so each list stays sorted
-    return fired, errors
-
-
-def _guarded(fn: MemFn, memory: Mapping[str, object]) -> Result:
-    # Kinds are checked before any test, so this is only reached by inputs such as datetime
-    # subclasses with odd comparisons; the rule then fails like any other condition error.
-    try:
-        return fn(memory)
-    except (TypeError, ValueError, OverflowError, AttributeError) as exc:
-        return ConditionError("E002", f"comparison failed ({type(exc).__name__})")
 
 
 def run_memory(
@@ -226,19 +257,36 @@ def run_memory(
             errors[i] = _TEXT_ERROR
     if not fired and not errors:
         return None
-    if not errors and all(plan.redacts[i] for i in fired) and not scan(heading + "\n" + content):
-        return None  # only redact rules fired and no detector can hit: nothing to do or record
-    outcome, rule_id = _admit(plan, fired, errors, True)
-    actual = Track(outcome, rule_id, heading, content, {})
-    if_enforced = actual
-    if not plan.uniform:
-        if errors or not plan.admit_uniform:
-            outcome, rule_id = _admit(plan, fired, errors, False)
-        if_enforced = Track(outcome, rule_id, heading, content, {})
-    state = MemoryState(memory_id, memory, fired, errors, actual, if_enforced, [])
-    _record_admit(plan, state)
-    if plan.has_redact:
-        _transform(plan, state)
+    if not errors:
+        signature = plan.signature(fired)
+        redacts = signature.redacts
+        if redacts and not signature.hit(heading + "\n" + content):
+            if signature.only_redact:
+                return None  # no detector can hit: nothing to do or record
+            redacts = []
+        admit, admit_if = signature.admit, signature.admit_if
+        detectors = signature.detectors
+        caps, enforced_caps = signature.caps, signature.enforced_caps
+    else:
+        admit = _admit(plan, fired, errors, True)
+        admit_if = _admit(plan, fired, errors, False)
+        redacts = [i for i in fired if plan.redacts[i]]
+        detectors = _detectors(plan, redacts)
+        caps = [i for i in fired if plan.caps[i]]
+        enforced_caps = [i for i in caps if plan.slots[i].enforced]
+    actual = Track(admit[0], admit[1], heading, content, {})
+    # One track when every rule is enforced; otherwise the other track as if they all were.
+    if_enforced = actual if plan.uniform else Track(admit_if[0], admit_if[1], heading, content, {})
+    state = MemoryState(
+        memory_id, memory, fired, errors, actual, if_enforced, [], caps, enforced_caps
+    )
+    if errors:
+        _record_admit(plan, state)
+    else:
+        for i, outcome, verdict in signature.records:
+            state.decisions.append(plan.decision(i, state, outcome, verdict))
+    if redacts:
+        _transform(plan, state, redacts, detectors)
     return state
 
 
@@ -291,16 +339,14 @@ def _record_admit(plan: Plan, state: MemoryState) -> None:
             state.decisions.append(plan.decision(i, state, outcome, verdict))
 
 
-def _transform(plan: Plan, state: MemoryState) -> None:
+def _transform(plan: Plan, state: MemoryState, redacts: list[int], named: tuple[str, ...]) -> None:
     actual, if_enforced = state.actual, state.if_enforced
-    present: frozenset[str] | None = None
-    for i in state.fired:
+    # One scan tells which detectors can hit at all; most texts have none.
+    present = scan(actual.heading + "\n" + actual.content, named)
+    if not present:
+        return
+    for i in redacts:
         slot = plan.slots[i]
-        if slot.rule.effect != "redact":
-            continue
-        if present is None:
-            # One scan tells which detectors can hit at all; most texts have none.
-            present = scan(actual.heading + "\n" + actual.content)
         detectors = [name for name in slot.rule.detectors if name in present]
         if not detectors:
             continue
@@ -326,7 +372,7 @@ def _transform(plan: Plan, state: MemoryState) -> None:
 def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
     hits: list[Redaction] = []
     for field in ("heading", "content"):
-        done = redact_text(getattr(track, field), detectors)
+        done = redact_text(getattr(track, field), detectors, scanned=True)
         if done.counts:
             setattr(track, field, done.text)
             for detector, count in done.counts:

@@ -1,0 +1,206 @@
+"""The optimized `evaluate` gives exactly what the plain reference evaluation gives.
+
+`evaluate` groups memories by field value, tests whole columns at once, caches evidence and
+signatures, and skips redaction work a cheap pre-check rules out (policy_bench.py measures what
+that buys). `policy_reference.reference_evaluate` does none of that. Over random bundles,
+requests and candidate lists (repeated values, so that grouping kicks in; odd values, so that
+it must step aside), both must agree on everything: outcomes, decisions with their evidence, in
+order, redactions, delivered texts, refusal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from datetime import datetime, timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from policy_bench import REQUEST, bench_bundle, memories
+from policy_helpers import NOW, loaded
+from policy_reference import reference_evaluate
+from test_policy_properties import BUNDLES
+
+from policies import Bundle, Evaluation, evaluate
+
+NAN = float("nan")
+RULE_POOL = [
+    "{id: need-purpose, effect: require, reason: r, when: {field: request.purpose, op: exists}}",
+    "{id: hr, effect: deny, reason: r, when: {all: [{field: memory.namespace, op: eq, value: hr}, {field: request.role, op: not_in, value: [hr_assistant]}]}}",
+    "{id: ns-in, effect: deny, reason: r, when: {field: memory.namespace, op: in, value: [legal, ops]}}",
+    "{id: low, effect: deny, reason: r, when: {field: memory.confidence, op: lt, value: 0.3}}",
+    "{id: secret, effect: deny, reason: r, when: {field: memory.labels, op: contains_any, value: [secret]}}",
+    "{id: old, effect: deny, reason: r, when: {all: [{field: memory.memory_type, op: eq, value: working}, {field: memory.created_at, op: older_than, value: 7d}]}}",
+    "{id: rx, effect: deny, reason: r, when: {field: memory.heading, op: regex, value: '(?i)secret|^x'}}",
+    "{id: glob, effect: deny, reason: r, when: {field: memory.source_ref, op: glob, value: 'vault://*'}}",
+    "{id: no-labels, effect: deny, reason: r, when: {not: {field: memory.labels, op: exists}}}",
+    "{id: public, effect: allow, when: {field: memory.namespace, op: eq, value: public}}",
+    "{id: sure, effect: allow, when: {field: memory.confidence, op: gte, value: 0.5}}",
+    "{id: any-ns, effect: allow, when: {any: [{field: memory.namespace, op: ne, value: hr}, {field: memory.tokens, op: gt, value: 50}]}}",
+    "{id: pii, effect: redact, detectors: [email, phone], when: {field: memory.labels, op: contains, value: pii}}",
+    "{id: code, effect: redact, detectors: [api_token, card, iban], when: {field: memory.source_type, op: eq, value: code}}",
+    "{id: everywhere, effect: redact, detectors: [email, card, iban, phone, api_token]}",
+    "{id: mail, effect: redact, detectors: [email], when: {field: memory.namespace, op: ne, value: public}}",
+    "{id: cap-ep, effect: cap, max_items: 2, max_tokens: 150, when: {field: memory.memory_type, op: eq, value: episodic}}",
+    "{id: cap-tok, effect: cap, max_tokens: 200, when: {field: memory.tokens, op: gte, value: 20}}",
+    "{id: cap-all, effect: cap, max_items: 5}",
+]
+
+
+@functools.cache
+def _load(rules: str, combining: str, default_decision: str, on_error: str, mode: str) -> Bundle:
+    settings_ = {"combining": combining, "default_decision": default_decision}
+    return loaded(rules, **settings_, on_error=on_error, mode=mode).bundle
+
+
+@st.composite
+def bundles(draw: st.DrawFn) -> Bundle:
+    """A named bundle, or one drawn from RULE_POOL with random modes and settings."""
+    if draw(st.booleans()):
+        named = dict(BUNDLES, bench=bench_bundle())
+        picked = named[draw(st.sampled_from(sorted(named)))]
+        return dataclasses.replace(picked, mode=draw(st.sampled_from(["enforce", "log_only"])))
+    chosen = draw(st.lists(st.sampled_from(RULE_POOL), min_size=1, max_size=8, unique=True))
+    lines = []
+    for rule in chosen:
+        log_only = draw(st.integers(0, 3)) == 0
+        lines.append("- " + (rule.replace("{id:", "{mode: log_only, id:", 1) if log_only else rule))
+    return _load(
+        "\n".join(lines),
+        draw(st.sampled_from(["deny-overrides", "first-applicable"])),
+        draw(st.sampled_from(["allow", "deny"])),
+        draw(st.sampled_from(["deny", "allow"])),
+        draw(st.sampled_from(["enforce", "enforce", "log_only"])),
+    )
+
+
+TEXTS = [
+    "",
+    "plain text",
+    "Heading 12 about the service",
+    "mail ann@example.com",
+    "call +1 415 555 0134",
+    "card 4111 1111 1111 1111 and DE89 3704 0044 0532 0130 00",
+    "key AKIAIOSFODNN7EXAMPLE",
+    "Bearer abcdefghijklmnopqrstuvwxyz0123",
+    "ann@example.com, 4111-1111-1111-1111, sk-proj-abcdefghijklmnopqrstuvwx",
+    "2026-01-01 12:00:00, 192.168.100.100, 1234567",
+    "a secret plan",
+    "x marks \ud800 ann@example.com",  # a lone surrogate: valid JSON, so it can arrive
+    "é ü ann@ex.co +44 20 7946 0958",
+    "tel 012 345 678",  # 9 digits: the shortest phone number
+    "card 4222222222222",  # 13 digits: the shortest card number
+    "ids 12345678 and 123456789012",
+]
+# Values of the wrong kind (or of a kind equal to another's: True == 1), in pools: hashable ones
+# alone still let the engine group memories by value, NaN alone still lets it test a column of
+# numbers at once; any pool must not make it conflate values or skip a check.
+ODD_POOLS: list[list[object]] = [
+    [],
+    [float("nan")],
+    [3, 1.5, True, False, float("nan"), "0.5"],
+    [b"bytes", datetime(2026, 1, 1), True],
+    [3, True, float("nan"), ["x"], {"a": 1}, b"bytes", datetime(2026, 1, 1), [1]],
+]
+
+
+def _field(values: list[object], odd: list[object]) -> st.SearchStrategy[object]:
+    plain = st.sampled_from(values)
+    if not odd:
+        return plain
+    # Mostly plain values: a column with one odd value in it is the case to get right.
+    return st.integers(0, 5).flatmap(lambda n: st.sampled_from(odd) if n == 0 else plain)
+
+
+@st.composite
+def candidates(draw: st.DrawFn) -> list[dict[str, object]]:
+    odd = draw(st.sampled_from(ODD_POOLS))
+    count = draw(st.integers(0, 30))
+    items = []
+    for i in range(count):
+        item: dict[str, object] = {"memory_id": f"m{i}"}
+        fields = {
+            "namespace": ["eng", "hr", "public", "ops", "legal", None],
+            "memory_type": ["semantic", "episodic", "working"],
+            "heading": TEXTS,
+            "content": TEXTS,
+            "confidence": [0.1, 0.3, 0.5, 0.9, 1, 0, None],
+            "labels": [[], ["pii"], ["secret"], ["x", "pii"], ("pii",), None],
+            "source_type": ["chat", "doc", "code"],
+            "source_ref": ["git://r", "vault://a", None],
+            "created_at": [NOW - timedelta(days=d) for d in (0, 3, 7, 30)] + [None],
+            "tokens": [0, 10, 40, 100, None],
+        }
+        for key, values in fields.items():
+            if draw(st.integers(0, 9)) > 0:
+                item[key] = draw(_field(values, odd))
+        items.append(item)
+    return items
+
+
+requests = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": st.sampled_from(["agent", "hr_assistant", 3]),
+        "purpose": st.sampled_from(["support", None]),
+        "tenant": st.just("acme"),
+    },
+)
+
+
+def _same(found: Evaluation, expected: Evaluation) -> None:
+    assert found.refused == expected.refused
+    assert found.mode == expected.mode
+    assert [tuple(o) for o in found.outcomes] == [tuple(o) for o in expected.outcomes]
+    assert [tuple(d) for d in found.decisions] == [tuple(d) for d in expected.decisions]
+    assert found.to_json() == expected.to_json()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bundles(), requests, candidates())
+def test_evaluate_equals_the_reference(
+    bundle: Bundle, request: dict[str, object], items: list[dict[str, object]]
+) -> None:
+    _same(evaluate(bundle, request, items, NOW), reference_evaluate(bundle, request, items, NOW))
+
+
+@pytest.mark.parametrize("heavy", [False, True])
+@pytest.mark.parametrize("name", ["bench", "default", "strict"])
+def test_benchmark_sets_equal_the_reference(name: str, heavy: bool) -> None:
+    bundle = bench_bundle() if name == "bench" else BUNDLES[name]
+    items = memories(500, heavy=heavy)
+    for mode in ("enforce", "log_only"):
+        variant = dataclasses.replace(bundle, mode=mode)
+        _same(
+            evaluate(variant, REQUEST, items, NOW), reference_evaluate(variant, REQUEST, items, NOW)
+        )
+
+
+def test_the_reference_is_not_trivially_equal() -> None:
+    # A guard on the guard: the reference does see redactions, caps, denials and errors.
+    odd = {"memory_id": "odd", "confidence": "high", "content": "mail ann@example.com"}
+    items = [*memories(200, heavy=True), odd]
+    found = reference_evaluate(BUNDLES["mixed"], {"purpose": "x"}, items, NOW)
+    outcomes = {o.outcome for o in found.outcomes}
+    assert {"admit", "deny", "cap"} <= outcomes
+    assert any(o.redactions for o in found.outcomes)
+    assert any(d.error for d in found.decisions)
+
+
+def test_equal_values_of_different_classes_are_not_grouped() -> None:
+    # 1 == 1.0 == True and 0 == False: as confidences the first two are valid, the bools not;
+    # NaN in a column of floats is invalid too. Grouping by value must not blur any of that.
+    bundle = loaded("- " + RULE_POOL[3] + "\n- " + RULE_POOL[10], default_decision="deny").bundle
+    values: list[object] = [1, True, 1.0, 1, True, 0, False, 0, float("nan"), 0.9, 0.9, 0.9]
+    items = [{"memory_id": f"m{i}", "confidence": value} for i, value in enumerate(values)]
+    found = evaluate(bundle, {}, items, NOW)
+    _same(found, reference_evaluate(bundle, {}, items, NOW))
+    errors = [o.memory_id for o in found.outcomes if o.rule_id == "low"]
+    assert errors == ["m1", "m4", "m5", "m6", "m7", "m8"]  # the bools and NaN: E001; 0 < 0.3
+    # Without the bools the column is all numbers and is tested at once: NaN must still fail.
+    items = [{"memory_id": f"n{i}", "confidence": v} for i, v in enumerate([0.9, NAN, 1, 0.1])]
+    found = evaluate(bundle, {}, items, NOW)
+    _same(found, reference_evaluate(bundle, {}, items, NOW))
+    assert [o.rule_id for o in found.outcomes] == ["sure", "low", "sure", "low"]
+    assert [d.error for d in found.decisions if d.memory_id == "n1"] == ["E001", "E001"]
