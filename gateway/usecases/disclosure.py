@@ -16,7 +16,7 @@ from typing import Any
 import rfc8785
 
 from gateway.core.assembly import ASSEMBLER_VERSION
-from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId, MemoryType
+from gateway.core.model import ContextRequest, Exclusion, MemoryId, MemoryType
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile
 from gateway.core.render import one_line
@@ -35,7 +35,16 @@ from gateway.usecases.policy import (
     request_view,
     verdict,
 )
-from gateway.usecases.receipting import Recorder, float_text, rfc3339
+from gateway.usecases.receipting import Recorder, rfc3339
+from gateway.usecases.records import (
+    assembly_members,
+    candidate_record,
+    context_payload,
+    context_request,
+    exclusion,
+    memory_payload,
+    timeline_entry,
+)
 from policies import Evaluation, evaluate
 
 __all__ = ["SNIPPET_CHARS", "Disclosed", "Discloser"]
@@ -47,21 +56,6 @@ SNIPPET_CHARS = 120
 class Disclosed:
     payload: dict[str, Any]  # the response body, receipt id included
     receipt_id: str
-
-
-def _candidate_record(c: Candidate) -> dict[str, Any]:
-    return {
-        "memory_id": c.memory_id,
-        "content_sha256": c.content_sha256,
-        "vector_rank": c.vector_rank,
-        "vector_distance": float_text(c.vector_distance),
-        "lexical_rank": c.lexical_rank,
-        "lexical_score": float_text(c.lexical_score),
-    }
-
-
-def _exclusion(e: Exclusion) -> dict[str, Any]:
-    return {"memory_id": e.memory_id, "reason": e.reason, "detail": e.detail}
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,26 +147,26 @@ class Discloser:
             purpose=request.purpose,
             delivered=assembly.bundle.encode("utf-8"),
             members={
-                "request": _context_request(request, as_of),
+                "request": context_request(request, as_of),
                 "at": rfc3339(at),
                 "policy": policy_record,
                 "assembler": self._assembler(profile),
                 "candidates": sorted(
-                    (_candidate_record(c) for c in inputs.candidates),
+                    (candidate_record(c) for c in inputs.candidates),
                     key=lambda r: r["memory_id"],
                 ),
                 "index_input": {
                     "ids": [c.memory_id for c in inputs.index_entries],
                     "total_live": inputs.total_live,
                 },
-                **_assembly_members(assembly),
+                **assembly_members(assembly),
                 **(extra or {}),
             },
             disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
             policy_digest=policy.digest,
             parent_receipt_id=parent_receipt_id,
         )
-        payload = {**_context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
+        payload = {**context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
         return Disclosed(payload, receipt_id), assembly, evaluation
 
     async def search(
@@ -232,26 +226,26 @@ class Discloser:
                 }
             )
         excluded.sort(key=lambda e: e.memory_id)
-        policy_record = policy.record(evaluation)
-        receipt_id = await self.recorder.record(
+        return await self._disclose_list(
             conn,
             principal,
             kind="search",
-            issued_at=now,
+            now=now,
             purpose=purpose,
-            delivered=rfc8785.dumps(results),
+            policy=policy,
+            evaluation=evaluation,
+            delivered=results,
+            request={
+                "query": query,
+                "namespaces": list(namespaces),
+                "memory_types": list(memory_types) if memory_types else None,
+                "limit": limit,
+                "purpose": purpose,
+            },
             members={
-                "request": {
-                    "query": query,
-                    "namespaces": list(namespaces),
-                    "memory_types": list(memory_types) if memory_types else None,
-                    "limit": limit,
-                    "purpose": purpose,
-                },
-                "policy": policy_record,
                 "assembler": self._assembler(),
                 "candidates": sorted(
-                    (_candidate_record(r.candidate) for r in ranked), key=lambda x: x["memory_id"]
+                    (candidate_record(r.candidate) for r in ranked), key=lambda x: x["memory_id"]
                 ),
                 "included": [
                     {
@@ -262,19 +256,10 @@ class Discloser:
                     }
                     for r in hits
                 ],
-                "excluded": [_exclusion(e) for e in excluded],
+                "excluded": [exclusion(e) for e in excluded],
             },
             disclosed_ids=[r.candidate.memory_id for r in hits],
-            policy_digest=policy.digest,
-        )
-        return Disclosed(
-            {
-                "results": results,
-                "excluded": [_exclusion(e) for e in excluded],
-                "policy": policy_record,
-                "receipt_id": receipt_id,
-            },
-            receipt_id,
+            payload={"results": results, "excluded": [exclusion(e) for e in excluded]},
         )
 
     async def timeline(
@@ -291,35 +276,29 @@ class Discloser:
         evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in found.entries], now)
         judged = verdict(evaluation, found.entries)
         shown = [v for v in found.entries if MemoryId(v.memory_id) not in judged.denied]
-        entries = [_timeline_entry(v) for v in shown]
+        entries = [timeline_entry(v) for v in shown]
         excluded = sorted(judged.denied.values(), key=lambda e: e.memory_id)
-        policy_record = policy.record(evaluation)
-        receipt_id = await self.recorder.record(
+        return await self._disclose_list(
             conn,
             principal,
             kind="timeline",
-            issued_at=now,
+            now=now,
             purpose=purpose,
-            delivered=rfc8785.dumps(entries),
+            policy=policy,
+            evaluation=evaluation,
+            delivered=entries,
+            request={"ids": list(ids), "purpose": purpose},
             members={
-                "request": {"ids": list(ids), "purpose": purpose},
-                "policy": policy_record,
                 "included": [{"memory_id": v.memory_id} for v in shown],
-                "excluded": [_exclusion(e) for e in excluded],
+                "excluded": [exclusion(e) for e in excluded],
                 "missing": found.missing,
             },
             disclosed_ids=[v.memory_id for v in shown],
-            policy_digest=policy.digest,
-        )
-        return Disclosed(
-            {
+            payload={
                 "entries": entries,
                 "missing": found.missing,
-                "excluded": [_exclusion(e) for e in excluded],
-                "policy": policy_record,
-                "receipt_id": receipt_id,
+                "excluded": [exclusion(e) for e in excluded],
             },
-            receipt_id,
         )
 
     async def fetch(
@@ -359,24 +338,24 @@ class Discloser:
             memory_id = MemoryId(version.memory_id)
             blocked = judged.denied.get(memory_id) or judged.capped.get(memory_id)
             if blocked is not None:
-                withheld.append(_exclusion(blocked))
+                withheld.append(exclusion(blocked))
                 continue
             heading, content = judged.rewritten.get(memory_id, (version.heading, version.content))
-            memories.append(_memory_payload(version, heading, content))
+            memories.append(memory_payload(version, heading, content))
             delivered_versions.append(version)
         missing = [i for i in unique if i not in versions]
         withheld.sort(key=lambda w: w["memory_id"])
-        policy_record = policy.record(evaluation)
-        receipt_id = await self.recorder.record(
+        return await self._disclose_list(
             conn,
             principal,
             kind="fetch",
-            issued_at=now,
+            now=now,
             purpose=purpose,
-            delivered=rfc8785.dumps(memories),
+            policy=policy,
+            evaluation=evaluation,
+            delivered=memories,
+            request={"ids": list(ids), "purpose": purpose},
             members={
-                "request": {"ids": list(ids), "purpose": purpose},
-                "policy": policy_record,
                 "included": [
                     {
                         "memory_id": v.memory_id,
@@ -389,18 +368,40 @@ class Discloser:
                 "missing": missing,
             },
             disclosed_ids=[v.memory_id for v in delivered_versions],
+            payload={"memories": memories, "withheld": withheld, "missing": missing},
+        )
+
+    async def _disclose_list(
+        self,
+        conn: Connection,
+        principal: Principal,
+        *,
+        kind: str,
+        now: datetime,
+        purpose: str | None,
+        policy: PolicyInForce,
+        evaluation: Evaluation,
+        delivered: list[dict[str, Any]],
+        request: dict[str, Any],
+        members: dict[str, Any],
+        disclosed_ids: list[str],
+        payload: dict[str, Any],
+    ) -> Disclosed:
+        """Receipt a list disclosure (search, timeline, fetch): the bundle hash covers the
+        RFC 8785 form of exactly the list sent."""
+        policy_record = policy.record(evaluation)
+        receipt_id = await self.recorder.record(
+            conn,
+            principal,
+            kind=kind,
+            issued_at=now,
+            purpose=purpose,
+            delivered=rfc8785.dumps(delivered),
+            members={"request": request, "policy": policy_record, **members},
+            disclosed_ids=disclosed_ids,
             policy_digest=policy.digest,
         )
-        return Disclosed(
-            {
-                "memories": memories,
-                "withheld": withheld,
-                "missing": missing,
-                "policy": policy_record,
-                "receipt_id": receipt_id,
-            },
-            receipt_id,
-        )
+        return Disclosed({**payload, "policy": policy_record, "receipt_id": receipt_id}, receipt_id)
 
 
 def assemble_under(
@@ -434,95 +435,3 @@ def context_view(principal: Principal, request: ContextRequest) -> dict[str, obj
         namespaces=request.namespaces,
         budget_tokens=request.budget_tokens,
     )
-
-
-def _context_request(request: ContextRequest, as_of: datetime | None) -> dict[str, Any]:
-    return {
-        "as_of": rfc3339(as_of) if as_of else None,
-        "task": request.task,
-        "namespaces": list(request.namespaces),
-        "budget_tokens": request.budget_tokens,
-        "top_k": request.top_k,
-        "memory_types": list(request.memory_types) if request.memory_types else None,
-        "purpose": request.purpose,
-        "include_index": request.include_index,
-        "index_budget_tokens": request.index_budget_tokens,
-        "fill": request.fill,
-    }
-
-
-def _assembly_members(assembly: Assembly) -> dict[str, Any]:
-    record = assembly.to_record()
-    return {
-        "included": record["included"],
-        "excluded": record["excluded"],
-        "index": record["index"],
-        "budget": {
-            "budget_tokens": assembly.budget_tokens,
-            "tokens_used": assembly.tokens_used,
-            "utilization_bp": assembly.utilization_bp,
-            "prefix_bytes": record["prefix_bytes"],
-        },
-    }
-
-
-def _context_payload(assembly: Assembly) -> dict[str, Any]:
-    return {
-        "bundle": assembly.bundle,
-        "bundle_sha256": assembly.bundle_sha256,
-        "tokens_used": assembly.tokens_used,
-        "budget_tokens": assembly.budget_tokens,
-        "utilization": round(assembly.utilization, 4),
-        "tokenizer": assembly.tokenizer,
-        "ranking_profile": assembly.ranking_profile.to_record(),
-        "index": assembly.index.to_record(),
-        "included": [
-            {
-                "memory_id": item.memory_id,
-                "content_sha256": item.content_sha256,
-                "tokens": item.tokens,
-                "score": item.score,
-                "signals": item.signals,
-            }
-            for item in assembly.included
-        ],
-        "excluded": [_exclusion(e) for e in assembly.excluded],
-    }
-
-
-def _timeline_entry(v: MemoryVersion) -> dict[str, Any]:
-    return {
-        "memory_id": v.memory_id,
-        "namespace": v.namespace,
-        "memory_type": v.memory_type,
-        "created_at": rfc3339(v.created_at),
-        "supersedes": v.supersedes,
-        "superseded_by": v.superseded_by,
-        "deleted_at": rfc3339(v.deleted_at) if v.deleted_at else None,
-        "deleted_reason": v.deleted_reason,
-        "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
-    }
-
-
-def _memory_payload(v: MemoryVersion, heading: str, content: str) -> dict[str, Any]:
-    return {
-        "memory_id": v.memory_id,
-        "namespace": v.namespace,
-        "memory_type": v.memory_type,
-        "heading": heading,
-        "content": content,
-        "confidence": v.confidence,
-        "labels": list(v.labels),
-        "source_type": v.source_type,
-        "source_ref": v.source_ref,
-        "claim_key": v.claim_key,
-        "supersedes": v.supersedes,
-        "superseded_by": v.superseded_by,
-        "agent_id": v.agent_id,
-        "created_at": rfc3339(v.created_at),
-        "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
-        "content_sha256": v.content_sha256,
-        "tokens": v.tokens,
-        "heading_tokens": v.heading_tokens,
-        "embedding_model": v.embedding_model,
-    }
