@@ -49,7 +49,8 @@ _MEMORIES: tuple[tuple[str, MemoryType, float, str, str], ...] = (
         "procedural",
         0.85,
         "Rollback procedure for Atlas",
-        "Run `atlasctl rollback --to <sha>`; then page the on-call in #atlas-ops and file a report.",
+        "To roll back a deploy, run `atlasctl rollback --to <sha>`; then page the on-call in"
+        " #atlas-ops and file a report.",
     ),
     (
         "atlas",
