@@ -164,10 +164,11 @@ async def search(
     limit: int | None,
     now: datetime,
     profile: RankingProfile = DEFAULT_PROFILE,
+    recall_for: int = 8,
 ) -> SearchOutcome:
     """Stage 1: the best live matches, ranked as context assembly ranks them; every other
     candidate found is accounted for (dead near matches, ranks beyond the limit). With no
-    `limit`, every live match is returned in rank order."""
+    `limit`, every live match is returned in rank order (recall sized for `recall_for`)."""
     scope = _scope(principal, namespaces, memory_types, now)
     vector = await _embed(embedder, query)
     found = await retrieval.recall(
@@ -176,7 +177,7 @@ async def search(
         task=query,
         query_vector=vector,
         embedding_model=embedder.model,
-        limit=recall_limit(limit or 8),
+        limit=recall_limit(limit or recall_for),
     )
     split = split_live(found, now)
     ranked = list(rank(split.live, profile, now))

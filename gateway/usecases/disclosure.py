@@ -193,6 +193,7 @@ class Discloser:
             limit=None,
             now=now,
             profile=self.profile,
+            recall_for=limit,
         )
         ranked = outcome.hits
         evaluation = evaluate(policy.bundle, view, [memory_view(r.candidate) for r in ranked], now)
