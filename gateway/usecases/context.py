@@ -31,6 +31,7 @@ __all__ = [
     "build_context",
     "check_as_of",
     "gather_context",
+    "readable_versions",
     "recall_limit",
     "resolve_namespaces",
     "search",
@@ -197,15 +198,22 @@ class TimelineOutcome:
     missing: list[str]
 
 
+async def readable_versions(
+    conn: Connection, principal: Principal, ids: Sequence[str]
+) -> dict[str, MemoryVersion]:
+    """The versions among `ids` the key may read. Another tenant's, another namespace's and
+    absent ids all just go missing, so a key learns nothing about what it may not read."""
+    return {
+        v.memory_id: v
+        for v in await memory_store.fetch_versions(conn, principal.tenant_id, list(set(ids)))
+        if principal.may_use(v.namespace)
+    }
+
+
 async def timeline(conn: Connection, principal: Principal, ids: Sequence[str]) -> TimelineOutcome:
     """Stage 2: when each version was written, what it replaced, what replaced it, when it was
     retired. Metadata only: no heading or content, so dead versions may appear here."""
     unique = list(dict.fromkeys(ids))
-    found = [
-        v
-        for v in await memory_store.fetch_versions(conn, principal.tenant_id, unique)
-        if principal.may_use(v.namespace)
-    ]
-    found.sort(key=lambda v: (v.created_at, v.memory_id), reverse=True)
-    seen = {v.memory_id for v in found}
-    return TimelineOutcome(found, [i for i in unique if i not in seen])
+    readable = await readable_versions(conn, principal, unique)
+    found = sorted(readable.values(), key=lambda v: (v.created_at, v.memory_id), reverse=True)
+    return TimelineOutcome(found, [i for i in unique if i not in readable])

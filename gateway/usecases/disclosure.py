@@ -310,16 +310,10 @@ class Discloser:
         purpose: str | None,
         now: datetime,
     ) -> Disclosed:
-        from gateway.store import memories as memory_store
-
         view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
         policy, _ = await self._policy(conn, principal, view, now)
         unique = list(dict.fromkeys(ids))
-        versions = {
-            v.memory_id: v
-            for v in await memory_store.fetch_versions(conn, principal.tenant_id, unique)
-            if principal.may_use(v.namespace)
-        }
+        versions = await retrieval.readable_versions(conn, principal, unique)
         live: list[MemoryVersion] = []
         withheld: list[dict[str, str]] = []
         for memory_id in unique:
