@@ -16,7 +16,15 @@ from typing import Any
 
 from gateway.core.render import one_line
 
-__all__ = ["DATASET", "HEADING_CHARS", "Question", "Turn", "load_questions", "select_half"]
+__all__ = [
+    "DATASET",
+    "HEADING_CHARS",
+    "Question",
+    "Turn",
+    "load_questions",
+    "memory_items",
+    "select_half",
+]
 
 DATASET = Path(__file__).resolve().parents[1].parent / "shared/bench/longmemeval_s_dev.jsonl.gz"
 HEADING_CHARS = 80
@@ -101,3 +109,21 @@ def select_half(questions: Sequence[Question], half: str) -> list[Question]:
     if half.upper() == "B":
         return list(questions[1::2])
     return list(questions)
+
+
+def memory_items(question: Question) -> list[dict[str, Any]]:
+    """Every turn of a question as a `POST /v1/memories/batch` item: an episodic memory in the
+    question's own namespace, idempotent by its source so a retried batch never duplicates."""
+    return [
+        {
+            "namespace": question.namespace,
+            "memory_type": "episodic",
+            "heading": turn.heading,
+            "content": turn.content,
+            "confidence": 0.8,
+            "source_type": "longmemeval",
+            "source_ref": turn.source_ref,
+            "idempotency_key": f"{question.namespace}/{turn.source_ref}",
+        }
+        for turn in question.turns
+    ]

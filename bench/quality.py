@@ -38,7 +38,7 @@ from bench.harness import (
     serve,
     write_result,
 )
-from bench.longmemeval import Question, load_questions, select_half
+from bench.longmemeval import Question, load_questions, memory_items, select_half
 from gateway.core.fill import fill_tail
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.render import memory_block
@@ -64,24 +64,8 @@ class Stored:
     vectors: np.ndarray[Any, Any]
 
 
-def _items(question: Question) -> list[dict[str, Any]]:
-    return [
-        {
-            "namespace": question.namespace,
-            "memory_type": "episodic",
-            "heading": turn.heading,
-            "content": turn.content,
-            "confidence": 0.8,
-            "source_type": "longmemeval",
-            "source_ref": turn.source_ref,
-            "idempotency_key": f"{question.namespace}/{turn.source_ref}",
-        }
-        for turn in question.turns
-    ]
-
-
 async def _ingest(client: httpx.AsyncClient, question: Question, concurrency: int) -> None:
-    items = _items(question)
+    items = memory_items(question)
     batches = [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
     gate = asyncio.Semaphore(concurrency)
 

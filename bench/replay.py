@@ -27,28 +27,13 @@ from bench.harness import (
     serve,
     write_result,
 )
-from bench.longmemeval import Question, load_questions
+from bench.longmemeval import Question, load_questions, memory_items
 from gateway.usecases.keys import issue_key
 
 __all__ = ["main"]
 
 BUDGETS = (800, 2000, 4000)
 BATCH = 100
-
-
-def _items(question: Question) -> list[dict[str, Any]]:
-    return [
-        {
-            "namespace": question.namespace,
-            "memory_type": "episodic",
-            "heading": turn.heading,
-            "content": turn.content,
-            "confidence": 0.8,
-            "source_type": "longmemeval",
-            "source_ref": turn.source_ref,
-        }
-        for turn in question.turns
-    ]
 
 
 async def _run(
@@ -61,7 +46,7 @@ async def _run(
         httpx.AsyncClient(base_url=base_url, headers=admin, timeout=300) as auditor,
     ):
         for number, question in enumerate(questions, 1):
-            items = _items(question)
+            items = memory_items(question)
             written = await asyncio.gather(
                 *(
                     client.post("/v1/memories/batch", json={"items": items[i : i + BATCH]})
