@@ -25,7 +25,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.core.fill import choose_header, fill_tail, fit_empty, fit_index, index_share
+from gateway.core.fill import (
+    choose_header,
+    fill_tail,
+    fit_empty,
+    fit_index,
+    grow_index,
+    index_share,
+)
 from gateway.core.gate import ADMIT_ALL, Gate, check_verdict
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
@@ -34,11 +41,25 @@ from gateway.core.ranking import Ranked, RankingProfile, rank
 from gateway.core.render import SEPARATOR, index_line, memory_block
 from gateway.core.tokens import Tokenizer
 
-__all__ = ["ASSEMBLER_VERSION", "AssemblyInputError", "assemble"]
+__all__ = [
+    "ASSEMBLER_VERSION",
+    "ASSEMBLER_VERSIONS",
+    "AssemblyInputError",
+    "assemble",
+    "takes_slack",
+]
 
 # Names the rendering and fill rules for receipts: exact replay of a receipt is only promised by
-# the assembler version that wrote it. Bump it with any change to the bytes a bundle is made of.
-ASSEMBLER_VERSION = "assemble/2026-11-29.1"
+# an assembler that still builds the version that wrote it. Bump it with any change to the bytes
+# a bundle is made of, and keep building the old versions (``version=``) so old receipts replay.
+_FIXED_INDEX_SHARE = "assemble/2026-11-29.1"  # the index kept to its share
+ASSEMBLER_VERSION = "assemble/2026-11-30.1"  # room the memories leave flows back to the index
+ASSEMBLER_VERSIONS = frozenset({_FIXED_INDEX_SHARE, ASSEMBLER_VERSION})
+
+
+def takes_slack(version: str) -> bool:
+    """Whether assembler ``version`` lets the index grow into room the memories left."""
+    return version != _FIXED_INDEX_SHARE
 
 
 class AssemblyInputError(ValueError):
@@ -87,13 +108,17 @@ def assemble(
     tokenizer: Tokenizer,
     now: datetime,
     gate: Gate | None = None,
+    version: str = ASSEMBLER_VERSION,
 ) -> Assembly:
     """Build the bundle for ``request`` from the store's candidates, at the pinned ``now``.
 
-    ``index_entries`` come ordered by confidence desc then memory_id and roughly cut by the store;
-    ``total_live`` counts the live memories in the namespaces. ``gate`` is called exactly once
-    (see :mod:`gateway.core.gate`); without it everything live is admitted unchanged.
+    ``index_entries`` come ordered by confidence desc then memory_id and roughly cut by the store
+    (to :func:`gateway.core.fill.index_reach`); ``total_live`` counts the live memories in the
+    namespaces. ``gate`` is called exactly once (see :mod:`gateway.core.gate`); without it
+    everything live is admitted unchanged. ``version`` is one of :data:`ASSEMBLER_VERSIONS`.
     """
+    if version not in ASSEMBLER_VERSIONS:
+        raise AssemblyInputError(f"unknown assembler version {version!r}")
     seen: set[MemoryId] = set()
     retrieved = _unique(candidates, seen)
     retrieved_by_id = {c.memory_id: c for c in retrieved}
@@ -153,6 +178,7 @@ def assemble(
         total_live,
         empty=total_live == 0 and not live_retrieved.live and not live_index_only.live,
         tokenizer=tokenizer,
+        slack_to_index=takes_slack(version) and request.index_budget_tokens is None,
     )
 
     for position, r in enumerate(top):
@@ -242,6 +268,7 @@ def _layout(
     *,
     empty: bool,
     tokenizer: Tokenizer,
+    slack_to_index: bool,
 ) -> _Layout:
     budget = request.budget_tokens
     off = "the request turned the index off"
@@ -256,15 +283,24 @@ def _layout(
     fitted = fit_index(tokenizer, header, lines, total_live, share, budget)
     prefix = header + (SEPARATOR + fitted.section if fitted.section else "")
     tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill)
+    bundle, truncated = tail.bundle, f"the index share of {share} tokens is full"
+    if slack_to_index:
+        rest = tail.bundle[len(prefix) :]
+        grown = grow_index(tokenizer, header, lines, total_live, fitted, rest, budget)
+        if grown.shown > fitted.shown:
+            truncated = (
+                f"the index share of {share} tokens, grown into the room the memories in full "
+                f"left, is full at {grown.tokens} tokens"
+            )
+            fitted, prefix = grown, header + SEPARATOR + grown.section
+            bundle = prefix + rest
     return _Layout(
-        bundle=tail.bundle,
+        bundle=bundle,
         prefix_chars=len(prefix) + (len(SEPARATOR) if tail.admitted else 0),
         index_shown=fitted.shown,
         index_tokens=fitted.tokens,
         delivered=tail.admitted,
-        index_truncated=f"the index share of {share} tokens is full"
-        if request.include_index
-        else off,
+        index_truncated=truncated if request.include_index else off,
         tail_room=tail.room,
         stopped_at=tail.stopped_at,
         block_tokens=tail.costs,

@@ -9,7 +9,10 @@ string's exact count is therefore never above the budget, by construction rather
 Budget shares: the header comes first (the longest variant that fits, see
 :data:`gateway.core.render.HEADERS`); the index gets its own share (``index_budget_tokens``, or
 :data:`DEFAULT_INDEX_SHARE_PERCENT` of ``budget_tokens``) and what it leaves unused flows to the
-memories in full.
+memories in full. Memories are admitted whole, so they usually leave some room too; unless the
+request fixed ``index_budget_tokens``, that room flows back to the index (:func:`grow_index`),
+which lists more of what the agent knows instead of wasting the budget. The index lines keep their
+order, so a grown index still starts with the lines of the ungrown one (prompt caches keep them).
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ __all__ = [
     "fill_tail",
     "fit_empty",
     "fit_index",
+    "grow_index",
+    "index_reach",
     "index_share",
 ]
 
@@ -52,6 +57,15 @@ def index_share(request: ContextRequest) -> int:
     if request.index_budget_tokens is not None:
         return max(0, min(request.index_budget_tokens, request.budget_tokens))
     return request.budget_tokens * DEFAULT_INDEX_SHARE_PERCENT // 100
+
+
+def index_reach(request: ContextRequest, *, takes_slack: bool) -> int:
+    """The most tokens the index can end up with: its share, or with ``takes_slack`` (and no
+    fixed ``index_budget_tokens``) the whole budget, since the memories may leave room to it."""
+    share = index_share(request)
+    if share == 0 or not takes_slack or request.index_budget_tokens is not None:
+        return share
+    return request.budget_tokens
 
 
 def choose_header(tokenizer: Tokenizer, budget: int) -> str | None:
@@ -126,6 +140,36 @@ def fit_index(
             continue
         return IndexFit(shown=shown, section=section, tokens=tokens)
     return _NO_INDEX
+
+
+def grow_index(
+    tokenizer: Tokenizer,
+    header: str,
+    lines: Sequence[str],
+    total_live: int,
+    fitted: IndexFit,
+    tail: str,
+    budget: int,
+) -> IndexFit:
+    """``fitted`` refitted into the room left after ``header``, the index and ``tail`` (the
+    bundle's text after the index section, as filled): never fewer lines, and the whole bundle
+    still within ``budget``. Like :func:`fill_tail`, an estimate checked by an exact count.
+    """
+
+    def bundle(index: IndexFit) -> str:
+        return header + (SEPARATOR + index.section if index.section else "") + tail
+
+    room = budget - tokenizer.count(bundle(fitted))
+    share = fitted.tokens + room
+    while share > fitted.tokens and fitted.shown < len(lines):
+        grown = fit_index(tokenizer, header, lines, total_live, share, budget)
+        if grown.shown <= fitted.shown:
+            break
+        over = tokenizer.count(bundle(grown)) - budget
+        if over <= 0:
+            return grown
+        share -= over  # the seams cost more than the pieces: try again with less
+    return fitted
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.core.assembly import assemble
-from gateway.core.fill import index_share
+from gateway.core.assembly import ASSEMBLER_VERSION, assemble, takes_slack
+from gateway.core.fill import index_reach
 from gateway.core.gate import Gate
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryType
@@ -106,8 +106,10 @@ async def gather_context(
     now: datetime,
     *,
     historical: bool = False,
+    version: str = ASSEMBLER_VERSION,
 ) -> ContextInputs:
-    """Candidates, index entries and the live count at `now` (`historical`: a past instant)."""
+    """Candidates, index entries and the live count at `now` (`historical`: a past instant),
+    as assembler `version` needs them (how far the index may reach)."""
     scope = _scope(principal, request.namespaces, request.memory_types, now, historical)
     vector = await _embed(embedder, request.task)
     total_live = await retrieval.live_count(conn, scope)
@@ -120,8 +122,8 @@ async def gather_context(
         limit=recall_limit(request.top_k),
         corpus_size=total_live,
     )
-    share = index_share(request)
-    index = await retrieval.index_entries(conn, scope, share) if share > 0 else []
+    reach = index_reach(request, takes_slack=takes_slack(version))
+    index = await retrieval.index_entries(conn, scope, reach) if reach > 0 else []
     return ContextInputs(candidates, index, total_live)
 
 
@@ -133,6 +135,7 @@ def build_context(
     now: datetime,
     profile: RankingProfile = DEFAULT_PROFILE,
     gate: Gate | None = None,
+    version: str = ASSEMBLER_VERSION,
 ) -> Assembly:
     from gateway.core.tokens import load_tokenizer
 
@@ -145,6 +148,7 @@ def build_context(
         tokenizer=load_tokenizer(tokenizer_name),
         now=now,
         gate=gate,
+        version=version,
     )
 
 

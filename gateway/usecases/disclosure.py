@@ -65,11 +65,15 @@ class Discloser:
     recorder: Recorder
     policies: PolicyRegistry
     profile: RankingProfile = DEFAULT_PROFILE
+    # Which assembler builds new bundles; replays build the version their receipt names.
+    assembler_version: str = ASSEMBLER_VERSION
 
-    def _assembler(self, profile: RankingProfile | None = None) -> dict[str, Any]:
+    def _assembler(
+        self, profile: RankingProfile | None = None, version: str | None = None
+    ) -> dict[str, Any]:
         profile = profile or self.profile
         return {
-            "version": ASSEMBLER_VERSION,
+            "version": version or self.assembler_version,
             "tokenizer": self.tokenizer_name,
             "ranking_profile": {**profile.canonical(), "digest": profile.digest},
             "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
@@ -98,7 +102,13 @@ class Discloser:
         policy = await self.policies.in_force(conn, principal.tenant_id, at)
         refuse_unless_required_met(policy, view, at)
         inputs = await retrieval.gather_context(
-            conn, self.embedder, principal, request, at, historical=as_of is not None
+            conn,
+            self.embedder,
+            principal,
+            request,
+            at,
+            historical=as_of is not None,
+            version=self.assembler_version,
         )
         disclosed, _, _ = await self.assemble_and_record(
             conn, principal, request, inputs, policy, at=at, issued_at=now, as_of=as_of
@@ -122,6 +132,7 @@ class Discloser:
         parent_receipt_id: str | None = None,
         policy_subject: Principal | None = None,
         tokenizer_name: str | None = None,
+        version: str | None = None,
     ) -> tuple[Disclosed, Assembly, Evaluation]:
         """The pure core on given inputs, then the receipt; shared by context and replay, so a
         replay receipt holds everything a context receipt holds and can be replayed in turn.
@@ -129,6 +140,7 @@ class Discloser:
         `policy_subject` is whom the policy judges (a replay judges the original agent, while
         the receipt names the auditor who replayed)."""
         profile = profile or self.profile
+        version = version or self.assembler_version
         assembly, evaluation = assemble_under(
             request,
             inputs,
@@ -137,6 +149,7 @@ class Discloser:
             at=at,
             profile=profile,
             tokenizer_name=tokenizer_name or self.tokenizer_name,
+            version=version,
         )
         policy_record = policy.record(evaluation)
         receipt_id = await self.recorder.record(
@@ -150,7 +163,7 @@ class Discloser:
                 "request": context_request(request, as_of),
                 "at": rfc3339(at),
                 "policy": policy_record,
-                "assembler": self._assembler(profile),
+                "assembler": self._assembler(profile, version),
                 "candidates": sorted(
                     (candidate_record(c) for c in inputs.candidates),
                     key=lambda r: r["memory_id"],
@@ -408,6 +421,7 @@ def assemble_under(
     at: datetime,
     profile: RankingProfile,
     tokenizer_name: str,
+    version: str = ASSEMBLER_VERSION,
 ) -> tuple[Assembly, Evaluation]:
     """The pure core under a policy: the bundle and the evaluation that shaped it."""
     evaluations: list[Evaluation] = []
@@ -418,6 +432,7 @@ def assemble_under(
         now=at,
         profile=profile,
         gate=policy_gate(policy, view, at, evaluations),
+        version=version,
     )
     evaluation = evaluations[-1] if evaluations else evaluate(policy.bundle, view, [], at)
     return assembly, evaluation

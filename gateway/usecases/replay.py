@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from gateway.core.assembly import ASSEMBLER_VERSION
+from gateway.core.assembly import ASSEMBLER_VERSION, ASSEMBLER_VERSIONS
 from gateway.core.model import Candidate, ContextRequest, MemoryId
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import RankingProfile
@@ -108,6 +108,13 @@ def read_recorded(row: receipt_store.ReceiptRow) -> Recorded:
         purposes=None,
     )
     return Recorded(row.receipt_id, body["kind"], body, request, _parse_time(body["at"]), principal)
+
+
+def assembler_version(recorded: Recorded) -> str:
+    """The assembler version that wrote the receipt when this gateway still builds it (so exact
+    replay can match), else the current one."""
+    version = recorded.body["assembler"]["version"]
+    return version if version in ASSEMBLER_VERSIONS else ASSEMBLER_VERSION
 
 
 def _float(text: str | None) -> float | None:
@@ -249,11 +256,13 @@ class Replayer:
         recorded = read_recorded(await find_visible(conn, principal, receipt_id))
         problems: list[Problem] = []
         assembler = recorded.body["assembler"]
-        if assembler["version"] != ASSEMBLER_VERSION:
+        version = assembler_version(recorded)
+        if version != assembler["version"]:
             problems.append(
                 Problem(
                     "assembler_version",
-                    f"recorded {assembler['version']}, this gateway runs {ASSEMBLER_VERSION}",
+                    f"recorded {assembler['version']}, which this gateway cannot build; "
+                    f"assembled with {version}",
                 )
             )
         profile_record = {k: v for k, v in assembler["ranking_profile"].items() if k != "digest"}
@@ -275,7 +284,12 @@ class Replayer:
                     )
                 )
             inputs = await retrieval.gather_context(
-                conn, self.discloser.embedder, recorded.subject, recorded.request, at
+                conn,
+                self.discloser.embedder,
+                recorded.subject,
+                recorded.request,
+                at,
+                version=version,
             )
         else:
             at = recorded.at
@@ -293,6 +307,7 @@ class Replayer:
             kind="replay",
             profile=profile,
             tokenizer_name=assembler["tokenizer"],
+            version=version,
             policy_subject=recorded.subject,
             parent_receipt_id=recorded.receipt_id,
             extra={
@@ -364,6 +379,7 @@ async def what_if_window(
             at=recorded.at,
             profile=RankingProfile.from_canonical(profile_record),
             tokenizer_name=recorded.body["assembler"]["tokenizer"],
+            version=assembler_version(recorded),
         )
         evaluated += 1
         for decision in evaluation.decisions:

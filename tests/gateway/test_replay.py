@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -155,3 +156,29 @@ def test_as_of_assembles_the_past(
         client.post("/v1/context", json={**ASK, "as_of": as_of}, headers=agent.headers).status_code
         == 403
     )
+
+
+def test_receipts_of_an_older_assembler_still_replay_exactly(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    # A gateway still on the first assembler version (the index kept to its share) wrote this
+    # receipt; today's gateway builds that version again for exact replay, and says so.
+    old = "assemble/2026-11-29.1"
+    seed(client, agent)
+    state = client.app.state
+    current = state.runtime
+    state.runtime = dataclasses.replace(
+        current, discloser=dataclasses.replace(current.discloser, assembler_version=old)
+    )
+    try:
+        original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    finally:
+        state.runtime = current
+    today = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    assert today["bundle_sha256"] != original["bundle_sha256"]  # the index grew
+    assert today["index"]["shown"] > original["index"]["shown"]
+    auditor = make_key(role="auditor")
+    exact = replay(client, auditor, original["receipt_id"], mode="exact").json()
+    assert exact["identical"] is True and exact["problems"] == []
+    receipt = client.get(f"/v1/receipts/{exact['receipt_id']}", headers=auditor.headers).json()
+    assert receipt["body"]["assembler"]["version"] == old

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from gateway.core.assembly import assemble
+from gateway.core.assembly import ASSEMBLER_VERSION, assemble
 from gateway.core.model import Candidate, ContextRequest, FillMode, MemoryId, MemoryType
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE
@@ -104,7 +104,7 @@ def index_of(candidates: Sequence[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.confidence, c.memory_id))
 
 
-def sample_assembly(budget_tokens: int = 600) -> Assembly:
+def sample_assembly(budget_tokens: int = 600, version: str = ASSEMBLER_VERSION) -> Assembly:
     memories = retrieved(8)
     extra = [memory(f"01JN{n:022d}", confidence=0.95) for n in range(3)]
     dead = [
@@ -119,4 +119,5 @@ def sample_assembly(budget_tokens: int = 600) -> Assembly:
         profile=DEFAULT_PROFILE,
         tokenizer=load_tokenizer(),
         now=NOW,
+        version=version,
     )

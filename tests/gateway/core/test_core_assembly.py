@@ -7,7 +7,7 @@ import pytest
 import rfc8785
 from core_samples import NOW, index_of, memory, request, retrieved
 
-from gateway.core.assembly import AssemblyInputError, assemble
+from gateway.core.assembly import ASSEMBLER_VERSION, AssemblyInputError, assemble
 from gateway.core.fixed import JSONValue
 from gateway.core.gate import Gate, GateVerdict, GateVerdictError
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
@@ -25,6 +25,7 @@ def run(
     index: Sequence[Candidate] = (),
     total_live: int | None = None,
     gate: Gate | None = None,
+    version: str = ASSEMBLER_VERSION,
 ) -> Assembly:
     live = (
         total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
@@ -38,6 +39,7 @@ def run(
         tokenizer=TOKENIZER,
         now=NOW,
         gate=gate,
+        version=version,
     )
 
 
@@ -101,13 +103,41 @@ def test_an_empty_namespace_says_so_plainly() -> None:
 
 def test_the_index_is_cut_with_a_more_line_and_the_rest_is_truncated() -> None:
     entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
-    out = run(request(budget_tokens=800), [], entries, total_live=500)
+    out = run(request(budget_tokens=800, index_budget_tokens=200), [], entries, total_live=500)
     assert 0 < out.index.shown < 200
     assert list(out.index.entries) == [e.memory_id for e in entries[: out.index.shown]]
     assert f"…{500 - out.index.shown} more, use search" in out.bundle
-    assert out.index.tokens <= 800 // 4
+    assert out.index.tokens <= 200
     assert {e.reason for e in out.excluded} == {"index_truncated"}
     assert len(out.excluded) == 200 - out.index.shown
+
+
+def test_room_the_memories_leave_flows_back_to_the_index() -> None:
+    entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
+    big = [memory(f"m{n}", vector_rank=n + 1, content="word " * 250) for n in range(4)]
+    out = run(request(budget_tokens=800, top_k=4), big, entries, total_live=204)
+    fixed = run(request(budget_tokens=800, top_k=4, index_budget_tokens=200), big, entries, 204)
+    assert [i.memory_id for i in out.included] == [i.memory_id for i in fixed.included] != []
+    assert out.index.shown > fixed.index.shown and out.index.tokens > 200
+    assert out.tokens_used <= 800 and out.utilization > fixed.utilization
+    assert out.utilization >= 0.95
+    # The grown index starts with the lines of the share-sized one (prompt caches keep them).
+    assert out.index.entries[: fixed.index.shown] == fixed.index.entries
+    assert (
+        "grown into the room"
+        in {e.detail for e in out.excluded if e.reason == "index_truncated"}.pop()
+    )
+
+
+def test_the_first_assembler_version_keeps_the_index_to_its_share() -> None:
+    # Receipts written by it must still replay byte for byte.
+    entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
+    out = run(request(budget_tokens=800), [], entries, 500, version="assemble/2026-11-29.1")
+    assert 0 < out.index.tokens <= 800 // 4
+    grown = run(request(budget_tokens=800), [], entries, 500)
+    assert grown.index.shown > out.index.shown and grown.tokens_used <= 800
+    with pytest.raises(AssemblyInputError, match="unknown assembler version"):
+        run(request(), [], entries, version="assemble/0")
 
 
 def test_index_budget_tokens_overrides_the_default_share() -> None:

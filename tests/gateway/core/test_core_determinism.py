@@ -10,7 +10,7 @@ from pathlib import Path
 
 from core_samples import NOW, index_of, request, retrieved, sample_assembly
 
-from gateway.core.assembly import ASSEMBLER_VERSION, assemble
+from gateway.core.assembly import ASSEMBLER_VERSION, ASSEMBLER_VERSIONS, assemble
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.tokens import load_tokenizer
 
@@ -65,10 +65,15 @@ def test_the_order_of_the_retrieved_candidates_does_not_matter() -> None:
     assert len(outputs) == 1
 
 
-def test_the_sample_bundle_is_pinned() -> None:
+def test_the_sample_bundles_are_pinned() -> None:
     # The rendered format is part of the replay contract: a change here must come with a new
-    # ASSEMBLER_VERSION, because exact replay of old receipts compares bundle hashes.
-    assert ASSEMBLER_VERSION == "assemble/2026-11-29.1"
-    assert sample_assembly(700).bundle_sha256 == (
+    # ASSEMBLER_VERSION, because exact replay of old receipts compares bundle hashes; and every
+    # version still listed must keep building its old bytes.
+    assert ASSEMBLER_VERSION == "assemble/2026-11-30.1"
+    assert sorted(ASSEMBLER_VERSIONS) == ["assemble/2026-11-29.1", ASSEMBLER_VERSION]
+    assert sample_assembly(700, "assemble/2026-11-29.1").bundle_sha256 == (
         "02bee2bf8bdc3347417f7d6e5f40b2285ede43e0fcb2bf9fc86a92373ab04752"
+    )
+    assert sample_assembly(700).bundle_sha256 == (
+        "a66652daa10105c3bffb244809ae1772a4fea55199d04d7b0538156f8419fc9a"
     )
