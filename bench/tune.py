@@ -5,7 +5,9 @@ pure core then assembles the bundle under each candidate profile, index off, so 
 costs milliseconds per question. With ``--reembed`` the vector side is recomputed in Python with
 the current :class:`~gateway.embedding.HashEmbedder` (exact cosine top-``limit`` over the whole
 namespace, as HNSW approximates it), so an embedder change is measured without re-ingesting.
-Use it on half A, then confirm with ``python -m bench quality --questions B`` over HTTP.
+``--embedder sentence-transformers`` tunes against the database ``bench quality`` filled with that
+embedder (the ``local`` extra). Use it on half A, then confirm with ``python -m bench quality
+--questions B`` over HTTP.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from gateway.core.assembly import assemble
 from gateway.core.model import Candidate, ContextRequest
 from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
 from gateway.core.tokens import load_tokenizer
-from gateway.embedding import HashEmbedder
+from gateway.embedding import Embedder, HashEmbedder, build_embedder
+from gateway.settings import Settings
 from gateway.store import retrieval
 from gateway.usecases.context import recall_limit
 from gateway.usecases.memories import memory_text
@@ -40,9 +43,13 @@ TOP_K = 50
 
 
 async def _recall_all(
-    url: str, tenant: str, questions: Sequence[Question], limit: int, reembed: bool
+    url: str,
+    tenant: str,
+    questions: Sequence[Question],
+    limit: int,
+    embedder: Embedder,
+    reembed: bool,
 ) -> list[list[Candidate]]:
-    embedder = HashEmbedder()
     out: list[list[Candidate]] = []
     async with await psycopg.AsyncConnection.connect(url) as conn:
         await register_vector_async(conn)
@@ -69,6 +76,7 @@ async def _recall_all(
                         limit=100_000,
                     )
             if reembed:
+                assert isinstance(embedder, HashEmbedder)
                 found = _reembed(embedder, query_vector, found, everyone, limit)
             out.append(found)
     return out
@@ -147,15 +155,24 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--limit", type=int, default=recall_limit(TOP_K))
     parser.add_argument("--reembed", action="store_true", help="recompute the vector side")
+    parser.add_argument("--embedder", default="hash", choices=["hash", "sentence-transformers"])
     args = parser.parse_args(argv)
+    if args.reembed and args.embedder != "hash":
+        parser.error("--reembed recomputes hash vectors only")
     questions = select_half(load_questions(), args.questions)
+    embedder = build_embedder(Settings(embedder=args.embedder))
+    name = "quality_" + ("hash" if args.embedder == "hash" else "st")
     with embedded_postgres(args.data_dir) as pg:
-        database = new_database(pg, "quality_hash", reuse=True)
+        database = new_database(pg, name, reuse=True)
         recalled = asyncio.run(
-            _recall_all(database.url, database.tenant_id, questions, args.limit, args.reembed)
+            _recall_all(
+                database.url, database.tenant_id, questions, args.limit, embedder, args.reembed
+            )
         )
     rows = []
-    grid = itertools.product((0.0, 0.1, 0.2, 0.35), (0.0, 0.1, 0.2, 0.3), (0.0, 0.25, 0.5, 0.75))
+    grid = itertools.product(
+        (0.0, 0.1, 0.2, 0.35, 0.5, 0.7), (0.0, 0.1, 0.2, 0.3), (0.0, 0.25, 0.5, 0.75)
+    )
     for similarity, lexical, rrf in grid:
         if similarity == lexical == rrf == 0.0:
             continue

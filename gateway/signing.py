@@ -3,12 +3,15 @@
 With neither `GATEWAY_RECEIPT_KEYRING` nor `GATEWAY_RECEIPT_ED25519_KEY` set, a keyring (HMAC
 secret + Ed25519 public key) and the Ed25519 private key are generated into
 `$GATEWAY_DATA_DIR/keys/` with mode 0600. That `keyring.json` is exactly what
-`python -m receipts verify --keyring` takes.
+`python -m receipts verify --keyring` takes. Worker processes starting together (`serve
+--workers N`) all end up with the one keyring that won the race to create the directory.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
 from pathlib import Path
 
 from gateway.settings import Settings
@@ -36,11 +39,7 @@ def load_signer(settings: Settings) -> Signer:
         )
         return Signer(keyring, private)
     keyring_path, private_path = generated_key_paths(settings.data_dir)
-    if not keyring_path.exists():
-        keyring_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        keyring, pem = generate_keyring("k1")
-        write_private_file(private_path, pem)
-        keyring.save(keyring_path)
+    if not keyring_path.exists() and _generated(keyring_path.parent):
         _log.warning(
             "generated receipt signing keys in %s (keyring.json verifies receipts offline: "
             "python -m receipts verify EXPORT --keyring %s); set GATEWAY_RECEIPT_KEYRING and "
@@ -51,3 +50,29 @@ def load_signer(settings: Settings) -> Signer:
     else:
         _log.info("receipt signing keys from %s", keyring_path.parent)
     return Signer(Keyring.load(keyring_path), load_private_key(private_path.read_bytes()))
+
+
+def _generated(keys: Path) -> bool:
+    """Generate the keys into ``keys`` unless another process gets there first (False then).
+
+    They are written into a private staging directory that is renamed into place: the rename
+    fails once ``keys`` holds files, so two processes can never each keep keys of their own.
+    """
+    keys.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".keys-", dir=keys.parent))  # mode 0700
+    try:
+        keyring, pem = generate_keyring("k1")
+        write_private_file(staging / "ed25519.pem", pem)
+        keyring.save(staging / "keyring.json")
+        try:
+            staging.rename(keys)
+        except OSError as exc:
+            if not (keys / "keyring.json").exists():
+                raise RuntimeError(
+                    f"{keys} exists but holds no keyring.json: move it away, or set "
+                    "GATEWAY_RECEIPT_KEYRING and GATEWAY_RECEIPT_ED25519_KEY"
+                ) from exc
+            return False  # another process won: use its keys
+        return True
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
