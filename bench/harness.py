@@ -111,11 +111,12 @@ class Server:
 
 
 @contextlib.contextmanager
-def serve(database: Database, embedder: str = "hash") -> Iterator[Server]:
-    """The real app (``create_app``) under uvicorn in a child process, on a free local port."""
+def serve(database: Database, embedder: str = "hash", workers: int = 1) -> Iterator[Server]:
+    """The real app (``create_app``) under uvicorn in a child process, on a free local port
+    (``workers`` processes behind it when more than one)."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.serve", database.url, str(port), embedder],
+        [sys.executable, "-m", "bench.serve", database.url, str(port), embedder, str(workers)],
         cwd=Path(__file__).resolve().parents[1],
         env=os.environ | {"TOKENIZERS_PARALLELISM": "false"},
     )

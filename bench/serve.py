@@ -1,11 +1,14 @@
-"""Run the real app under uvicorn for a benchmark: ``python -m bench.serve URL PORT EMBEDDER``.
+"""Run the real app under uvicorn for a benchmark: ``python -m bench.serve URL PORT EMBEDDER [WORKERS]``.
 
-A separate process, so that the benchmark client and the server do not share one GIL.
+A separate process, so that the benchmark client and the server do not share one GIL. With
+WORKERS > 1 it serves as ``ctxgw serve --workers`` does: uvicorn's worker processes each build
+the app from the environment (``gateway.http.asgi``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -18,10 +21,32 @@ from gateway.settings import Settings
 
 def main(argv: list[str]) -> None:
     url, port, embedder = argv[0], int(argv[1]), argv[2]
+    workers = int(argv[3]) if len(argv) > 3 else 1
     logging.basicConfig(level=logging.WARNING)
+    data_dir = Path(tempfile.mkdtemp(prefix="ctxgw-bench-"))
+    if workers > 1:
+        os.environ.update(
+            GATEWAY_DATABASE_URL=url,
+            GATEWAY_DATA_DIR=str(data_dir),
+            GATEWAY_MIGRATE_ON_START="false",
+            GATEWAY_POOL_MIN_SIZE="2",
+            GATEWAY_POOL_MAX_SIZE=str(max(2, 16 // workers)),
+            GATEWAY_EMBEDDER=embedder,
+            GATEWAY_LOG_LEVEL="WARNING",
+        )
+        uvicorn.run(
+            "gateway.http.asgi:from_environment",
+            factory=True,
+            host="127.0.0.1",
+            port=port,
+            workers=workers,
+            log_level="warning",
+            access_log=False,
+        )
+        return
     settings = Settings(
         database_url=url,
-        data_dir=Path(tempfile.mkdtemp(prefix="ctxgw-bench-")),
+        data_dir=data_dir,
         migrate_on_start=False,
         pool_min_size=2,
         pool_max_size=16,

@@ -119,6 +119,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--breakdown-runs", type=int, default=60)
     parser.add_argument("--profile", action="store_true", help="cProfile at the largest size")
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
+    parser.add_argument("--workers", type=int, default=1, help="gateway worker processes")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:
@@ -149,7 +150,7 @@ def main(argv: list[str]) -> int:
             loaded = size
             print(f"{size:,} memories loaded in {time.perf_counter() - started:.0f} s", flush=True)
             run: dict[str, Any] = {"size": size}
-            with serve(db) as server:
+            with serve(db, workers=args.workers) as server:
                 asyncio.run(
                     run_count(server, "/v1/context", context_bodies, concurrency=4, count=20)
                 )
