@@ -4,84 +4,146 @@ An item stays if it fits every cap that matches it (max_items and max_tokens amo
 already kept by that cap); otherwise it is capped by the first cap it does not fit, and it
 consumes nothing, so a later, smaller item may still fit ("skip", like the gateway's fill).
 A memory without a valid token count never fits a cap with max_tokens (fail closed).
+
+Which caps match a memory on each track comes from its signature (stages.py). A cap that all
+its matching items fit together (at most max_items of them, and tokens, all valid, adding up to
+at most max_tokens) can never stop one, so it is left out of the walk; the walk itself visits
+only memories that some remaining cap matches.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress
+
 from policies.fields import CHECKERS
-from policies.stages import MemoryState, Plan
+from policies.plan import Plan
+from policies.stages import Admission
 
 __all__ = ["run_budget"]
 
 _CHECK_INT = CHECKERS["int"]
+# (the memory's admission, the cap slots that apply to it)
+_Pair = tuple[Admission, tuple[int, ...]]
 
 
-def run_budget(plan: Plan, states: list[MemoryState | None]) -> None:
-    """Walk memories in rank order; an item stays if it fits every cap that matches it."""
-    if not plan.cap:
-        return
-    capped: dict[tuple[int, int], list[bool]] = {}
-    # When every cap is enforced and both tracks admitted the same memories, the if-enforced
-    # walk would repeat the actual one step for step: copy it instead. (Asked before the
-    # actual walk, which marks capped memories on the actual track only.)
-    same = all(plan.slots[i].enforced for i in plan.cap) and all(
-        state is None or state.if_enforced.outcome == state.actual.outcome for state in states
-    )
-    _cap_track(plan, states, capped, enforced_only=True)
-    if not plan.uniform:
-        if same:
-            for (m, i), flags in capped.items():
-                state = states[m]
-                assert state is not None
-                state.if_enforced.outcome, state.if_enforced.rule_id = "cap", plan.slots[i].rule.id
-                flags[1] = True
-        else:
-            _cap_track(plan, states, capped, enforced_only=False)
-    for (m, i), (in_actual, in_if) in sorted(capped.items()):
-        state = states[m]
-        assert state is not None
-        outcome, outcome_if = ("cap" if in_actual else "admit"), ("cap" if in_if else "admit")
-        state.decisions.append(plan.decision(i, state, outcome, outcome_if))
-
-
-def _cap_track(
+def run_budget(
     plan: Plan,
-    states: list[MemoryState | None],
+    admissions: list[Admission],
+    caps: list[tuple[int, ...]],
+    memories: Sequence[Mapping[str, object]],
+) -> dict[tuple[int, int], list[bool]]:
+    """Walk memories in rank order on both tracks: `(memory, cap slot) -> [actual, if-enforced]`,
+    whether that cap stopped the memory on each track. `caps` are the cap slots that apply to
+    each memory; a cap only counts on a track on which the memory is admitted."""
+    capped: dict[tuple[int, int], list[bool]] = {}
+    if not plan.has_cap:
+        return capped
+    pairs = list(zip(admissions, caps, strict=True))
+    counts = Counter(pairs)
+    on_actual = {
+        pair: tuple(i for i in pair[1] if plan.slots[i].enforced) if pair[0].admitted else ()
+        for pair in counts
+    }
+    on_if = {pair: pair[1] if pair[0].admitted_if else () for pair in counts}
+    # When the caps match alike on both tracks (every cap enforced, both tracks admit alike),
+    # the if-enforced walk would repeat the actual one step for step: walk once for both.
+    same = on_actual == on_if
+    _walk(plan, pairs, counts, on_actual, memories, capped, track=0, both=same)
+    if not same:
+        _walk(plan, pairs, counts, on_if, memories, capped, track=1, both=False)
+    return capped
+
+
+def _walk(
+    plan: Plan,
+    pairs: list[_Pair],
+    counts: Counter[_Pair],
+    matching: dict[_Pair, tuple[int, ...]],
+    memories: Sequence[Mapping[str, object]],
     capped: dict[tuple[int, int], list[bool]],
     *,
-    enforced_only: bool,
+    track: int,
+    both: bool,
 ) -> None:
-    track_index = 0 if enforced_only else 1
-    limits = {i: (plan.slots[i].rule.max_items, plan.slots[i].rule.max_tokens) for i in plan.cap}
-    used = {i: [0, 0] for i in plan.cap}
-    for m, state in enumerate(states):
-        if state is None:
-            continue  # no rule fired, so no cap matches it
-        matching = state.enforced_caps if enforced_only else state.caps
-        if not matching:
-            continue
-        track = state.actual if enforced_only else state.if_enforced
-        if track.outcome != "admit":
-            continue
-        tokens = _CHECK_INT(state.memory.get("tokens"))
-        counted = tokens if isinstance(tokens, int) else None
+    binding = _binding(plan, pairs, counts, matching, memories)
+    if not binding:
+        return
+    walked = {pair: tuple(i for i in caps if i in binding) for pair, caps in matching.items()}
+    rules = [slot.rule for slot in plan.slots]
+    # Room left per cap slot; a cap without max_items never runs out of items.
+    items_left = [len(memories) + 1 if rule.max_items is None else rule.max_items for rule in rules]
+    tokens_left = [rule.max_tokens for rule in rules]
+    with_tokens = {
+        caps for caps in walked.values() if any(tokens_left[i] is not None for i in caps)
+    }
+    per_memory = list(map(walked.__getitem__, pairs))
+    for m in compress(range(len(memories)), per_memory):
+        caps = per_memory[m]
         blocking = None
-        for i in matching:
-            max_items, max_tokens = limits[i]
-            items_used, tokens_used = used[i]
-            if (max_items is not None and items_used + 1 > max_items) or (
-                max_tokens is not None and (counted is None or tokens_used + counted > max_tokens)
-            ):
-                blocking = i
-                break
+        if caps in with_tokens:
+            tokens = _CHECK_INT(memories[m].get("tokens"))
+            counted = tokens if isinstance(tokens, int) else None
+            for i in caps:
+                limit = tokens_left[i]
+                if items_left[i] <= 0 or (
+                    limit is not None and (counted is None or counted > limit)
+                ):
+                    blocking = i
+                    break
+            else:
+                for i in caps:
+                    items_left[i] -= 1
+                    limit = tokens_left[i]
+                    if limit is not None:
+                        tokens_left[i] = limit - counted  # type: ignore[operator]
+        else:
+            for i in caps:
+                if items_left[i] <= 0:
+                    blocking = i
+                    break
+            else:
+                for i in caps:
+                    items_left[i] -= 1
         if blocking is not None:
-            track.outcome, track.rule_id = "cap", plan.slots[blocking].rule.id
             flags = capped.setdefault((m, blocking), [False, False])
-            flags[track_index] = True
-            if plan.uniform:
+            flags[track] = True
+            if both:
                 flags[1] = True
-            continue
-        for i in matching:
-            counts = used[i]
-            counts[0] += 1
-            counts[1] += counted or 0
+
+
+def _binding(
+    plan: Plan,
+    pairs: list[_Pair],
+    counts: Counter[_Pair],
+    matching: dict[_Pair, tuple[int, ...]],
+    memories: Sequence[Mapping[str, object]],
+) -> set[int]:
+    """The cap slots that may stop a memory on this track: those whose matching items do not
+    all fit together. (Items only ever consume, so a cap all of them fit never runs out.)"""
+    binding: set[int] = set()
+    for i in {i for caps in matching.values() for i in caps}:
+        rule = plan.slots[i].rule
+        if rule.max_items is not None:
+            total = sum(count for pair, count in counts.items() if i in matching[pair])
+            if total > rule.max_items:
+                binding.add(i)
+                continue
+        if rule.max_tokens is not None:
+            selected = [i in matching[pair] for pair in pairs]
+            if not _tokens_fit(rule.max_tokens, compress(memories, selected)):
+                binding.add(i)
+    return binding
+
+
+def _tokens_fit(max_tokens: int, memories: Iterable[Mapping[str, object]]) -> bool:
+    # Negative counts are valid integers: only the positive ones bound what any subset adds up to.
+    total = 0
+    for memory in memories:
+        tokens = _CHECK_INT(memory.get("tokens"))
+        if not isinstance(tokens, int):
+            return False
+        if tokens > 0:
+            total += tokens
+    return total <= max_tokens

@@ -17,8 +17,10 @@ A cap with `max_tokens` treats a memory without a valid token count as not fitti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from itertools import compress, repeat
+from operator import attrgetter
 
 from policies.budget import run_budget
 from policies.conditions import Evidence
@@ -26,7 +28,8 @@ from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Red
 from policies.fields import FIELDS, ConditionError, check_value
 from policies.firing import fire_rules
 from policies.model import Bundle, Rule
-from policies.stages import MemoryState, Plan, bind_slots, run_memory
+from policies.plan import Plan, bind_slots
+from policies.stages import Admission, redact, signatures
 
 __all__ = ["evaluate"]
 
@@ -57,21 +60,8 @@ def evaluate(
         return Evaluation(bundle.mode, refused, denied, tuple(decisions))
 
     plan = Plan(bundle, bind_slots(bundle, request_view, now))
-    fired, errors = fire_rules(plan, memories)
-    states = [
-        run_memory(plan, memory, fired[m], errors.get(m)) for m, memory in enumerate(memories)
-    ]
-    run_budget(plan, states)
-
-    outcomes: list[MemoryOutcome] = []
-    untouched = _untouched(plan, would_refuse)
-    for memory, state in zip(memories, states, strict=True):
-        if state is None:
-            outcomes.append(untouched(memory))
-        else:
-            decisions.extend(state.decisions)
-            outcomes.append(_outcome(state, would_refuse))
-    return Evaluation(bundle.mode, None, tuple(outcomes), tuple(decisions))
+    outcomes = _memory_stages(plan, memories, would_refuse, decisions)
+    return Evaluation(bundle.mode, None, outcomes, tuple(decisions))
 
 
 def _request_stage(
@@ -134,56 +124,125 @@ def _memory_id(memory: Mapping[str, object]) -> str:
     return memory_id
 
 
-def _untouched(
-    plan: Plan, would_refuse: Rule | None
-) -> Callable[[Mapping[str, object]], MemoryOutcome]:
-    """The outcome of a memory no rule fired on: the default decision, texts as given."""
-    outcome, outcome_if = plan.default, plan.default if would_refuse is None else "deny"
-    rule_if = None if would_refuse is None else would_refuse.id
+def _memory_stages(
+    plan: Plan,
+    memories: Sequence[Mapping[str, object]],
+    would_refuse: Rule | None,
+    decisions: list[Decision],
+) -> tuple[MemoryOutcome, ...]:
+    """Admit, transform and budget; the outcomes, and the decisions appended in memory order.
 
-    def untouched(memory: Mapping[str, object]) -> MemoryOutcome:
-        heading, content = memory.get("heading"), memory.get("content")
-        # tuple.__new__ skips the NamedTuple's Python-level __new__ (one per memory).
-        return tuple.__new__(
-            MemoryOutcome,
-            (
-                _memory_id(memory),
-                outcome,
-                outcome_if,
-                None,
-                rule_if,
-                heading if isinstance(heading, str) else "",
-                content if isinstance(content, str) else "",
-                (),
-                (),
-            ),
-        )
-
-    return untouched
-
-
-def _outcome(state: MemoryState, would_refuse: Rule | None) -> MemoryOutcome:
-    actual, if_enforced = state.actual, state.if_enforced
-    redactions = actual.redactions()
-    outcome_if: Outcome = "deny"
-    rule_if: str | None = None
-    redactions_if: tuple[Redaction, ...] = ()
-    if would_refuse is not None:
-        rule_if = would_refuse.id
-    else:
-        outcome_if, rule_if = if_enforced.outcome, if_enforced.rule_id
-        redactions_if = redactions if if_enforced is actual else if_enforced.redactions()
-    return tuple.__new__(
-        MemoryOutcome,
-        (
-            state.memory_id,
-            actual.outcome,
-            outcome_if,
-            actual.rule_id,
-            rule_if,
-            actual.heading,
-            actual.content,
-            redactions,
-            redactions_if,
-        ),
+    Works on columns (one list per outcome field, one item per memory) filled from the
+    signatures, then patched where redaction or a cap changed a memory's fate: most memories
+    then cost no Python-level step of their own.
+    """
+    count = len(memories)
+    ids = _memory_ids(memories)
+    headings, bad_headings = _texts(memories, "heading")
+    contents, bad_contents = _texts(memories, "content")
+    bad_text = _either(bad_headings, bad_contents)
+    admissions, redact_sets, cap_sets = signatures(
+        plan, fire_rules(plan, memories), bad_text, count
     )
+    fates = {admission: _fate(admission, would_refuse) for admission in dict.fromkeys(admissions)}
+    outcome, outcome_if, rule_id, rule_id_if = (
+        (list(column) for column in zip(*map(fates.__getitem__, admissions), strict=True))
+        if count
+        else ([], [], [], [])
+    )
+    found: dict[int, list[Decision]] = {}
+    decision = plan.decision
+    for m in compress(range(count), map(_RECORDS, admissions)):
+        memory, memory_id = memories[m], ids[m]
+        found[m] = [
+            decision(i, memory_id, memory, verdict, verdict_if, (), error)
+            for i, verdict, verdict_if, error in admissions[m].records
+        ]
+
+    redactions: list[tuple[Redaction, ...]] | None = None
+    redactions_if: list[tuple[Redaction, ...]] | None = None
+    for m in compress(range(count), redact_sets):
+        admission, redacts = admissions[m], redact_sets[m]
+        if not (admission.admitted or admission.admitted_if):
+            continue  # redaction only concerns a track on which the memory is admitted
+        heading, content = headings[m], contents[m]
+        if not plan.detectors(redacts)[1](heading, content):
+            continue  # the common case: no detector can hit this text
+        made: list[Decision] = []
+        texts = (heading, content)
+        actual, as_if = redact(plan, admission, redacts, ids[m], memories[m], texts, made)
+        if not made:
+            continue
+        found.setdefault(m, []).extend(made)
+        if redactions is None or redactions_if is None:
+            redactions, redactions_if = [()] * count, [()] * count
+        headings[m], contents[m] = actual.heading, actual.content
+        redactions[m] = actual.redactions()
+        if would_refuse is None:
+            redactions_if[m] = redactions[m] if as_if is actual else as_if.redactions()
+
+    for (m, i), (in_actual, in_if) in sorted(
+        run_budget(plan, admissions, cap_sets, memories).items()
+    ):
+        rule = plan.slots[i].rule
+        if in_actual:
+            outcome[m], rule_id[m] = "cap", rule.id
+        if in_if and would_refuse is None:
+            outcome_if[m], rule_id_if[m] = "cap", rule.id
+        verdict, verdict_if = ("cap" if in_actual else "admit"), ("cap" if in_if else "admit")
+        found.setdefault(m, []).append(decision(i, ids[m], memories[m], verdict, verdict_if))
+
+    for m in sorted(found):
+        decisions.extend(found[m])
+    columns = (
+        ids,
+        outcome,
+        outcome_if,
+        rule_id,
+        rule_id_if,
+        headings,
+        contents,
+        [()] * count if redactions is None else redactions,
+        [()] * count if redactions_if is None else redactions_if,
+    )
+    # tuple.__new__ skips the NamedTuple's Python-level __new__: all in C, per memory.
+    return tuple(map(tuple.__new__, repeat(MemoryOutcome), zip(*columns, strict=True)))
+
+
+_RECORDS = attrgetter("records")
+
+
+def _fate(
+    admission: Admission, would_refuse: Rule | None
+) -> tuple[Outcome, Outcome, str | None, str | None]:
+    """(outcome, outcome if enforced, rule, rule if enforced) before redaction and budget."""
+    (outcome, rule_id), (outcome_if, rule_id_if) = admission.admit, admission.admit_if
+    if would_refuse is not None:
+        outcome_if, rule_id_if = "deny", would_refuse.id
+    return outcome, outcome_if, rule_id, rule_id_if
+
+
+def _either(first: list[bool] | None, second: list[bool] | None) -> list[bool] | None:
+    if first is None or second is None:
+        return first or second
+    return [a or b for a, b in zip(first, second, strict=True)]
+
+
+def _memory_ids(memories: Sequence[Mapping[str, object]]) -> list[str]:
+    ids = [memory.get("memory_id") for memory in memories]
+    if not set(map(type, ids)) <= {str} and not all(isinstance(i, str) for i in ids):
+        raise TypeError("every memory needs a string memory_id")
+    return ids  # type: ignore[return-value]
+
+
+def _texts(
+    memories: Sequence[Mapping[str, object]], key: str
+) -> tuple[list[str], list[bool] | None]:
+    """A text field as delivered (missing or not a string: empty), and which are not strings
+    (None when all are strings or missing)."""
+    values = [memory.get(key) for memory in memories]
+    if set(map(type, values)) <= {str}:
+        return values, None  # type: ignore[return-value]
+    bad = [value is not None and not isinstance(value, str) for value in values]
+    texts = [value if isinstance(value, str) else "" for value in values]
+    return texts, bad if any(bad) else None

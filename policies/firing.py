@@ -12,20 +12,21 @@ memory-stage rule is a function of a memory. Three ways to apply it, fastest fir
   NaN, strings, lists of strings) skips the per-memory kind check: its test is mapped directly.
 - Anything else calls the function per memory, in one comprehension.
 
-Only the rules that fired are noted.
+Only the rules that fire or fail on some memory are returned, each with its result column;
+stages.py groups memories by those results.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import compress
+from typing import NamedTuple
 
 from policies.conditions import MemFn, Result
 from policies.fields import ConditionError, FieldKind
 from policies.operators import Test
-from policies.stages import Plan
+from policies.plan import Plan
 
-__all__ = ["fire_rules"]
+__all__ = ["Fired", "fire_rules"]
 
 _PLAIN = frozenset({str, type(None)})
 # Classes whose values a leaf of each kind accepts as they are (see fields.CHECKERS; a
@@ -43,13 +44,18 @@ _COMPARISON_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
 _Column = tuple[list[object], dict[object, Mapping[str, object]] | None]
 
 
-def fire_rules(
-    plan: Plan, memories: Sequence[Mapping[str, object]]
-) -> tuple[list[list[int]], dict[int, dict[int, ConditionError]]]:
-    """Per memory, the slots whose rule applies; and the slots whose condition failed."""
+class Fired(NamedTuple):
+    """A slot's results, one per memory: True, False, None (unknown) or a ConditionError."""
+
+    slot: int
+    results: list[Result]
+    errors: bool  # whether any result is a ConditionError
+
+
+def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]]) -> list[Fired]:
+    """The slots that fire or fail on some memory, with their results, in rule order."""
     count = len(memories)
-    fired: list[list[int]] = [[] for _ in range(count)]
-    errors: dict[int, dict[int, ConditionError]] = {}
+    found: list[Fired] = []
     columns: dict[str, _Column] = {}
     for i, slot in enumerate(plan.slots):
         fn = slot.fn
@@ -77,19 +83,12 @@ def fire_rules(
                 results = [fn(memory) for memory in memories]
             except _COMPARISON_ERRORS:
                 results = [_guarded(fn, memory) for memory in memories]
-        if results.count(False) == count:
+        falses = results.count(False)
+        if falses == count:
             continue
-        # compress() keeps the truthy results, in C: True, and errors (exceptions are truthy).
-        for m in compress(range(count), results):
-            result = results[m]
-            if result is True:
-                fired[m].append(i)
-            else:
-                errors.setdefault(m, {})[i] = result  # type: ignore[assignment]
-        if slot.unknown_applies and None in results:
-            for m in [m for m, result in enumerate(results) if result is None]:
-                fired[m].append(i)  # slots run in rule order, so each list stays sorted
-    return fired, errors
+        errors = falses + results.count(True) + results.count(None) < count
+        found.append(Fired(i, results, errors))
+    return found
 
 
 def _tested(

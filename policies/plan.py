@@ -1,0 +1,140 @@
+"""The memory-stage rules of one evaluation, bound to its request and `now`: what the stages
+(firing.py, stages.py, budget.py) share, and the decision records they make.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+from policies.conditions import Bound, Evidence, MemFn, Result
+from policies.decisions import Decision, Outcome, Redaction
+from policies.detectors import hit_test
+from policies.model import Bundle, Rule
+
+__all__ = ["Plan", "Slot", "bind_slots"]
+
+# A memory-stage decision's fields, without the memory's: built once per slot.
+_Prefix = tuple[str, str, str, str, bool, str]
+
+
+class Slot:
+    """One memory-stage rule bound to the request."""
+
+    __slots__ = (
+        "bound",
+        "column",
+        "const",
+        "enforced",
+        "evidence_cache",
+        "fn",
+        "is_allow",
+        "keys",
+        "prefix",
+        "rule",
+        "unknown_applies",
+    )
+
+    def __init__(self, rule: Rule, enforced: bool, bound: Bound | None) -> None:
+        self.rule = rule
+        self.enforced = enforced
+        self.bound = bound
+        self.fn: MemFn | None = None if bound is None else bound.fn
+        self.column = None if bound is None else bound.column
+        self.const: Result = True if bound is None else bound.const
+        self.is_allow = rule.effect == "allow"
+        # Fail closed on unknown (a missing field): every effect but allow applies.
+        self.unknown_applies = not self.is_allow
+        self.keys = () if rule.compiled is None else rule.compiled.sorted_keys
+        self.evidence_cache: dict[object, tuple[Evidence, ...]] = {}
+        mode = "enforce" if enforced else "log_only"
+        self.prefix: _Prefix = (rule.id, rule.stage, rule.effect, mode, enforced, rule.reason)
+
+    def evidence(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
+        """The evidence for this memory. Evidence depends only on the values the condition
+        reads, so it is cached per distinct values: a cap on `memory_type == episodic` that
+        fires 200 times explains itself once."""
+        if self.bound is None:
+            return ()
+        keys = self.keys
+        if len(keys) == 1:  # the common case, without a generator
+            key: object = _cache_key(memory.get(keys[0]))
+        else:
+            key = tuple(_cache_key(memory.get(name)) for name in keys)
+        try:
+            found = self.evidence_cache.get(key)
+            cacheable = True
+        except TypeError:  # an unhashable input value (of the wrong kind): explain uncached
+            found, cacheable = None, False
+        if found is None:
+            collected: list[Evidence] = []
+            self.bound.explain(memory, collected)
+            found = tuple(collected)
+            if cacheable:
+                self.evidence_cache[key] = found
+        return found
+
+
+def _cache_key(value: object) -> object:
+    # The class is part of the key: 1, 1.0 and True are equal but render differently.
+    if isinstance(value, list):
+        return list, tuple(value)
+    return value.__class__, value
+
+
+class Plan:
+    """The bound rules of one evaluation."""
+
+    def __init__(self, bundle: Bundle, slots: list[Slot]) -> None:
+        self.bundle = bundle
+        self.slots = slots
+        self.uniform = all(slot.enforced for slot in slots)
+        self.deny_on_error = bundle.on_error == "deny"
+        self.first_applicable = bundle.combining == "first-applicable"
+        self.default: Outcome = "admit" if bundle.default_decision == "allow" else "deny"
+        self.redacts = [slot.rule.effect == "redact" for slot in slots]
+        self.caps = [slot.rule.effect == "cap" for slot in slots]
+        self.has_cap = any(self.caps)
+        self._detectors: dict[tuple[int, ...], tuple[tuple[str, ...], Callable[[str, str], bool]]]
+        self._detectors = {}
+
+    def detectors(
+        self, redacts: tuple[int, ...]
+    ) -> tuple[tuple[str, ...], Callable[[str, str], bool]]:
+        """The detectors the `redacts` slots name, and a cheap test of whether any of them can
+        hit a heading or a content."""
+        found = self._detectors.get(redacts)
+        if found is None:
+            named = tuple(dict.fromkeys(d for i in redacts for d in self.slots[i].rule.detectors))
+            found = self._detectors[redacts] = (named, hit_test(named))
+        return found
+
+    def decision(
+        self,
+        i: int,
+        memory_id: str,
+        memory: Mapping[str, object],
+        outcome: str,
+        outcome_if_enforced: str,
+        redactions: tuple[Redaction, ...] = (),
+        error: str | None = None,
+    ) -> Decision:
+        slot = self.slots[i]
+        evidence = slot.evidence(memory)
+        # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
+        return tuple.__new__(
+            Decision,
+            (*slot.prefix, memory_id, evidence, outcome, outcome_if_enforced, redactions, error),
+        )
+
+
+def bind_slots(bundle: Bundle, request: Mapping[str, object], now: datetime) -> list[Slot]:
+    return [
+        Slot(
+            rule,
+            bundle.effective_mode(rule) == "enforce",
+            None if rule.compiled is None else rule.compiled.bind(request, now),
+        )
+        for rule in bundle.rules
+        if rule.stage != "request"
+    ]
