@@ -23,7 +23,7 @@ from typing import Literal, NamedTuple, TypeAlias
 
 from policies.fields import FIELDS, INVALID, ConditionError, FieldKind, FieldSpec, check_value
 from policies.jsonsafe import JsonValue, render
-from policies.operators import Test, make_test, memory_leaf
+from policies.operators import Test, joined_test, make_test, memory_leaf
 
 __all__ = [
     "AllOf",
@@ -34,6 +34,7 @@ __all__ = [
     "ConditionValue",
     "Evidence",
     "FieldCondition",
+    "LeafColumn",
     "Not",
     "Result",
     "Tri",
@@ -108,6 +109,19 @@ def _verdict(result: Result) -> Literal["true", "false", "unknown", "error"]:
     return "unknown" if result is None else ("true" if result else "false")
 
 
+class LeafColumn(NamedTuple):
+    """A single memory leaf, for a caller holding the column of that field's values, to test
+    it without a call per memory (firing.py)."""
+
+    key: str
+    kind: FieldKind
+    op: str
+    test: Test
+    # A test of the column's values joined by newlines, False only when `test` is False for
+    # each value (operators.joined_test), or None.
+    joined: Callable[[str], bool] | None
+
+
 class Bound:
     """A condition bound to one request and `now`: a constant, or a function of a memory.
 
@@ -116,14 +130,16 @@ class Bound:
     `explain` re-evaluates every leaf, without short-circuit, to give a decision's evidence.
     """
 
-    __slots__ = ("column", "const", "fn")
+    __slots__ = ("children", "column", "const", "decisive", "fn")
 
     def __init__(self, fn: MemFn | None, const: Result = None) -> None:
         self.fn = fn
         self.const = const
-        # For a single memory leaf: (key, kind, op, test), so that a caller holding the
-        # column of that field's values can test it without a call per memory (firing.py).
-        self.column: tuple[str, FieldKind, str, Test] | None = None
+        self.column: LeafColumn | None = None
+        # For `all` (False) and `any` (True) over several memory conditions: the result of
+        # any one of `children` that decides the whole (firing.py screens with the cheapest).
+        self.decisive: bool | None = None
+        self.children: list[Bound] = []
 
     def result(self, memory: Mapping[str, object]) -> Result:
         return self.const if self.fn is None else self.fn(memory)
@@ -155,7 +171,7 @@ class _BoundLeaf(Bound):
 
 
 class _BoundGroup(Bound):
-    __slots__ = ("children",)
+    __slots__ = ()
 
     def __init__(self, children: list[Bound], fn: MemFn | None, const: Result) -> None:
         super().__init__(fn, const)
@@ -167,7 +183,7 @@ class _BoundGroup(Bound):
 
 
 class _Leaf:
-    __slots__ = ("cond", "expected_json", "spec", "static_bound", "static_test")
+    __slots__ = ("cond", "expected_json", "joined", "spec", "static_bound", "static_test")
 
     def __init__(self, cond: FieldCondition) -> None:
         self.cond = cond
@@ -175,6 +191,7 @@ class _Leaf:
         self.expected_json = render(cond.value)
         timed = cond.op in ("older_than", "newer_than")
         self.static_test = None if timed else make_test(cond.op, self.spec.kind, cond.value)
+        self.joined = joined_test(cond.op, cond.value)
         # A memory leaf that does not depend on `now` binds the same way for every request.
         self.static_bound: Bound | None = None
         if self.static_test is not None and self.spec.scope == "memory":
@@ -208,7 +225,7 @@ class _Leaf:
     def _memory_bound(self, test: Test) -> Bound:
         op, spec = self.cond.op, self.spec
         bound = _BoundLeaf(self, memory_leaf(op, spec, test), None, None)
-        bound.column = (spec.key, spec.kind, op, test)
+        bound.column = LeafColumn(spec.key, spec.kind, op, test, self.joined)
         return bound
 
 
@@ -263,7 +280,9 @@ class _Group:
             bound = _BoundGroup(children, fns[0], None)
             bound.column = next(child.column for child in children if child.fn is not None)
             return bound
-        return _BoundGroup(children, _group_fn(fns, self.decisive, folded), None)
+        bound = _BoundGroup(children, _group_fn(fns, self.decisive, folded), None)
+        bound.decisive = self.decisive
+        return bound
 
 
 class _Not:

@@ -1,34 +1,42 @@
 """Which rules fire on which memories: the hot loop of an evaluation.
 
 Conditions are bound to the request beforehand (request leaves folded into constants), so each
-memory-stage rule is a function of a memory. Three ways to apply it, fastest first:
+memory-stage rule is a function of a memory. Ways to apply it, fastest first:
 
 - Most rules read one low-cardinality field (namespace, memory_type, source_type): the function
-  runs once per distinct value and its results are looked up per memory. That is exact, because
-  a bound condition reads nothing but the fields it names, and it is only done for values of
-  exactly `str` (or None), whose equality is plain and never crosses classes (1, 1.0 and True
-  are equal, and must not share a result).
+  runs once per distinct value (on a memory holding just that value) and its results are
+  looked up per memory. That is exact, because a bound condition reads nothing but the fields
+  it names, and it is only done for values of exactly `str` (or None), whose equality is plain
+  and never crosses classes (1, 1.0 and True are equal, and must not share a result).
 - A single leaf over a column whose values are all of a valid kind already (floats that are not
   NaN, strings, lists of strings) skips the per-memory kind check: its test is mapped directly.
+  A regex first runs once over the whole column joined by newlines: most find nothing at all.
+- `all` or `any` over several fields first applies one of its parts that can be applied that
+  way; where that part decides the whole (a false part of an `all`), the rest is never called.
 - Anything else calls the function per memory, in one comprehension.
 
-Only the rules that fire or fail on some memory are returned, each with its result column;
-stages.py groups memories by those results.
+Each field's column (its values, their classes, whether they are valid for a kind) is built
+once per evaluation and shared by the rules that read it. Only the rules that fire or fail on
+some memory are returned, each with its result column; stages.py groups memories by those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from itertools import chain, compress, repeat
+from operator import is_not
 from typing import NamedTuple
 
-from policies.conditions import MemFn, Result
+from policies.conditions import Bound, LeafColumn, MemFn, Result
 from policies.fields import ConditionError, FieldKind
-from policies.operators import Test
 from policies.plan import Plan
 
 __all__ = ["Fired", "fire_rules"]
 
-_PLAIN = frozenset({str, type(None)})
+_NONE = type(None)
+_PLAIN = frozenset({str, _NONE})
 # Classes whose values a leaf of each kind accepts as they are (see fields.CHECKERS; a
 # datetime also needs an offset, so datetimes always take the full check).
 _VALID: dict[FieldKind, frozenset[type]] = {
@@ -39,9 +47,7 @@ _VALID: dict[FieldKind, frozenset[type]] = {
     "datetime": frozenset(),
 }
 _COMPARISON_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
-# (the column of a field's values, and one memory per distinct value, or None when the column
-# holds other classes or too many distinct values to be worth it)
-_Column = tuple[list[object], dict[object, Mapping[str, object]] | None]
+_IS_SET = partial(is_not, None)
 
 
 class Fired(NamedTuple):
@@ -52,37 +58,79 @@ class Fired(NamedTuple):
     errors: bool  # whether any result is a ConditionError
 
 
+class _Column:
+    """One field's values across the memories, and what is known about them."""
+
+    __slots__ = ("classes", "distinct", "key", "valid", "values")
+
+    def __init__(self, memories: Sequence[Mapping[str, object]], key: str) -> None:
+        self.key = key
+        self.values = [memory.get(key) for memory in memories]
+        self.classes = set(map(type, self.values))
+        # The distinct values, when plain and few enough to be worth a call each.
+        self.distinct: list[object] | None = None
+        if self.classes <= _PLAIN:
+            distinct = list(dict.fromkeys(self.values))
+            if len(distinct) * 2 <= len(self.values):
+                self.distinct = distinct
+        self.valid: dict[FieldKind, bool] = {}
+
+    def present(self) -> list[object]:
+        """The values that are not missing."""
+        values = self.values
+        return list(filter(_IS_SET, values)) if _NONE in self.classes else values
+
+    def valid_for(self, kind: FieldKind) -> bool:
+        """Whether every value is missing or valid for `kind` as it is (no check needed)."""
+        found = self.valid.get(kind)
+        if found is None:
+            found = self.valid[kind] = self._valid_for(kind)
+        return found
+
+    def _valid_for(self, kind: FieldKind) -> bool:
+        classes = self.classes - {_NONE}
+        if not classes <= _VALID[kind]:
+            return False
+        if kind == "number" and float in classes:
+            # NaN is the one invalid float; isnan may overflow on a huge int (then check each).
+            try:
+                return not any(map(math.isnan, self.present()))  # type: ignore[arg-type]
+            except OverflowError:
+                return False
+        if kind == "str_list":
+            items = set(map(type, chain.from_iterable(self.present())))  # type: ignore[arg-type]
+            return items <= {str}
+        return True
+
+
+_ColumnOf = Callable[[str], _Column]
+
+
 def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]]) -> list[Fired]:
     """The slots that fire or fail on some memory, with their results, in rule order."""
     count = len(memories)
     found: list[Fired] = []
     columns: dict[str, _Column] = {}
+
+    def column(key: str) -> _Column:
+        known = columns.get(key)
+        if known is None:
+            known = columns[key] = _Column(memories, key)
+        return known
+
     for i, slot in enumerate(plan.slots):
-        fn = slot.fn
-        results: list[Result] | None = None
-        if fn is None:
+        bound = slot.bound
+        if bound is None or bound.fn is None:
             if slot.const is False:
                 continue
-            results = [slot.const] * count
-        elif len(slot.keys) == 1:
-            key = slot.keys[0]
-            column = columns.get(key)
-            if column is None:
-                column = columns[key] = _column(memories, key)
-            values, representatives = column
-            if representatives is not None:
-                memo = {value: _guarded(fn, memory) for value, memory in representatives.items()}
-                if all(result is False for result in memo.values()):
-                    continue  # the common case for most rules: nothing to note
-                results = list(map(memo.__getitem__, values))
-        if results is None and slot.column is not None:
-            results = _tested(slot.column, columns, memories)
-        if results is None:
-            assert fn is not None
-            try:
-                results = [fn(memory) for memory in memories]
-            except _COMPARISON_ERRORS:
-                results = [_guarded(fn, memory) for memory in memories]
+            results: list[Result] | None = [slot.const] * count
+        else:
+            results = _at_once(bound, slot.keys, column)
+            if results is None and bound.decisive is not None:
+                results = _screened(bound, column, memories)
+            if results is None:
+                results = _each(bound.fn, memories)
+        assert results is not None
         falses = results.count(False)
         if falses == count:
             continue
@@ -91,49 +139,79 @@ def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]]) -> list[Fir
     return found
 
 
-def _tested(
-    leaf: tuple[str, FieldKind, str, Test],
-    columns: dict[str, _Column],
-    memories: Sequence[Mapping[str, object]],
-) -> list[Result] | None:
+def _at_once(bound: Bound, keys: tuple[str, ...], column: _ColumnOf) -> list[Result] | None:
+    """The results without a call per memory (per distinct value, or a column test), or None
+    when neither applies."""
+    fn = bound.fn
+    assert fn is not None
+    if len(keys) == 1:
+        values = column(keys[0])
+        if values.distinct is not None:
+            key = values.key
+            memo = {value: _guarded(fn, {key: value}) for value in values.distinct}
+            if all(result is False for result in memo.values()):
+                return [False] * len(values.values)  # the common case for most rules
+            return list(map(memo.__getitem__, values.values))
+    if bound.column is not None:
+        return _tested(bound.column, column(bound.column.key))
+    return None
+
+
+def _tested(leaf: LeafColumn, column: _Column) -> list[Result] | None:
     """The leaf's results over its column, or None when some value needs the full check."""
-    key, kind, op, test = leaf
-    column = columns.get(key)
-    if column is None:
-        column = columns[key] = _column(memories, key)
-    values = column[0]
-    if op in ("exists", "missing"):
-        present = op == "exists"
+    values = column.values
+    if leaf.op in ("exists", "missing"):
+        present = leaf.op == "exists"
         return [(value is not None) is present for value in values]
-    classes = set(map(type, values))
-    classes.discard(type(None))
-    if not classes <= _VALID[kind]:
+    if not column.valid_for(leaf.kind):
         return None
-    if kind == "number" and float in classes:
-        # NaN is the one float that is invalid (and the one value unequal to itself).
-        if any(value != value for value in values):  # noqa: PLR0124
-            return None
-    elif kind == "str_list" and not all(
-        item.__class__ is str
-        for value in values
-        if value is not None
-        for item in value  # type: ignore[attr-defined]
-    ):
-        return None
+    has_none = _NONE in column.classes
     try:
-        if None in values:
+        if leaf.joined is not None:
+            items = column.present()
+            if leaf.kind == "str_list":
+                items = list(chain.from_iterable(items))  # type: ignore[arg-type]
+            if not leaf.joined("\n".join(items)):  # type: ignore[arg-type]
+                # No value matches: unknown where missing, False elsewhere.
+                return (
+                    [None if value is None else False for value in values]
+                    if has_none
+                    else [False] * len(values)
+                )
+        test = leaf.test
+        if has_none:
             return [None if value is None else test(value) for value in values]
         return list(map(test, values))
     except _COMPARISON_ERRORS:
         return None  # e.g. a lone surrogate given to RE2: the guarded path records the error
 
 
-def _column(memories: Sequence[Mapping[str, object]], key: str) -> _Column:
-    values = [memory.get(key) for memory in memories]
-    if not set(map(type, values)) <= _PLAIN:
-        return values, None
-    representatives = dict(zip(values, memories, strict=True))  # any memory with the value
-    return values, representatives if len(representatives) * 2 <= len(values) else None
+def _screened(
+    bound: Bound, column: _ColumnOf, memories: Sequence[Mapping[str, object]]
+) -> list[Result] | None:
+    """`all`/`any` results: one part applied at once, the whole called only where that part
+    does not decide it. (A false part makes an `all` false, whatever the other parts give.)"""
+    decisive = bound.decisive
+    fn = bound.fn
+    assert fn is not None
+    for child in bound.children:
+        if child.fn is None or child.column is None:
+            continue
+        screen = _at_once(child, (child.column.key,), column)
+        if screen is None:
+            continue
+        results: list[Result] = [decisive] * len(memories)
+        for m in compress(range(len(memories)), map(is_not, screen, repeat(decisive))):
+            results[m] = _guarded(fn, memories[m])
+        return results
+    return None
+
+
+def _each(fn: MemFn, memories: Sequence[Mapping[str, object]]) -> list[Result]:
+    try:
+        return [fn(memory) for memory in memories]
+    except _COMPARISON_ERRORS:
+        return [_guarded(fn, memory) for memory in memories]
 
 
 def _guarded(fn: MemFn, memory: Mapping[str, object]) -> Result:

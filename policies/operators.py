@@ -29,6 +29,7 @@ __all__ = [
     "Test",
     "ValueShape",
     "compile_pattern",
+    "joined_test",
     "make_test",
     "memory_leaf",
 ]
@@ -188,6 +189,23 @@ def make_test(op: str, kind: FieldKind, expected: object, now: datetime | None =
         threshold = now - expected
         return partial(operator.gt if op == "older_than" else operator.lt, threshold)
     raise ValueError(f"unknown operator {op!r}")
+
+
+def joined_test(op: str, expected: object) -> Callable[[str], bool] | None:
+    """For a regex: a test of many values joined by newlines that is False only when the
+    leaf's test is False for each of them, so that one RE2 pass can clear a whole column.
+    None for other operators.
+
+    A match within a value is one within the joined text too: the newlines around a value
+    stand where the ends of the text were, and RE2's word-boundary assertions (`\\b`, `\\B`,
+    ASCII only) treat a newline like an end. Anchors (`^`, `$`, `\\A`, `\\z`) would not, so a
+    pattern with any of those characters gets no joined test.
+    """
+    if op != "regex" or not isinstance(expected, str):
+        return None
+    if any(anchor in expected for anchor in ("^", "$", "\\A", "\\z")):
+        return None
+    return _matcher(op, expected)
 
 
 # `partial(f, expected)(actual)` is `f(expected, actual)`, so each entry is the mirror image:

@@ -1,11 +1,13 @@
 """The optimized `evaluate` gives exactly what the plain reference evaluation gives.
 
-`evaluate` groups memories by field value, tests whole columns at once, caches evidence and
-signatures, and skips redaction work a cheap pre-check rules out (policy_bench.py measures what
-that buys). `policy_reference.reference_evaluate` does none of that. Over random bundles,
-requests and candidate lists (repeated values, so that grouping kicks in; odd values, so that
-it must step aside), both must agree on everything: outcomes, decisions with their evidence, in
-order, redactions, delivered texts, refusal.
+`evaluate` groups memories by field value and by the results of their rules, tests whole
+columns at once (a regex first over the column joined into one text), screens `all`/`any` with
+one of their parts, caches evidence, leaves caps that can never bind out of the budget walk, and
+skips redaction work a cheap pre-check rules out (policy_bench.py measures what that buys).
+`policy_reference.reference_evaluate` does none of that. Over random bundles, requests and
+candidate lists (repeated values, so that grouping kicks in; odd values, so that it must step
+aside), both must agree on everything: outcomes, decisions with their evidence, in order,
+redactions, delivered texts, refusal. Targeted cases pin the edges of the shortcuts.
 """
 
 from __future__ import annotations
@@ -45,6 +47,15 @@ RULE_POOL = [
     "{id: cap-ep, effect: cap, max_items: 2, max_tokens: 150, when: {field: memory.memory_type, op: eq, value: episodic}}",
     "{id: cap-tok, effect: cap, max_tokens: 200, when: {field: memory.tokens, op: gte, value: 20}}",
     "{id: cap-all, effect: cap, max_items: 5}",
+    # No anchors, so the column is first searched as one joined text: some values match.
+    "{id: rx-word, effect: deny, reason: r, when: {field: memory.heading, op: regex, value: '\\bcard\\b|mail\\s'}}",
+    "{id: rx-end, effect: deny, reason: r, when: {field: memory.content, op: regex, value: 'service$'}}",
+    "{id: rx-label, effect: deny, reason: r, when: {field: memory.labels, op: regex, value: 'pi+'}}",
+    # `all` over two fields: screened by one, the whole called on the rest.
+    "{id: unsure-code, effect: deny, reason: r, when: {all: [{field: memory.confidence, op: lt, value: 0.5}, {field: memory.source_type, op: eq, value: code}]}}",
+    # Large enough that it often never binds (left out of the walk), not always.
+    "{id: cap-wide, effect: cap, max_items: 12, max_tokens: 400, when: {field: memory.namespace, op: ne, value: hr}}",
+    "{id: cap-ns, effect: cap, max_items: 3, when: {field: memory.namespace, op: in, value: [eng, ops]}}",
 ]
 
 
@@ -90,6 +101,8 @@ TEXTS = [
     "x marks \ud800 ann@example.com",  # a lone surrogate: valid JSON, so it can arrive
     "é ü ann@ex.co +44 20 7946 0958",
     "tel 012 345 678",  # 9 digits: the shortest phone number
+    "x-ray results",
+    "discard\nmail\tx",  # newlines inside a value, next to the joined text's own
     "card 4222222222222",  # 13 digits: the shortest card number
     "ids 12345678 and 123456789012",
 ]
@@ -117,6 +130,9 @@ def _field(values: list[object], odd: list[object]) -> st.SearchStrategy[object]
 def candidates(draw: st.DrawFn) -> list[dict[str, object]]:
     odd = draw(st.sampled_from(ODD_POOLS))
     count = draw(st.integers(0, 30))
+    # Mostly distinct texts, so that text rules test the whole column rather than run once
+    # per distinct value.
+    numbered = draw(st.booleans())
     items = []
     for i in range(count):
         item: dict[str, object] = {"memory_id": f"m{i}"}
@@ -130,11 +146,15 @@ def candidates(draw: st.DrawFn) -> list[dict[str, object]]:
             "source_type": ["chat", "doc", "code"],
             "source_ref": ["git://r", "vault://a", None],
             "created_at": [NOW - timedelta(days=d) for d in (0, 3, 7, 30)] + [None],
-            "tokens": [0, 10, 40, 100, None],
+            "tokens": [0, 10, 40, 100, None, -30, 350],
         }
         for key, values in fields.items():
             if draw(st.integers(0, 9)) > 0:
                 item[key] = draw(_field(values, odd))
+        for key in ("heading", "content"):
+            text = item.get(key)
+            if numbered and isinstance(text, str) and i % 3:
+                item[key] = f"{text} #{i}" if i % 3 == 1 else f"#{i} {text}"
         items.append(item)
     return items
 
@@ -204,3 +224,54 @@ def test_equal_values_of_different_classes_are_not_grouped() -> None:
     _same(found, reference_evaluate(bundle, {}, items, NOW))
     assert [o.rule_id for o in found.outcomes] == ["sure", "low", "sure", "low"]
     assert [d.error for d in found.decisions if d.memory_id == "n1"] == ["E001", "E001"]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["^x", "service$", "(?m)^x", r"\Ax", r"e\z", r"\bcard\b", r"\Bard", "mail\\s", "(?s)a.b", ""],
+)
+def test_regex_over_a_column_of_distinct_texts(pattern: str) -> None:
+    # Distinct texts are tested as a column, first as one joined text: anchors, boundaries and
+    # newlines there must not hide a match (or invent one) in any single text.
+    texts = ["a plain text", "x-ray at the start", "discard", "the card", "mail\tx", "a\nb"]
+    texts += ["about the service", "zzz", "ends with e", "card"]
+    items = [
+        {"memory_id": f"m{i}", "heading": f"{i} {text}", "content": text, "labels": [text, "y"]}
+        for i, text in enumerate(texts)
+    ]
+    quoted = pattern.replace("'", "''")
+    for field in ("content", "heading", "labels"):
+        rule = f"- {{id: rx, effect: deny, when: {{field: memory.{field}, op: regex, value: '{quoted}'}}}}"
+        bundle = loaded(rule).bundle
+        _same(evaluate(bundle, {}, items, NOW), reference_evaluate(bundle, {}, items, NOW))
+        _same(
+            evaluate(bundle, {}, items[::-1], NOW), reference_evaluate(bundle, {}, items[::-1], NOW)
+        )
+
+
+@pytest.mark.parametrize("mode", ["enforce", "log_only"])
+@pytest.mark.parametrize(
+    "tokens",
+    [
+        [100, 100, 100],  # exactly max_tokens, and exactly max_items: nothing capped
+        [100, 100, 100, 0],  # one item over max_items
+        [250, 100, -30, -30],  # adds up to less than max_tokens, yet the second does not fit
+        [100, -30, 350],
+        [100, None, 50],  # no valid count: never fits a cap with max_tokens
+        [100, True, 50],
+    ],
+)
+def test_caps_that_all_matching_items_fit(mode: str, tokens: list[object]) -> None:
+    # A cap all its matching items fit together is left out of the walk: the edges of "fit".
+    rules = f"""
+    - {{id: cap-tok, effect: cap, mode: {mode}, max_tokens: 300}}
+    - {{id: cap-items, effect: cap, max_items: 3, when: {{field: memory.namespace, op: eq, value: eng}}}}
+    - {{id: cap-two, effect: cap, max_items: 2, when: {{field: memory.memory_type, op: eq, value: episodic}}}}
+    """
+    bundle = loaded(rules).bundle
+    items = [
+        {"memory_id": f"m{i}", "tokens": t, "namespace": "eng", "memory_type": "semantic"}
+        for i, t in enumerate(tokens)
+    ]
+    items += [{"memory_id": "e1", "memory_type": "episodic", "namespace": "ops", "tokens": 1}] * 2
+    _same(evaluate(bundle, {}, items, NOW), reference_evaluate(bundle, {}, items, NOW))
