@@ -10,7 +10,9 @@ A score is the sum of weighted signals, each raw signal in [0, 1] with higher me
 - ``confidence``: the memory's confidence, clamped to [0, 1];
 - ``recency``: ``0.5 ** (age / half-life)``, age measured at the pinned ``now`` (never negative);
 - ``validity``: 1 for memories without expiry; for expiring ones, the remaining lifetime over the
-  validity horizon, capped at 1, so a memory about to expire is worth less.
+  validity horizon, capped at 1, so a memory about to expire is worth less;
+- ``brevity``: ``0.5 ** (tokens / brevity_half_tokens)``: the bundle is a token budget, and of two
+  memories about as relevant the shorter one leaves room for another, so it is worth more.
 
 Each weighted signal is rounded to integer micro-units (:mod:`gateway.core.fixed`) and the score is
 their exact integer sum, so the receipt's numbers add up and ordering never hinges on the last bit
@@ -55,6 +57,7 @@ SIGNALS: tuple[str, ...] = (
     "confidence",
     "recency",
     "validity",
+    "brevity",
 )
 _DAY = timedelta(days=1)
 
@@ -67,9 +70,11 @@ class RankingProfileError(ValueError):
 class RankingWeights:
     """One weight per signal, in :data:`SIGNALS` order. Finite; zero switches a signal off."""
 
-    # Checked on LongMemEval_S (bench/RESULTS.md): once recall ranks lexically by BM25, these
-    # weights sit on a plateau; RRF-led variants moved the score by one question, not reliably
-    # across halves. Type, confidence, recency and validity were constant on that set.
+    # Checked on LongMemEval_S (bench/RESULTS.md): once recall ranks lexically by BM25, the
+    # relevance weights sit on a plateau; RRF-led variants moved the score by one question, not
+    # reliably across halves. Type, confidence, recency and validity were constant on that set.
+    # Brevity was tuned on half A (0.3 at a 256-token half size, the low end of a plateau from
+    # 0.3 to 0.5) and confirmed on half B, with both embedders.
     similarity: float = 0.35
     lexical: float = 0.15
     rrf: float = 0.25
@@ -77,6 +82,7 @@ class RankingWeights:
     confidence: float = 0.10
     recency: float = 0.05
     validity: float = 0.05
+    brevity: float = 0.30
 
     def __post_init__(self) -> None:
         for name, weight in self.items():
@@ -102,6 +108,7 @@ class RankingProfile:
     recency_half_life_days: float = 30.0
     validity_horizon_days: float = 7.0
     rrf_k: int = RRF_K
+    brevity_half_tokens: int = 256
     digest: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -122,6 +129,9 @@ class RankingProfile:
             raise RankingProfileError("validity_horizon_days must be zero or positive")
         if isinstance(self.rrf_k, bool) or not isinstance(self.rrf_k, int) or self.rrf_k < 1:
             raise RankingProfileError("rrf_k must be a positive integer")
+        half = self.brevity_half_tokens
+        if isinstance(half, bool) or not isinstance(half, int) or half < 1:
+            raise RankingProfileError("brevity_half_tokens must be a positive integer")
         canonical = rfc8785.dumps(self.canonical())
         object.__setattr__(self, "digest", "sha256:" + hashlib.sha256(canonical).hexdigest())
 
@@ -130,15 +140,25 @@ class RankingProfile:
         return hash(self.digest)
 
     def canonical(self) -> dict[str, JSONValue]:
-        """The float-free form the digest is computed over (and that :meth:`from_canonical` reads)."""
-        return {
+        """The float-free form the digest is computed over (and that :meth:`from_canonical` reads).
+
+        Without brevity (weight 0) the form is the one profiles had before that signal existed,
+        so their digests, recorded in old receipts, stay the same.
+        """
+        weights: dict[str, JSONValue] = {n: decimal_string(w) for n, w in self.weights.items()}
+        form: dict[str, JSONValue] = {
             "version": self.version,
-            "weights": {name: decimal_string(w) for name, w in self.weights.items()},
+            "weights": weights,
             "type_priority": {t: decimal_string(self.type_priority[t]) for t in MEMORY_TYPES},
             "recency_half_life_days": decimal_string(self.recency_half_life_days),
             "validity_horizon_days": decimal_string(self.validity_horizon_days),
             "rrf_k": self.rrf_k,
         }
+        if self.weights.brevity == 0:
+            del weights["brevity"]
+        else:
+            form["brevity_half_tokens"] = self.brevity_half_tokens
+        return form
 
     @classmethod
     def from_canonical(cls, data: Mapping[str, object]) -> RankingProfile:
@@ -150,6 +170,7 @@ class RankingProfile:
             "recency_half_life_days",
             "validity_horizon_days",
             "rrf_k",
+            "brevity_half_tokens",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -161,11 +182,15 @@ class RankingProfile:
                 raise RankingProfileError("weights and type_priority must be objects")
             return cls(
                 version=str(data["version"]),
-                weights=RankingWeights(**{k: _number(v) for k, v in weights.items()}),
+                # A profile recorded before brevity existed has no such weight: it had none.
+                weights=RankingWeights(
+                    **{"brevity": 0.0, **{k: _number(v) for k, v in weights.items()}}
+                ),
                 type_priority={k: _number(v) for k, v in priorities.items()},
                 recency_half_life_days=_number(data.get("recency_half_life_days", "30")),
                 validity_horizon_days=_number(data.get("validity_horizon_days", "7")),
                 rrf_k=int(str(data.get("rrf_k", RRF_K))),
+                brevity_half_tokens=int(str(data.get("brevity_half_tokens", 256))),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, RankingProfileError):
@@ -185,7 +210,7 @@ def _number(value: object) -> float:
     return parse_decimal(str(value)) if isinstance(value, str) else float(value)
 
 
-DEFAULT_PROFILE = RankingProfile(version="rank/2026-11-29.1")
+DEFAULT_PROFILE = RankingProfile(version="rank/2026-11-30.1")
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +257,7 @@ def _raw_signals(
         "confidence": _clamp(candidate.confidence),
         "recency": 0.5 ** (age_days / profile.recency_half_life_days),
         "validity": validity,
+        "brevity": 0.5 ** (max(0, candidate.tokens) / profile.brevity_half_tokens),
     }
 
 

@@ -44,7 +44,8 @@ def test_bundle_contains_the_relevant_memory_and_accounts_for_the_rest(
     client: TestClient[Any], agent: Key
 ) -> None:
     ids = seed(client, agent)
-    response = context(client, agent, budget_tokens=400, top_k=2)
+    # (Words the memory shares: the hash embedder does not know "roll back" is "rollback".)
+    response = context(client, agent, task="how do I run a rollback?", budget_tokens=400, top_k=2)
     assert response.status_code == 200, response.text
     body = response.json()
     assert "atlasctl rollback" in body["bundle"]

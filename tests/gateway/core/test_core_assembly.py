@@ -12,7 +12,7 @@ from gateway.core.fixed import JSONValue
 from gateway.core.gate import Gate, GateVerdict, GateVerdictError
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE
+from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
 from gateway.core.render import EMPTY_NAMESPACES, HEADERS
 from gateway.core.tokens import load_tokenizer
 
@@ -26,6 +26,7 @@ def run(
     total_live: int | None = None,
     gate: Gate | None = None,
     version: str = ASSEMBLER_VERSION,
+    profile: RankingProfile = DEFAULT_PROFILE,
 ) -> Assembly:
     live = (
         total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
@@ -35,7 +36,7 @@ def run(
         candidates,
         index,
         live,
-        profile=DEFAULT_PROFILE,
+        profile=profile,
         tokenizer=TOKENIZER,
         now=NOW,
         gate=gate,
@@ -45,6 +46,9 @@ def run(
 
 def reasons(assembly: Assembly) -> dict[str, str]:
     return {e.memory_id: e.reason for e in assembly.excluded}
+
+
+RELEVANCE_ONLY = DEFAULT_PROFILE.with_weights("rank/test-no-brevity", brevity=0.0)
 
 
 def three_with_a_big_middle() -> list[Candidate]:
@@ -64,7 +68,8 @@ def test_skip_continues_past_a_memory_that_does_not_fit() -> None:
 
 def test_stop_ends_at_the_first_memory_that_does_not_fit() -> None:
     req = request(budget_tokens=400, include_index=False, fill="stop")
-    out = run(req, three_with_a_big_middle())
+    # Without brevity, so that the big memory keeps its rank (2nd) and is what stops the fill.
+    out = run(req, three_with_a_big_middle(), profile=RELEVANCE_ONLY)
     assert [i.memory_id for i in out.included] == ["m-a"]
     assert reasons(out) == {"m-b": "over_budget", "m-c": "over_budget"}
     details = {str(e.memory_id): e.detail for e in out.excluded}

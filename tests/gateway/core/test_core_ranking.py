@@ -71,7 +71,9 @@ def test_digest_is_sha256_of_the_rfc8785_form_with_decimal_strings() -> None:
         "confidence": "0.1",
         "recency": "0.05",
         "validity": "0.05",
+        "brevity": "0.3",
     }
+    assert canonical["brevity_half_tokens"] == 256
     expected = "sha256:" + hashlib.sha256(rfc8785.dumps(canonical)).hexdigest()
     assert DEFAULT_PROFILE.digest == expected
     assert "." not in json.dumps(canonical["rrf_k"])  # the one number is an integer
@@ -82,7 +84,7 @@ def test_digest_is_stable_and_changes_with_any_weight() -> None:
     assert again.digest == DEFAULT_PROFILE.digest
     # Pinned: a change to the digest rule or the default profile must be deliberate.
     assert DEFAULT_PROFILE.digest == (
-        "sha256:1a11e710c69281d207e638fb59ba152b34cc43efda5c16d5a7677b9a352dbe17"
+        "sha256:ce07795011a5dd3d29fc98a56e2b86e023e9fd4b30bab245207074bb006a454e"
     )
     digests = {DEFAULT_PROFILE.digest}
     for name in SIGNALS:
@@ -91,6 +93,28 @@ def test_digest_is_stable_and_changes_with_any_weight() -> None:
     assert len(digests) == len(SIGNALS) + 1
     renamed = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-01.1")
     assert renamed.digest != DEFAULT_PROFILE.digest
+
+
+def test_profiles_from_before_brevity_keep_their_digest() -> None:
+    # The first default profile, as receipts recorded it: no brevity weight, no half size.
+    recorded = {
+        "version": "rank/2026-11-29.1",
+        "weights": {"similarity": "0.35", "lexical": "0.15", "rrf": "0.25",
+                    "type_priority": "0.05", "confidence": "0.1", "recency": "0.05",
+                    "validity": "0.05"},
+        "type_priority": {"semantic": "0.9", "episodic": "0.7", "procedural": "1",
+                          "working": "0.5"},
+        "recency_half_life_days": "30", "validity_horizon_days": "7", "rrf_k": 60,
+    }  # fmt: skip
+    old = RankingProfile.from_canonical(recorded)
+    assert old.weights.brevity == 0.0
+    assert old.canonical() == recorded
+    assert old.digest == "sha256:1a11e710c69281d207e638fb59ba152b34cc43efda5c16d5a7677b9a352dbe17"
+    short = memory("s", vector_rank=1, content="word " * 40)
+    long = memory("l", vector_rank=1, content="word " * 900)
+    assert [r.signals["brevity"] for r in rank([short, long], old, NOW)] == [0.0, 0.0]
+    ranked = {r.candidate.memory_id: r for r in rank([short, long], DEFAULT_PROFILE, NOW)}
+    assert ranked["s"].signals["brevity"] > ranked["l"].signals["brevity"] > 0
 
 
 def test_a_tuned_profile_round_trips_through_its_canonical_form() -> None:
