@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+import rfc8785
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -143,6 +144,44 @@ def test_canonical_bytes_roundtrip_and_other_serializations_fail(body: dict[str,
         if other != raw:
             with pytest.raises(NotCanonicalError):
                 decode_body(other)
+
+
+# Text that exercises every escape class: quotes, backslashes, each control character, DEL,
+# U+2028/U+2029 and non-BMP characters (UTF-16 surrogate pairs in RFC 8785 terms).
+tricky_text = st.text(
+    st.sampled_from(['"', "\\", "/", "\x7f", "\u2028", "\u2029", "é", "😀", "\U00010000"])
+    | st.characters(max_codepoint=0x1F)
+    | st.characters(exclude_categories=("Cs",)),
+    max_size=12,
+)
+profile_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER) | tricky_text,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.tuples(children, children)
+        | st.dictionaries(
+            st.text(st.characters(max_codepoint=127), max_size=6), children, max_size=5
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@given(profile_values)
+def test_the_fast_path_writes_exactly_what_rfc8785_writes(value: Any) -> None:
+    # canonicalize() uses the C JSON encoder within the profile; the rfc8785 package is the
+    # reference for RFC 8785 itself.
+    assert canonicalize(value) == rfc8785.dumps(value)
+
+
+def test_values_the_fast_path_leaves_to_the_full_check() -> None:
+    class Name(str):
+        pass
+
+    assert canonicalize({"a": Name("x")}) == b'{"a":"x"}'
+    with pytest.raises(CanonicalizationError) as found:
+        canonicalize({"a": [1, {"b": "ok", "c": "bad \ud800"}]})
+    assert found.value.path == "$.a[1].c"
 
 
 def _header_body(**changes: object) -> dict[str, Any]:
