@@ -204,7 +204,11 @@ class _Leaf:
             actual = f"<{len(value)} chars>"
         else:
             actual = render(value)
-        return Evidence(self.cond.field, self.cond.op, self.expected_json, actual, _verdict(result))
+        # tuple.__new__ skips the NamedTuple's Python-level __new__: evidence is made per value.
+        return tuple.__new__(
+            Evidence,
+            (self.cond.field, self.cond.op, self.expected_json, actual, _verdict(result)),
+        )
 
     def bind(self, request: Mapping[str, object], now: datetime) -> Bound:
         if self.static_bound is not None:

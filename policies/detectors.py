@@ -13,7 +13,7 @@ always redacts the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 import re2
@@ -23,7 +23,7 @@ from policies.model import DETECTOR_NAMES
 __all__ = [
     "DETECTOR_NAMES",
     "Redacted",
-    "hit_test",
+    "detectable",
     "luhn_valid",
     "redact_text",
     "replacement",
@@ -46,23 +46,30 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _digits(text: str) -> str:
-    return "".join(c for c in text if c.isdigit())
+# A check sees the text the pattern ran on (UTF-8 bytes, see redact_text) and the match's
+# spans: the whole match first, then each group's ((-1, -1) when the group took no part).
+_Spans = Sequence[tuple[int, int]]
+_NOT_DIGITS: Final = bytes(set(range(256)) - set(b"0123456789"))
 
 
-def _matched(match: Any, group: int = 0) -> str:
-    # Matching runs on UTF-8 bytes (see redact_text); checks look at the matched text.
-    found = match.group(group)
-    return "" if found is None else bytes(found).decode("utf-8", "surrogatepass")
+def _digits(data: bytes, spans: _Spans) -> bytes:
+    # The patterns that call this match ASCII only, so these are all the digits of the match.
+    start, end = spans[0]
+    return data[start:end].translate(None, _NOT_DIGITS)
 
 
-def _card(match: Any) -> bool:
-    digits = _digits(_matched(match))
-    return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits)
+def _matched(data: bytes, spans: _Spans, group: int = 0) -> str:
+    start, end = spans[group]
+    return "" if start < 0 else data[start:end].decode("utf-8", "surrogatepass")
 
 
-def _iban(match: Any) -> bool:
-    compact = _matched(match).replace(" ", "").upper()
+def _card(data: bytes, spans: _Spans) -> bool:
+    digits = _digits(data, spans)
+    return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits.decode())
+
+
+def _iban(data: bytes, spans: _Spans) -> bool:
+    compact = _matched(data, spans).replace(" ", "").upper()
     if not 15 <= len(compact) <= 34:
         return False
     rearranged = compact[4:] + compact[:4]
@@ -71,13 +78,14 @@ def _iban(match: Any) -> bool:
 
 # Python's `re` is fine for these two: they are anchored, have no nested repetition, and only
 # ever see one phone-shaped match (at most a few dozen characters), never untrusted text at large.
-_DATE_PREFIX = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-_DOTTED_QUAD = re.compile(r"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
+_DATE_PREFIX = re.compile(rb"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+_DOTTED_QUAD = re.compile(rb"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 
 
-def _phone(match: Any) -> bool:
-    found = _matched(match)
-    digits = _digits(found)
+def _phone(data: bytes, spans: _Spans) -> bool:
+    start, end = spans[0]
+    found = data[start:end]  # ASCII: the pattern matches nothing else
+    digits = found.translate(None, _NOT_DIGITS)
     if not 9 <= len(digits) <= 15:
         return False
     if _DATE_PREFIX.match(found) or _DOTTED_QUAD.fullmatch(found):
@@ -87,12 +95,12 @@ def _phone(match: Any) -> bool:
     return found != digits or len(digits) in (10, 11)
 
 
-def _mixed_token(match: Any) -> bool:
+def _mixed_token(data: bytes, spans: _Spans) -> bool:
     # Only the generic blob alternative is checked: a long run of letters and digits is a secret
     # only if it looks random, i.e. has digits, upper and lower case.
-    if match.group(1) is None:  # group 1: the blob alternative, the pattern's only group
+    if spans[1][0] < 0:  # group 1: the blob alternative, the pattern's only group
         return True
-    body = _matched(match, 1).rstrip("=")
+    body = _matched(data, spans, 1).rstrip("=")
     return any(c.isdigit() for c in body) and body.lower() != body and body.upper() != body
 
 
@@ -112,7 +120,7 @@ _TOKEN = "|".join(
     )
 )
 
-_PATTERNS: Final[dict[str, tuple[str, Callable[[Any], bool] | None]]] = {
+_PATTERNS: Final[dict[str, tuple[str, Callable[[bytes, _Spans], bool] | None]]] = {
     "api_token": (_TOKEN, _mixed_token),
     "email": (r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", None),
     "iban": (r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", _iban),
@@ -137,7 +145,7 @@ def _compile(pattern: str) -> Any:
 
 
 # Compiled once, on first import: these are fixed patterns, not configuration.
-_COMPILED: Final[dict[str, tuple[Any, Callable[[Any], bool] | None]]] = {
+_COMPILED: Final[dict[str, tuple[Any, Callable[[bytes, _Spans], bool] | None]]] = {
     name: (_compile(pattern), check) for name, (pattern, check) in _PATTERNS.items()
 }
 
@@ -206,23 +214,45 @@ def scan(text: str, detectors: Collection[str] = DETECTOR_NAMES) -> frozenset[st
     return frozenset(_candidates(text.encode("utf-8", "surrogatepass"), detectors))
 
 
-def hit_test(detectors: Collection[str]) -> Callable[[str, str], bool]:
-    """A test of a heading and a content that is False only when none of `detectors` can hit
-    either: the cheapest form of `scan` for a fixed set of detectors, built once and applied
-    to many memories."""
+def detectable(detectors: Collection[str]) -> Callable[[str, str], frozenset[str]]:
+    """A function of a heading and a content: those of `detectors` that can hit either (a
+    superset, as `scan` gives, and empty for most texts), in its cheapest form for a fixed set
+    of detectors, built once and applied to many memories."""
     names = frozenset(detectors)
     if names == {"email"}:
-        return lambda heading, content: "@" in heading or "@" in content
-    # One RE2 pass over both texts costs less than two calls. (The newline between them can
-    # only add candidates, e.g. "bearer" then a token: a superset, as a pre-check may be.)
-    if "api_token" in names:
-        match = _SCANNER.Match
-        return lambda heading, content: bool(
-            match((heading + "\n" + content).encode("utf-8", "surrogatepass"))
-        )
-    return lambda heading, content: bool(
+        return lambda heading, content: names if "@" in heading or "@" in content else _NOTHING
+    # One pass over both texts costs less than two calls. (The newline between them can only
+    # add candidates, e.g. "bearer" then a token: a superset, as a pre-check may be.)
+    return lambda heading, content: frozenset(
         _candidates((heading + "\n" + content).encode("utf-8", "surrogatepass"), names)
     )
+
+
+_NOTHING: Final[frozenset[str]] = frozenset()
+_UNANCHORED: Final = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+
+
+def _spans(regex: Any, data: bytes) -> Iterator[_Spans]:
+    """The spans of each match of `regex` in `data`, left to right, as `finditer` finds them.
+
+    Calls the compiled RE2 object under the wrapper directly when it is there: the wrapper's
+    Python-level generator and match objects cost more than the matching on short texts.
+    """
+    raw = getattr(regex, "_regexp", None)
+    if raw is None or _UNANCHORED is None:
+        for match in regex.finditer(data):
+            yield [match.span(group) for group in range(regex.groups + 1)]
+        return
+    position, end = 0, len(data)
+    while True:
+        spans = raw.Match(_UNANCHORED, data, position, end)
+        if spans[0][0] < 0:
+            return
+        yield spans
+        if position == end:
+            return
+        # As the wrapper does: after an empty match, step on by one byte.
+        position = spans[0][1] if spans[0][1] != position else position + 1
 
 
 class Redacted:
@@ -257,10 +287,10 @@ def redact_text(text: str, detectors: Collection[str], *, scanned: bool = False)
         marker = replacement(name).encode()
         pieces: list[bytes] = []
         position = 0
-        for match in regex.finditer(data):
-            if check is not None and not check(match):
+        for spans in _spans(regex, data):
+            if check is not None and not check(data, spans):
                 continue
-            start, end = match.span()
+            start, end = spans[0]
             pieces += (data[position:start], marker)
             position = end
         if pieces:

@@ -29,7 +29,7 @@ from policies.fields import FIELDS, ConditionError, check_value
 from policies.firing import fire_rules
 from policies.model import Bundle, Rule
 from policies.plan import Plan, bind_slots
-from policies.stages import Admission, redact, signatures
+from policies.stages import Admission, redact_all, signatures
 
 __all__ = ["evaluate"]
 
@@ -141,9 +141,8 @@ def _memory_stages(
     headings, bad_headings = _texts(memories, "heading")
     contents, bad_contents = _texts(memories, "content")
     bad_text = _either(bad_headings, bad_contents)
-    admissions, redact_sets, cap_sets = signatures(
-        plan, fire_rules(plan, memories), bad_text, count
-    )
+    sigs = signatures(plan, fire_rules(plan, memories), bad_text, count)
+    admissions = sigs.admissions
     fates = {admission: _fate(admission, would_refuse) for admission in dict.fromkeys(admissions)}
     outcome, outcome_if, rule_id, rule_id_if = (
         (list(column) for column in zip(*map(fates.__getitem__, admissions), strict=True))
@@ -159,30 +158,19 @@ def _memory_stages(
             for i, verdict, verdict_if, error in admissions[m].records
         ]
 
-    redactions: list[tuple[Redaction, ...]] | None = None
-    redactions_if: list[tuple[Redaction, ...]] | None = None
-    for m in compress(range(count), redact_sets):
-        admission, redacts = admissions[m], redact_sets[m]
-        if not (admission.admitted or admission.admitted_if):
-            continue  # redaction only concerns a track on which the memory is admitted
-        heading, content = headings[m], contents[m]
-        if not plan.detectors(redacts)[1](heading, content):
-            continue  # the common case: no detector can hit this text
-        made: list[Decision] = []
-        texts = (heading, content)
-        actual, as_if = redact(plan, admission, redacts, ids[m], memories[m], texts, made)
-        if not made:
-            continue
+    redactions: list[tuple[Redaction, ...]] = [()] * count
+    redactions_if: list[tuple[Redaction, ...]] = [()] * count
+    for m, (actual, as_if, made) in redact_all(
+        plan, sigs, ids, memories, (headings, contents)
+    ).items():
         found.setdefault(m, []).extend(made)
-        if redactions is None or redactions_if is None:
-            redactions, redactions_if = [()] * count, [()] * count
         headings[m], contents[m] = actual.heading, actual.content
         redactions[m] = actual.redactions()
         if would_refuse is None:
             redactions_if[m] = redactions[m] if as_if is actual else as_if.redactions()
 
     for (m, i), (in_actual, in_if) in sorted(
-        run_budget(plan, admissions, cap_sets, memories).items()
+        run_budget(plan, admissions, sigs.caps, memories).items()
     ):
         rule = plan.slots[i].rule
         if in_actual:
@@ -202,8 +190,8 @@ def _memory_stages(
         rule_id_if,
         headings,
         contents,
-        [()] * count if redactions is None else redactions,
-        [()] * count if redactions_if is None else redactions_if,
+        redactions,
+        redactions_if,
     )
     # tuple.__new__ skips the NamedTuple's Python-level __new__: all in C, per memory.
     return tuple(map(tuple.__new__, repeat(MemoryOutcome), zip(*columns, strict=True)))

@@ -48,14 +48,22 @@ _VALID: dict[FieldKind, frozenset[type]] = {
 }
 _COMPARISON_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
 _IS_SET = partial(is_not, None)
+_PLAIN_RESULTS = frozenset({True, False, None})
 
 
 class Fired(NamedTuple):
-    """A slot's results, one per memory: True, False, None (unknown) or a ConditionError."""
+    """A slot's results, one per memory: True, False, None (unknown) or a ConditionError.
+
+    When the slot reads one field of few distinct values, they are given as that field's
+    `values` and the result per value (`by_value`), and `results` is None: slots that read
+    the same field share the one list of values.
+    """
 
     slot: int
-    results: list[Result]
+    results: list[Result] | None
     errors: bool  # whether any result is a ConditionError
+    values: list[object] | None = None
+    by_value: dict[object, Result] | None = None
 
 
 class _Column:
@@ -121,44 +129,61 @@ def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]]) -> list[Fir
     for i, slot in enumerate(plan.slots):
         bound = slot.bound
         if bound is None or bound.fn is None:
-            if slot.const is False:
-                continue
-            results: list[Result] | None = [slot.const] * count
-        else:
-            results = _at_once(bound, slot.keys, column)
-            if results is None and bound.decisive is not None:
+            if slot.const is not False:
+                errors = isinstance(slot.const, ConditionError)
+                found.append(Fired(i, [slot.const] * count, errors))
+            continue
+        memo = _per_value(bound, slot.keys, column)
+        if memo is not None:
+            values, by_value = memo
+            if any(result is not False for result in by_value.values()):
+                errors = any(isinstance(result, ConditionError) for result in by_value.values())
+                found.append(Fired(i, None, errors, values, by_value))
+            continue  # else the common case for most rules: nothing to note
+        results = None if bound.column is None else _tested(bound.column, column)
+        errors = False  # tests of values of a valid kind give True or False
+        if results is None:
+            if bound.decisive is not None:
                 results = _screened(bound, column, memories)
             if results is None:
                 results = _each(bound.fn, memories)
-        assert results is not None
-        falses = results.count(False)
-        if falses == count:
-            continue
-        errors = falses + results.count(True) + results.count(None) < count
-        found.append(Fired(i, results, errors))
+            errors = not all(map(_PLAIN_RESULTS.__contains__, results))
+        if results.count(False) != count:
+            found.append(Fired(i, results, errors))
     return found
 
 
-def _at_once(bound: Bound, keys: tuple[str, ...], column: _ColumnOf) -> list[Result] | None:
-    """The results without a call per memory (per distinct value, or a column test), or None
-    when neither applies."""
+def _per_value(
+    bound: Bound, keys: tuple[str, ...], column: _ColumnOf
+) -> tuple[list[object], dict[object, Result]] | None:
+    """The values of the one field `bound` reads and its result per distinct value, when there
+    are few and plain ones; else None."""
+    if len(keys) != 1:
+        return None
+    values = column(keys[0])
+    if values.distinct is None:
+        return None
     fn = bound.fn
     assert fn is not None
-    if len(keys) == 1:
-        values = column(keys[0])
-        if values.distinct is not None:
-            key = values.key
-            memo = {value: _guarded(fn, {key: value}) for value in values.distinct}
-            if all(result is False for result in memo.values()):
-                return [False] * len(values.values)  # the common case for most rules
-            return list(map(memo.__getitem__, values.values))
-    if bound.column is not None:
-        return _tested(bound.column, column(bound.column.key))
-    return None
+    key = values.key
+    return values.values, {value: _guarded(fn, {key: value}) for value in values.distinct}
 
 
-def _tested(leaf: LeafColumn, column: _Column) -> list[Result] | None:
+def _at_once(bound: Bound, column: _ColumnOf) -> list[Result] | None:
+    """A memory leaf's results without a call per memory (per distinct value, or a column
+    test), or None when neither applies."""
+    leaf = bound.column
+    assert leaf is not None
+    memo = _per_value(bound, (leaf.key,), column)
+    if memo is not None:
+        values, by_value = memo
+        return list(map(by_value.__getitem__, values))
+    return _tested(leaf, column)
+
+
+def _tested(leaf: LeafColumn, column_of: _ColumnOf) -> list[Result] | None:
     """The leaf's results over its column, or None when some value needs the full check."""
+    column = column_of(leaf.key)
     values = column.values
     if leaf.op in ("exists", "missing"):
         present = leaf.op == "exists"
@@ -197,7 +222,7 @@ def _screened(
     for child in bound.children:
         if child.fn is None or child.column is None:
             continue
-        screen = _at_once(child, (child.column.key,), column)
+        screen = _at_once(child, column)
         if screen is None:
             continue
         results: list[Result] = [decisive] * len(memories)

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from policies.conditions import Bound, Evidence, MemFn, Result
 from policies.decisions import Decision, Outcome, Redaction
-from policies.detectors import hit_test
+from policies.detectors import detectable
 from policies.model import Bundle, Rule
 
 __all__ = ["Plan", "Slot", "bind_slots"]
@@ -54,25 +54,30 @@ class Slot:
         """The evidence for this memory. Evidence depends only on the values the condition
         reads, so it is cached per distinct values: a cap on `memory_type == episodic` that
         fires 200 times explains itself once."""
-        if self.bound is None:
-            return ()
         keys = self.keys
         if len(keys) == 1:  # the common case, without a generator
-            key: object = _cache_key(memory.get(keys[0]))
+            value = memory.get(keys[0])
+            # The class is part of the key: 1, 1.0 and True are equal but render differently.
+            key: object = (
+                (list, tuple(value)) if isinstance(value, list) else (value.__class__, value)
+            )
+        elif self.bound is None:
+            return ()
         else:
             key = tuple(_cache_key(memory.get(name)) for name in keys)
         try:
             found = self.evidence_cache.get(key)
-            cacheable = True
         except TypeError:  # an unhashable input value (of the wrong kind): explain uncached
-            found, cacheable = None, False
+            return self._explain(memory)
         if found is None:
-            collected: list[Evidence] = []
-            self.bound.explain(memory, collected)
-            found = tuple(collected)
-            if cacheable:
-                self.evidence_cache[key] = found
+            found = self.evidence_cache[key] = self._explain(memory)
         return found
+
+    def _explain(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
+        assert self.bound is not None
+        collected: list[Evidence] = []
+        self.bound.explain(memory, collected)
+        return tuple(collected)
 
 
 def _cache_key(value: object) -> object:
@@ -95,18 +100,15 @@ class Plan:
         self.redacts = [slot.rule.effect == "redact" for slot in slots]
         self.caps = [slot.rule.effect == "cap" for slot in slots]
         self.has_cap = any(self.caps)
-        self._detectors: dict[tuple[int, ...], tuple[tuple[str, ...], Callable[[str, str], bool]]]
-        self._detectors = {}
+        self._detectable: dict[tuple[int, ...], Callable[[str, str], frozenset[str]]] = {}
 
-    def detectors(
-        self, redacts: tuple[int, ...]
-    ) -> tuple[tuple[str, ...], Callable[[str, str], bool]]:
-        """The detectors the `redacts` slots name, and a cheap test of whether any of them can
-        hit a heading or a content."""
-        found = self._detectors.get(redacts)
+    def detectable(self, redacts: tuple[int, ...]) -> Callable[[str, str], frozenset[str]]:
+        """Which of the detectors the `redacts` slots name can hit a heading or a content:
+        a superset, cheaply (detectors.detectable)."""
+        found = self._detectable.get(redacts)
         if found is None:
-            named = tuple(dict.fromkeys(d for i in redacts for d in self.slots[i].rule.detectors))
-            found = self._detectors[redacts] = (named, hit_test(named))
+            named = dict.fromkeys(d for i in redacts for d in self.slots[i].rule.detectors)
+            found = self._detectable[redacts] = detectable(named)
         return found
 
     def decision(

@@ -16,16 +16,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import and_, attrgetter, call, itemgetter
 from typing import Any, NamedTuple, TypeVar
 
+from policies.conditions import Result
 from policies.decisions import Decision, Outcome, Redaction
-from policies.detectors import redact_text, scan
+from policies.detectors import redact_text
 from policies.fields import ConditionError
 from policies.firing import Fired
 from policies.plan import Plan
 
-__all__ = ["Admission", "Signatures", "Track", "redact", "signatures"]
+__all__ = ["Admission", "Redacted", "Signatures", "Track", "redact_all", "signatures"]
 
+_REDACTABLE = attrgetter("redactable")
+_SLOT = itemgetter(0)
 _TEXT_ERROR = ConditionError("E001", "memory.heading or memory.content is not a string")
 _T = TypeVar("_T")
 
@@ -50,7 +55,7 @@ class Admission:
     """The admit stage for one combination of rule results: the verdict on both tracks and the
     admit and error decisions to record. Shared by every memory with that combination."""
 
-    __slots__ = ("admit", "admit_if", "admitted", "admitted_if", "records")
+    __slots__ = ("admit", "admit_if", "admitted", "admitted_if", "records", "redactable")
 
     def __init__(self, plan: Plan, fired: list[int], errors: dict[int, ConditionError]) -> None:
         self.admit = _admit(plan, fired, errors, enforced_only=True)
@@ -59,6 +64,8 @@ class Admission:
         )
         self.admitted = self.admit[0] == "admit"
         self.admitted_if = self.admit_if[0] == "admit"
+        # Redaction only concerns a track on which the memory is admitted.
+        self.redactable = self.admitted or self.admitted_if
         # (slot, outcome, outcome_if_enforced, error code), in rule order
         self.records = _records(plan, fired, errors)
 
@@ -112,30 +119,83 @@ def _per_memory(
     make: Callable[[list[int], dict[int, ConditionError]], _T],
 ) -> list[_T]:
     """`make(fired, errors)` for each memory, computed once per distinct combination of its
-    results in `columns` (zip builds the combinations in C)."""
-    slots = [column.slot for column in columns]
-    lists: list[Sequence[object]] = [column.results for column in columns]
+    results in `columns`.
+
+    A memory's key has one item per list of results, and one per field read by slots that
+    give their results per value (the value itself, which stands for all their results); zip
+    builds the keys in C, and a lone list needs no tuples at all."""
+    lists: list[Sequence[object]] = []
+    parts: list[_Part] = []  # per item of the key, how to read it back
+    by_field: dict[int, _Part] = {}  # by id of a field's list of values
+    for column in columns:
+        if column.values is None:
+            lists.append(column.results)  # type: ignore[arg-type]
+            parts.append(_Part(plan, column.slot, None))
+        elif id(column.values) in by_field:
+            by_field[id(column.values)].add(column.slot, column.by_value)
+        else:
+            lists.append(column.values)
+            parts.append(
+                by_field.setdefault(id(column.values), _Part(plan, column.slot, column.by_value))
+            )
     if bad_text is not None:
         lists.append(bad_text)
     if not lists:
         return [make([], {})] * count
-    # One list needs no tuples: its results themselves are the keys.
     keys: Sequence[Any] = lists[0] if len(lists) == 1 else list(zip(*lists, strict=True))
     table: dict[Any, Any] = dict.fromkeys(keys)
+    made: dict[tuple[tuple[int, ...], tuple[tuple[int, ConditionError], ...]], _T] = {}
     for key in table:
-        results = key if len(lists) > 1 else (key,)
-        bad = bad_text is not None and results[-1] is True
-        table[key] = make(*_fired(plan, slots, results, bad))
+        items = key if len(lists) > 1 else (key,)
+        found: list[tuple[int, Result]] = []
+        for part, item in zip(parts, items, strict=False):  # the bad-text flag has no part
+            found += part.applying(item)
+        found.sort(key=_SLOT)
+        fired, errors = _fired(plan, found, bad_text is not None and items[-1] is True)
+        # Keys that differ only in results that change nothing share one object.
+        same = (tuple(fired), tuple(errors.items()))
+        value = made.get(same)
+        if value is None:
+            value = made[same] = make(fired, errors)
+        table[key] = value
     return list(map(table.__getitem__, keys))
 
 
+class _Part:
+    """One item of a memory's key: a slot's result, or a value of the field some slots read."""
+
+    __slots__ = ("by_value", "known", "plan", "slots")
+
+    def __init__(self, plan: Plan, slot: int, by_value: dict[object, Result] | None) -> None:
+        self.plan = plan
+        self.slots = [slot]
+        self.by_value = [by_value]
+        self.known: dict[object, list[tuple[int, Result]]] = {}
+
+    def add(self, slot: int, by_value: dict[object, Result] | None) -> None:
+        self.slots.append(slot)
+        self.by_value.append(by_value)
+
+    def applying(self, item: object) -> list[tuple[int, Result]]:
+        """The (slot, result) pairs of this item that apply or fail (False ones don't count)."""
+        found = self.known.get(item)
+        if found is None:
+            results = [
+                (slot, item if by_value is None else by_value[item])
+                for slot, by_value in zip(self.slots, self.by_value, strict=True)
+            ]
+            found = self.known[item] = [pair for pair in results if pair[1] is not False]  # type: ignore[misc]
+        return found
+
+
 def _fired(
-    plan: Plan, slots: list[int], results: Sequence[object], bad_text: bool
+    plan: Plan, results: list[tuple[int, Result]], bad_text: bool
 ) -> tuple[list[int], dict[int, ConditionError]]:
+    """The slots that apply (in rule order) and those that failed, from (slot, result) pairs
+    in rule order."""
     fired: list[int] = []
     errors: dict[int, ConditionError] = {}
-    # `results` may end with the bad-text flag, which has no slot: zip stops before it.
-    for i, result in zip(slots, results, strict=False):
+    for i, result in results:
         if result is True or (result is None and plan.slots[i].unknown_applies):
             if bad_text and plan.redacts[i]:
                 errors[i] = _TEXT_ERROR  # redaction needs text: the rule fails
@@ -190,25 +250,68 @@ def _records(
     return records
 
 
-def redact(
+class Redacted(NamedTuple):
+    """One redacted memory: its two tracks (one object when every rule is enforced), and the
+    decisions of the redact rules that redacted something."""
+
+    actual: Track
+    if_enforced: Track
+    decisions: list[Decision]
+
+
+def redact_all(
+    plan: Plan,
+    signatures: Signatures,
+    ids: list[str],
+    memories: Sequence[Mapping[str, object]],
+    texts: tuple[list[str], list[str]],
+) -> dict[int, Redacted]:
+    """Redaction for every memory: by memory, those on which a redact rule redacted
+    something. `texts` are the headings and contents as delivered."""
+    admissions, redact_sets = signatures.admissions, signatures.redacts
+    headings, contents = texts
+    # The memories with redact rules on a track that admits them (in C, no step per memory).
+    wanted = list(
+        compress(range(len(ids)), map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)))
+    )
+    sets = list(map(redact_sets.__getitem__, wanted))
+    detectable = {redacts: plan.detectable(redacts) for redacts in set(sets)}
+    # The cheap pre-check first, on all of them: most texts have nothing any detector can hit.
+    present = list(
+        map(
+            call,
+            map(detectable.__getitem__, sets),
+            map(headings.__getitem__, wanted),
+            map(contents.__getitem__, wanted),
+        )
+    )
+    found: dict[int, Redacted] = {}
+    for m, detectors in zip(compress(wanted, present), filter(None, present), strict=True):
+        memory = (ids[m], memories[m])
+        done = _redact_memory(
+            plan, admissions[m], redact_sets[m], memory, (headings[m], contents[m]), detectors
+        )
+        if done.decisions:
+            found[m] = done
+    return found
+
+
+def _redact_memory(
     plan: Plan,
     admission: Admission,
     redacts: tuple[int, ...],
-    memory_id: str,
-    memory: Mapping[str, object],
+    memory: tuple[str, Mapping[str, object]],
     texts: tuple[str, str],
-    decisions: list[Decision],
-) -> tuple[Track, Track]:
-    """Apply the `redacts` slots to one memory's heading and content on both tracks, recording
-    a decision per rule that redacted something; the tracks (the same object when every rule
-    is enforced) hold the texts and counts."""
+    present: frozenset[str],
+) -> Redacted:
+    """Apply the `redacts` slots to one memory's heading and content on both tracks; `present`
+    are the detectors that can hit either. (Redaction only ever replaces what a detector looks
+    for with a marker, so no detector can hit more after it.)"""
+    memory_id, values = memory
     actual = Track(*admission.admit, *texts, {})
     # One track when every rule is enforced; otherwise the other track as if they all were.
     if_enforced = actual if plan.uniform else Track(*admission.admit_if, *texts, {})
-    # One scan tells which detectors can hit at all; most texts have none.
-    present = scan(actual.heading + "\n" + actual.content, plan.detectors(redacts)[0])
-    if not present:
-        return actual, if_enforced
+    decisions: list[Decision] = []
     for i in redacts:
         slot = plan.slots[i]
         detectors = [name for name in slot.rule.detectors if name in present]
@@ -230,8 +333,8 @@ def redact(
             outcome = "redact" if hits_actual else "unchanged"
             outcome_if = "redact" if hits_if else "unchanged"
             shown = hits_actual if slot.enforced else hits_if
-            decisions.append(plan.decision(i, memory_id, memory, outcome, outcome_if, shown))
-    return actual, if_enforced
+            decisions.append(plan.decision(i, memory_id, values, outcome, outcome_if, shown))
+    return Redacted(actual, if_enforced, decisions)
 
 
 def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
@@ -241,7 +344,7 @@ def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
         if done.counts:
             setattr(track, field, done.text)
             for detector, count in done.counts:
-                hits.append(Redaction(field, detector, count))
+                hits.append(tuple.__new__(Redaction, (field, detector, count)))
                 key = (field, detector)
                 track.counts[key] = track.counts.get(key, 0) + count
     return tuple(sorted(hits))

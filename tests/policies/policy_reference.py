@@ -53,7 +53,8 @@ def _redact_plain(text: str, detectors: Sequence[str]) -> tuple[str, list[tuple[
         pieces: list[bytes] = []
         position = 0
         for match in regex.finditer(data):
-            if check is None or check(match):
+            spans = [match.span(group) for group in range(regex.groups + 1)]
+            if check is None or check(data, spans):
                 pieces += (data[position : match.start()], replacement(name).encode())
                 position = match.end()
         if pieces:
