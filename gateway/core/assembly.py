@@ -31,6 +31,7 @@ from gateway.core.fill import (
     fit_empty,
     fit_index,
     grow_index,
+    index_line_costs,
     index_share,
 )
 from gateway.core.gate import ADMIT_ALL, Gate, check_verdict
@@ -200,8 +201,7 @@ def assemble(
         )
         for i in layout.delivered
     )
-    bundle = layout.bundle
-    tokens_used = tokenizer.count(bundle)
+    bundle, tokens_used = layout.bundle, layout.tokens
     return Assembly(
         bundle=bundle,
         bundle_sha256=hashlib.sha256(bundle.encode("utf-8")).hexdigest(),
@@ -240,6 +240,7 @@ class _Layout:
     """The fitted bundle and the facts the exclusion details are written from."""
 
     bundle: str
+    tokens: int  # the exact count of `bundle`
     prefix_chars: int
     index_shown: int
     index_tokens: int
@@ -274,19 +275,36 @@ def _layout(
     off = "the request turned the index off"
     if empty:
         bundle = fit_empty(tokenizer, budget)
-        return _Layout(bundle, len(bundle), 0, 0, (), off, None, None, ())
+        count = tokenizer.count(bundle)
+        return _Layout(bundle, count, len(bundle), 0, 0, (), off, None, None, ())
     header = choose_header(tokenizer, budget)
     if header is None:
         small = "the budget is too small for the header"
-        return _Layout("", 0, 0, 0, (), small if request.include_index else off, None, None, ())
+        truncated = small if request.include_index else off
+        return _Layout("", 0, 0, 0, 0, (), truncated, None, None, ())
     share = index_share(request)
-    fitted = fit_index(tokenizer, header, lines, total_live, share, budget)
+    line_costs = index_line_costs(tokenizer, lines)
+    fitted = fit_index(tokenizer, header, lines, total_live, share, budget, line_costs)
     prefix = header + (SEPARATOR + fitted.section if fitted.section else "")
     tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill)
-    bundle, truncated = tail.bundle, f"the index share of {share} tokens is full"
+    bundle, tokens, truncated = (
+        tail.bundle,
+        tail.tokens,
+        f"the index share of {share} tokens is full",
+    )
     if slack_to_index:
         rest = tail.bundle[len(prefix) :]
-        grown = grow_index(tokenizer, header, lines, total_live, fitted, rest, budget)
+        grown, tokens = grow_index(
+            tokenizer,
+            header,
+            lines,
+            total_live,
+            fitted,
+            rest,
+            budget,
+            tokens=tail.tokens,
+            line_costs=line_costs,
+        )
         if grown.shown > fitted.shown:
             truncated = (
                 f"the index share of {share} tokens, grown into the room the memories in full "
@@ -296,6 +314,7 @@ def _layout(
             bundle = prefix + rest
     return _Layout(
         bundle=bundle,
+        tokens=tokens,
         prefix_chars=len(prefix) + (len(SEPARATOR) if tail.admitted else 0),
         index_shown=fitted.shown,
         index_tokens=fitted.tokens,

@@ -41,6 +41,7 @@ __all__ = [
     "fit_empty",
     "fit_index",
     "grow_index",
+    "index_line_costs",
     "index_reach",
     "index_share",
 ]
@@ -103,11 +104,13 @@ def fit_index(
     total_live: int,
     share: int,
     budget: int,
+    line_costs: Sequence[int] | None = None,
 ) -> IndexFit:
     """The longest prefix of ``lines`` whose section fits ``share`` and, after ``header``, ``budget``.
 
     The index is a prefix by construction (lines are ordered by confidence), so a cut index ends
-    with "…N more, use search" where N counts the live memories not listed.
+    with "…N more, use search" where N counts the live memories not listed. ``line_costs`` (see
+    :func:`index_line_costs`) may be passed in when the same lines are fitted more than once.
     """
     if share <= 0:
         return _NO_INDEX
@@ -120,7 +123,8 @@ def fit_index(
         return tokenizer.count("\n" + more_line(left)) if left > 0 else 0
 
     title_cost = tokenizer.count(INDEX_TITLE)
-    line_costs = [tokenizer.count("\n" + line) for line in lines]
+    if line_costs is None:
+        line_costs = index_line_costs(tokenizer, lines)
     best = -1
     running = title_cost
     for shown in range(len(lines) + 1):
@@ -142,6 +146,11 @@ def fit_index(
     return _NO_INDEX
 
 
+def index_line_costs(tokenizer: Tokenizer, lines: Sequence[str]) -> list[int]:
+    """Each index line's own cost, counted with the newline that joins it to the section."""
+    return [tokenizer.count("\n" + line) for line in lines]
+
+
 def grow_index(
     tokenizer: Tokenizer,
     header: str,
@@ -150,26 +159,25 @@ def grow_index(
     fitted: IndexFit,
     tail: str,
     budget: int,
-) -> IndexFit:
+    *,
+    tokens: int,
+    line_costs: Sequence[int],
+) -> tuple[IndexFit, int]:
     """``fitted`` refitted into the room left after ``header``, the index and ``tail`` (the
-    bundle's text after the index section, as filled): never fewer lines, and the whole bundle
-    still within ``budget``. Like :func:`fill_tail`, an estimate checked by an exact count.
+    bundle's text after the index section, as filled), with the bundle's exact count: never
+    fewer lines, and the whole bundle still within ``budget``. ``tokens`` is the exact count of
+    the bundle as it stands. Like :func:`fill_tail`, an estimate checked by an exact count.
     """
-
-    def bundle(index: IndexFit) -> str:
-        return header + (SEPARATOR + index.section if index.section else "") + tail
-
-    room = budget - tokenizer.count(bundle(fitted))
-    share = fitted.tokens + room
+    share = fitted.tokens + budget - tokens
     while share > fitted.tokens and fitted.shown < len(lines):
-        grown = fit_index(tokenizer, header, lines, total_live, share, budget)
+        grown = fit_index(tokenizer, header, lines, total_live, share, budget, line_costs)
         if grown.shown <= fitted.shown:
             break
-        over = tokenizer.count(bundle(grown)) - budget
-        if over <= 0:
-            return grown
-        share -= over  # the seams cost more than the pieces: try again with less
-    return fitted
+        counted = tokenizer.count(header + SEPARATOR + grown.section + tail)
+        if counted <= budget:
+            return grown, counted
+        share -= counted - budget  # the seams cost more than the pieces: try again with less
+    return fitted, tokens
 
 
 @dataclass(frozen=True, slots=True)
