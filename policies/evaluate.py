@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from itertools import compress, repeat
-from operator import attrgetter
+from itertools import repeat
 
 from policies.budget import run_budget
 from policies.conditions import Evidence
@@ -29,7 +28,8 @@ from policies.fields import FIELDS, ConditionError, check_value
 from policies.firing import fire_rules
 from policies.model import Bundle, Rule
 from policies.plan import Plan, bind_slots
-from policies.stages import Admission, redact_all, signatures
+from policies.stages import Admission, admit_decisions, signatures
+from policies.transform import redact_all
 
 __all__ = ["evaluate"]
 
@@ -149,14 +149,8 @@ def _memory_stages(
         if count
         else ([], [], [], [])
     )
-    found: dict[int, list[Decision]] = {}
+    found = admit_decisions(plan, admissions, ids, memories)
     decision = plan.decision
-    for m in compress(range(count), map(_RECORDS, admissions)):
-        memory, memory_id = memories[m], ids[m]
-        found[m] = [
-            decision(i, memory_id, memory, verdict, verdict_if, (), error)
-            for i, verdict, verdict_if, error in admissions[m].records
-        ]
 
     redactions: list[tuple[Redaction, ...]] = [()] * count
     redactions_if: list[tuple[Redaction, ...]] = [()] * count
@@ -195,9 +189,6 @@ def _memory_stages(
     )
     # tuple.__new__ skips the NamedTuple's Python-level __new__: all in C, per memory.
     return tuple(map(tuple.__new__, repeat(MemoryOutcome), zip(*columns, strict=True)))
-
-
-_RECORDS = attrgetter("records")
 
 
 def _fate(

@@ -1,5 +1,5 @@
 """The memory-stage rules of one evaluation, bound to its request and `now`: what the stages
-(firing.py, stages.py, budget.py) share, and the decision records they make.
+(firing.py, stages.py, transform.py, budget.py) share, and the decision records they make.
 """
 
 from __future__ import annotations

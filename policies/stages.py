@@ -1,54 +1,34 @@
-"""The per-memory stages of an evaluation, admit and transform, on two tracks (budget.py then
-walks the memories in rank order for the budget stage).
+"""Signatures and the admit stage: what follows for each memory from the results of its rules.
 
-`evaluate.py` drives these; they live apart to keep each module to one concern. `firing.py`
-gives each rule's results, one per memory. What a memory's admit stage decides (the verdict on
-both tracks, the decisions to record) follows from the results of the admit rules alone (and
-any rule that failed), which redact rules apply from those of the redact rules, and which caps
-match from those of the caps. So each is worked out once per distinct combination of those
-results (`signatures`), a few dozen per evaluation whatever the number of memories, and shared
-by the memories with it. Per memory there remains only what depends on the memory itself: the
-evidence of the decisions it records, redaction when a cheap test says a detector can hit its
-text (`Track`s are built for those memories only), and the budget walk.
+`evaluate.py` drives the stages; they live apart to keep each module to one concern.
+`firing.py` gives each rule's results, one per memory. What a memory's admit stage decides
+(the verdict on both tracks, the decisions to record) follows from the results of the admit
+rules alone (and any rule that failed), which redact rules apply from those of the redact
+rules, and which caps match from those of the caps. So each is worked out once per distinct
+combination of those results (`signatures`), a few dozen per evaluation whatever the number of
+memories, and shared by the memories with it. The admit decisions are then built per
+combination for all its memories at once; transform.py redacts and budget.py walks the caps.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import compress
-from operator import and_, attrgetter, call, itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 from policies.conditions import Result
-from policies.decisions import Decision, Outcome, Redaction
-from policies.detectors import redact_text
+from policies.decisions import Decision, Outcome
 from policies.fields import ConditionError
 from policies.firing import Fired
 from policies.plan import Plan
 
-__all__ = ["Admission", "Redacted", "Signatures", "Track", "redact_all", "signatures"]
+__all__ = ["Admission", "Signatures", "admit_decisions", "signatures"]
 
-_REDACTABLE = attrgetter("redactable")
+_RECORDS = attrgetter("records")
 _SLOT = itemgetter(0)
 _TEXT_ERROR = ConditionError("E001", "memory.heading or memory.content is not a string")
 _T = TypeVar("_T")
-
-
-@dataclass(slots=True)
-class Track:
-    """One redacted memory's fate on one track (actual, or as if every rule were enforced)."""
-
-    outcome: Outcome
-    rule_id: str | None
-    heading: str
-    content: str
-    counts: dict[tuple[str, str], int]
-
-    def redactions(self) -> tuple[Redaction, ...]:
-        if not self.counts:
-            return ()
-        return tuple(Redaction(f, d, n) for (f, d), n in sorted(self.counts.items()))
 
 
 class Admission:
@@ -66,8 +46,12 @@ class Admission:
         self.admitted_if = self.admit_if[0] == "admit"
         # Redaction only concerns a track on which the memory is admitted.
         self.redactable = self.admitted or self.admitted_if
-        # (slot, outcome, outcome_if_enforced, error code), in rule order
-        self.records = _records(plan, fired, errors)
+        # Per decision to record, in rule order: the rule's fields, its evidence function, and
+        # (outcome, outcome_if_enforced, redactions, error code).
+        self.records = [
+            (plan.slots[i].prefix, plan.slots[i].evidence, (outcome, outcome_if, (), error))
+            for i, outcome, outcome_if, error in _records(plan, fired, errors)
+        ]
 
 
 class Signatures(NamedTuple):
@@ -250,112 +234,19 @@ def _records(
     return records
 
 
-class Redacted(NamedTuple):
-    """One redacted memory: its two tracks (one object when every rule is enforced), and the
-    decisions of the redact rules that redacted something."""
-
-    actual: Track
-    if_enforced: Track
-    decisions: list[Decision]
-
-
-def redact_all(
+def admit_decisions(
     plan: Plan,
-    signatures: Signatures,
+    admissions: list[Admission],
     ids: list[str],
     memories: Sequence[Mapping[str, object]],
-    texts: tuple[list[str], list[str]],
-) -> dict[int, Redacted]:
-    """Redaction for every memory: by memory, those on which a redact rule redacted
-    something. `texts` are the headings and contents as delivered."""
-    admissions, redact_sets = signatures.admissions, signatures.redacts
-    headings, contents = texts
-    # The memories with redact rules on a track that admits them (in C, no step per memory).
-    wanted = list(
-        compress(range(len(ids)), map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)))
-    )
-    sets = list(map(redact_sets.__getitem__, wanted))
-    detectable = {redacts: plan.detectable(redacts) for redacts in set(sets)}
-    # The cheap pre-check first, on all of them: most texts have nothing any detector can hit.
-    present = list(
-        map(
-            call,
-            map(detectable.__getitem__, sets),
-            map(headings.__getitem__, wanted),
-            map(contents.__getitem__, wanted),
-        )
-    )
-    found: dict[int, Redacted] = {}
-    for m, detectors in zip(compress(wanted, present), filter(None, present), strict=True):
-        memory = (ids[m], memories[m])
-        done = _redact_memory(
-            plan, admissions[m], redact_sets[m], memory, (headings[m], contents[m]), detectors
-        )
-        if done.decisions:
-            found[m] = done
+) -> dict[int, list[Decision]]:
+    """The admit and error decisions, by memory."""
+    found: dict[int, list[Decision]] = {}
+    for m in compress(range(len(admissions)), map(_RECORDS, admissions)):
+        memory, memory_id = memories[m], ids[m]
+        # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
+        found[m] = [
+            tuple.__new__(Decision, (*prefix, memory_id, evidence(memory), *verdicts))
+            for prefix, evidence, verdicts in admissions[m].records
+        ]
     return found
-
-
-def _redact_memory(
-    plan: Plan,
-    admission: Admission,
-    redacts: tuple[int, ...],
-    memory: tuple[str, Mapping[str, object]],
-    texts: tuple[str, str],
-    present: frozenset[str],
-) -> Redacted:
-    """Apply the `redacts` slots to one memory's heading and content on both tracks; `present`
-    are the detectors that can hit either. (Redaction only ever replaces what a detector looks
-    for with a marker, so no detector can hit more after it.)"""
-    memory_id, values = memory
-    actual = Track(*admission.admit, *texts, {})
-    # One track when every rule is enforced; otherwise the other track as if they all were.
-    if_enforced = actual if plan.uniform else Track(*admission.admit_if, *texts, {})
-    decisions: list[Decision] = []
-    for i in redacts:
-        slot = plan.slots[i]
-        detectors = [name for name in slot.rule.detectors if name in present]
-        if not detectors:
-            continue
-        hits_actual: tuple[Redaction, ...] = ()
-        hits_if: tuple[Redaction, ...] = ()
-        same_text = (actual.heading, actual.content) == (if_enforced.heading, if_enforced.content)
-        if slot.enforced and actual.outcome == "admit":
-            hits_actual = _redact(actual, detectors)
-        if if_enforced is actual:
-            hits_if = hits_actual
-        elif if_enforced.outcome == "admit":
-            if same_text and hits_actual:
-                hits_if = _copy_redaction(actual, if_enforced, hits_actual)
-            elif not (same_text and slot.enforced and actual.outcome == "admit"):
-                hits_if = _redact(if_enforced, detectors)  # else: nothing was found above
-        if hits_actual or hits_if:
-            outcome = "redact" if hits_actual else "unchanged"
-            outcome_if = "redact" if hits_if else "unchanged"
-            shown = hits_actual if slot.enforced else hits_if
-            decisions.append(plan.decision(i, memory_id, values, outcome, outcome_if, shown))
-    return Redacted(actual, if_enforced, decisions)
-
-
-def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
-    hits: list[Redaction] = []
-    for field in ("heading", "content"):
-        done = redact_text(getattr(track, field), detectors, scanned=True)
-        if done.counts:
-            setattr(track, field, done.text)
-            for detector, count in done.counts:
-                hits.append(tuple.__new__(Redaction, (field, detector, count)))
-                key = (field, detector)
-                track.counts[key] = track.counts.get(key, 0) + count
-    return tuple(sorted(hits))
-
-
-def _copy_redaction(
-    source: Track, target: Track, hits: tuple[Redaction, ...]
-) -> tuple[Redaction, ...]:
-    # Both tracks held the same text, so redacting again would find the same: reuse it.
-    target.heading, target.content = source.heading, source.content
-    for hit in hits:
-        key = (hit.field, hit.detector)
-        target.counts[key] = target.counts.get(key, 0) + hit.count
-    return hits

@@ -1,0 +1,150 @@
+"""The transform stage: `redact` rules, on both tracks, for the memories a detector can hit.
+
+A cheap pre-check (detectors.detectable) runs over every candidate at once; only the memories
+it does not clear get `Track`s and the detectors' patterns, and the detectors it found possible
+are all that are run on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import compress
+from operator import and_, attrgetter, call
+from typing import NamedTuple
+
+from policies.decisions import Decision, Outcome, Redaction
+from policies.detectors import redact_text
+from policies.plan import Plan
+from policies.stages import Admission, Signatures
+
+__all__ = ["Redacted", "Track", "redact_all"]
+
+_REDACTABLE = attrgetter("redactable")
+
+
+@dataclass(slots=True)
+class Track:
+    """One redacted memory's fate on one track (actual, or as if every rule were enforced)."""
+
+    outcome: Outcome
+    rule_id: str | None
+    heading: str
+    content: str
+    counts: dict[tuple[str, str], int]
+
+    def redactions(self) -> tuple[Redaction, ...]:
+        if not self.counts:
+            return ()
+        return tuple(Redaction(f, d, n) for (f, d), n in sorted(self.counts.items()))
+
+
+class Redacted(NamedTuple):
+    """One redacted memory: its two tracks (one object when every rule is enforced), and the
+    decisions of the redact rules that redacted something."""
+
+    actual: Track
+    if_enforced: Track
+    decisions: list[Decision]
+
+
+def redact_all(
+    plan: Plan,
+    signatures: Signatures,
+    ids: list[str],
+    memories: Sequence[Mapping[str, object]],
+    texts: tuple[list[str], list[str]],
+) -> dict[int, Redacted]:
+    """Redaction for every memory: by memory, those on which a redact rule redacted
+    something. `texts` are the headings and contents as delivered."""
+    admissions, redact_sets = signatures.admissions, signatures.redacts
+    headings, contents = texts
+    # The memories with redact rules on a track that admits them (in C, no step per memory).
+    wanted = list(
+        compress(range(len(ids)), map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)))
+    )
+    sets = list(map(redact_sets.__getitem__, wanted))
+    detectable = {redacts: plan.detectable(redacts) for redacts in set(sets)}
+    # The cheap pre-check first, on all of them: most texts have nothing any detector can hit.
+    present = list(
+        map(
+            call,
+            map(detectable.__getitem__, sets),
+            map(headings.__getitem__, wanted),
+            map(contents.__getitem__, wanted),
+        )
+    )
+    found: dict[int, Redacted] = {}
+    for m, detectors in zip(compress(wanted, present), filter(None, present), strict=True):
+        memory = (ids[m], memories[m])
+        done = _redact_memory(
+            plan, admissions[m], redact_sets[m], memory, (headings[m], contents[m]), detectors
+        )
+        if done.decisions:
+            found[m] = done
+    return found
+
+
+def _redact_memory(
+    plan: Plan,
+    admission: Admission,
+    redacts: tuple[int, ...],
+    memory: tuple[str, Mapping[str, object]],
+    texts: tuple[str, str],
+    present: frozenset[str],
+) -> Redacted:
+    """Apply the `redacts` slots to one memory's heading and content on both tracks; `present`
+    are the detectors that can hit either. (Redaction only ever replaces what a detector looks
+    for with a marker, so no detector can hit more after it.)"""
+    memory_id, values = memory
+    actual = Track(*admission.admit, *texts, {})
+    # One track when every rule is enforced; otherwise the other track as if they all were.
+    if_enforced = actual if plan.uniform else Track(*admission.admit_if, *texts, {})
+    decisions: list[Decision] = []
+    for i in redacts:
+        slot = plan.slots[i]
+        detectors = [name for name in slot.rule.detectors if name in present]
+        if not detectors:
+            continue
+        hits_actual: tuple[Redaction, ...] = ()
+        hits_if: tuple[Redaction, ...] = ()
+        same_text = (actual.heading, actual.content) == (if_enforced.heading, if_enforced.content)
+        if slot.enforced and actual.outcome == "admit":
+            hits_actual = _redact(actual, detectors)
+        if if_enforced is actual:
+            hits_if = hits_actual
+        elif if_enforced.outcome == "admit":
+            if same_text and hits_actual:
+                hits_if = _copy_redaction(actual, if_enforced, hits_actual)
+            elif not (same_text and slot.enforced and actual.outcome == "admit"):
+                hits_if = _redact(if_enforced, detectors)  # else: nothing was found above
+        if hits_actual or hits_if:
+            outcome = "redact" if hits_actual else "unchanged"
+            outcome_if = "redact" if hits_if else "unchanged"
+            shown = hits_actual if slot.enforced else hits_if
+            decisions.append(plan.decision(i, memory_id, values, outcome, outcome_if, shown))
+    return Redacted(actual, if_enforced, decisions)
+
+
+def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
+    hits: list[Redaction] = []
+    for field in ("heading", "content"):
+        done = redact_text(getattr(track, field), detectors, scanned=True)
+        if done.counts:
+            setattr(track, field, done.text)
+            for detector, count in done.counts:
+                hits.append(tuple.__new__(Redaction, (field, detector, count)))
+                key = (field, detector)
+                track.counts[key] = track.counts.get(key, 0) + count
+    return tuple(sorted(hits))
+
+
+def _copy_redaction(
+    source: Track, target: Track, hits: tuple[Redaction, ...]
+) -> tuple[Redaction, ...]:
+    # Both tracks held the same text, so redacting again would find the same: reuse it.
+    target.heading, target.content = source.heading, source.content
+    for hit in hits:
+        key = (hit.field, hit.detector)
+        target.counts[key] = target.counts.get(key, 0) + hit.count
+    return hits
