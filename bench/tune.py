@@ -2,7 +2,8 @@
 
 Recall runs once per question through the store's own ``recall`` (the SQL the gateway runs); the
 pure core then assembles the bundle under each candidate profile, index off, so a weight grid
-costs milliseconds per question. With ``--reembed`` the vector side is recomputed in Python with
+costs milliseconds per question. Two sweeps: the relevance weights (similarity, lexical, rrf) at
+``--budget``, and the brevity weight and half size at 800 / 2000 / 4000. With ``--reembed`` the vector side is recomputed in Python with
 the current :class:`~gateway.embedding.HashEmbedder` (exact cosine top-``limit`` over the whole
 namespace, as HNSW approximates it), so an embedder change is measured without re-ingesting.
 ``--embedder sentence-transformers`` tunes against the database ``bench quality`` filled with that
@@ -169,6 +170,7 @@ def main(argv: list[str]) -> int:
                 database.url, database.tenant_id, questions, args.limit, embedder, args.reembed
             )
         )
+    print(f"default profile: {score(questions, recalled, DEFAULT_PROFILE, args.budget):.3f}")
     rows = []
     grid = itertools.product(
         (0.0, 0.1, 0.2, 0.35, 0.5, 0.7), (0.0, 0.1, 0.2, 0.3), (0.0, 0.25, 0.5, 0.75)
@@ -181,8 +183,15 @@ def main(argv: list[str]) -> int:
         )
         rows.append([similarity, lexical, rrf, score(questions, recalled, profile, args.budget)])
     rows.sort(key=lambda r: -float(r[3]))
-    print(f"default profile: {score(questions, recalled, DEFAULT_PROFILE, args.budget):.3f}")
     singles = [r for r in rows if sum(1 for v in r[:3] if v) == 1]
     print(markdown_table(["similarity", "lexical", "rrf", f"recall@{args.budget}"], rows[:15]))
     print(markdown_table(["similarity", "lexical", "rrf", "one signal only"], singles))
+    budgets = (800, 2000, 4000)
+    brevity = []
+    for weight, half in itertools.product((0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0), (64, 128, 256)):
+        profile = dataclasses.replace(
+            DEFAULT_PROFILE.with_weights("tune", brevity=weight), brevity_half_tokens=half
+        )
+        brevity.append([weight, half, *(score(questions, recalled, profile, b) for b in budgets)])
+    print(markdown_table(["brevity", "half tokens", *(f"recall@{b}" for b in budgets)], brevity))
     return 0
