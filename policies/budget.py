@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
+from operator import attrgetter, contains, mul
 
 from policies.fields import CHECKERS
 from policies.plan import Plan
@@ -24,8 +25,8 @@ from policies.stages import Admission
 __all__ = ["run_budget"]
 
 _CHECK_INT = CHECKERS["int"]
-# (the memory's admission, the cap slots that apply to it)
-_Pair = tuple[Admission, tuple[int, ...]]
+_ADMITTED = attrgetter("admitted")
+_ADMITTED_IF = attrgetter("admitted_if")
 
 
 def run_budget(
@@ -40,37 +41,34 @@ def run_budget(
     capped: dict[tuple[int, int], list[bool]] = {}
     if not plan.has_cap:
         return capped
-    pairs = list(zip(admissions, caps, strict=True))
-    counts = Counter(pairs)
-    on_actual = {
-        pair: tuple(i for i in pair[1] if plan.slots[i].enforced) if pair[0].admitted else ()
-        for pair in counts
-    }
-    on_if = {pair: pair[1] if pair[0].admitted_if else () for pair in counts}
+    enforced = {group: tuple(i for i in group if plan.slots[i].enforced) for group in set(caps)}
+    # Per memory, the caps that count on each track, in C: a tuple times False is empty.
+    on_actual = list(map(mul, map(enforced.__getitem__, caps), map(_ADMITTED, admissions)))
+    on_if = list(map(mul, caps, map(_ADMITTED_IF, admissions)))
     # When the caps match alike on both tracks (every cap enforced, both tracks admit alike),
     # the if-enforced walk would repeat the actual one step for step: walk once for both.
     same = on_actual == on_if
-    _walk(plan, pairs, counts, on_actual, memories, capped, track=0, both=same)
+    _walk(plan, on_actual, memories, capped, track=0, both=same)
     if not same:
-        _walk(plan, pairs, counts, on_if, memories, capped, track=1, both=False)
+        _walk(plan, on_if, memories, capped, track=1, both=False)
     return capped
 
 
 def _walk(
     plan: Plan,
-    pairs: list[_Pair],
-    counts: Counter[_Pair],
-    matching: dict[_Pair, tuple[int, ...]],
+    matching: list[tuple[int, ...]],
     memories: Sequence[Mapping[str, object]],
     capped: dict[tuple[int, int], list[bool]],
     *,
     track: int,
     both: bool,
 ) -> None:
-    binding = _binding(plan, pairs, counts, matching, memories)
+    """One track's walk; `matching` are the caps that count for each memory on it."""
+    counts = Counter(matching)
+    binding = _binding(plan, matching, counts, memories)
     if not binding:
         return
-    walked = {pair: tuple(i for i in caps if i in binding) for pair, caps in matching.items()}
+    walked = {group: tuple(i for i in group if i in binding) for group in counts}
     rules = [slot.rule for slot in plan.slots]
     # Room left per cap slot; a cap without max_items never runs out of items.
     items_left = [len(memories) + 1 if rule.max_items is None else rule.max_items for rule in rules]
@@ -78,7 +76,7 @@ def _walk(
     with_tokens = {
         caps for caps in walked.values() if any(tokens_left[i] is not None for i in caps)
     }
-    per_memory = list(map(walked.__getitem__, pairs))
+    per_memory = list(map(walked.__getitem__, matching))
     for m in compress(range(len(memories)), per_memory):
         caps = per_memory[m]
         blocking = None
@@ -115,24 +113,22 @@ def _walk(
 
 def _binding(
     plan: Plan,
-    pairs: list[_Pair],
-    counts: Counter[_Pair],
-    matching: dict[_Pair, tuple[int, ...]],
+    matching: list[tuple[int, ...]],
+    counts: Counter[tuple[int, ...]],
     memories: Sequence[Mapping[str, object]],
 ) -> set[int]:
     """The cap slots that may stop a memory on this track: those whose matching items do not
     all fit together. (Items only ever consume, so a cap all of them fit never runs out.)"""
     binding: set[int] = set()
-    for i in {i for caps in matching.values() for i in caps}:
+    for i in {i for caps in counts for i in caps}:
         rule = plan.slots[i].rule
-        if rule.max_items is not None:
-            total = sum(count for pair, count in counts.items() if i in matching[pair])
-            if total > rule.max_items:
-                binding.add(i)
-                continue
+        matched = sum(count for caps, count in counts.items() if i in caps)
+        if rule.max_items is not None and matched > rule.max_items:
+            binding.add(i)
+            continue
         if rule.max_tokens is not None:
-            selected = [i in matching[pair] for pair in pairs]
-            if not _tokens_fit(rule.max_tokens, compress(memories, selected)):
+            selected = compress(memories, map(contains, matching, repeat(i)))
+            if not _tokens_fit(rule.max_tokens, selected):
                 binding.add(i)
     return binding
 

@@ -19,11 +19,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 from policies.fields import FIELDS, INVALID, ConditionError, FieldKind, FieldSpec, check_value
 from policies.jsonsafe import JsonValue, render
-from policies.operators import Test, joined_test, make_test, memory_leaf
+from policies.operators import Test, joined_test, make_test, mapped_test, memory_leaf
 
 __all__ = [
     "AllOf",
@@ -120,6 +120,8 @@ class LeafColumn(NamedTuple):
     # A test of the column's values joined by newlines, False only when `test` is False for
     # each value (operators.joined_test), or None.
     joined: Callable[[str], bool] | None
+    # `test` over a list of present values in C (operators.mapped_test), or None.
+    mapped: Callable[[list[Any]], list[bool]] | None
 
 
 class Bound:
@@ -183,7 +185,15 @@ class _BoundGroup(Bound):
 
 
 class _Leaf:
-    __slots__ = ("cond", "expected_json", "joined", "spec", "static_bound", "static_test")
+    __slots__ = (
+        "cond",
+        "expected_json",
+        "joined",
+        "mapped",
+        "spec",
+        "static_bound",
+        "static_test",
+    )
 
     def __init__(self, cond: FieldCondition) -> None:
         self.cond = cond
@@ -192,6 +202,7 @@ class _Leaf:
         timed = cond.op in ("older_than", "newer_than")
         self.static_test = None if timed else make_test(cond.op, self.spec.kind, cond.value)
         self.joined = joined_test(cond.op, cond.value)
+        self.mapped = None if timed else mapped_test(cond.op, self.spec.kind, cond.value)
         # A memory leaf that does not depend on `now` binds the same way for every request.
         self.static_bound: Bound | None = None
         if self.static_test is not None and self.spec.scope == "memory":
@@ -229,7 +240,7 @@ class _Leaf:
     def _memory_bound(self, test: Test) -> Bound:
         op, spec = self.cond.op, self.spec
         bound = _BoundLeaf(self, memory_leaf(op, spec, test), None, None)
-        bound.column = LeafColumn(spec.key, spec.kind, op, test, self.joined)
+        bound.column = LeafColumn(spec.key, spec.kind, op, test, self.joined, self.mapped)
         return bound
 
 

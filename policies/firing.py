@@ -26,14 +26,14 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from itertools import chain, compress, repeat
-from operator import is_not
+from operator import is_not, itemgetter
 from typing import NamedTuple
 
 from policies.conditions import Bound, LeafColumn, MemFn, Result
 from policies.fields import ConditionError, FieldKind
 from policies.plan import Plan
 
-__all__ = ["Fired", "fire_rules"]
+__all__ = ["Fired", "fire_rules", "values_of"]
 
 _NONE = type(None)
 _PLAIN = frozenset({str, _NONE})
@@ -71,9 +71,9 @@ class _Column:
 
     __slots__ = ("classes", "distinct", "key", "valid", "values")
 
-    def __init__(self, memories: Sequence[Mapping[str, object]], key: str) -> None:
+    def __init__(self, memories: Sequence[Mapping[str, object]], key: str, dicts: bool) -> None:
         self.key = key
-        self.values = [memory.get(key) for memory in memories]
+        self.values = values_of(memories, key, dicts=dicts)
         self.classes = set(map(type, self.values))
         # The distinct values, when plain and few enough to be worth a call each.
         self.distinct: list[object] | None = None
@@ -114,16 +114,29 @@ class _Column:
 _ColumnOf = Callable[[str], _Column]
 
 
+def values_of(memories: Sequence[Mapping[str, object]], key: str, *, dicts: bool) -> list[object]:
+    """`memory.get(key)` for each memory; `dicts` says they are all plain dicts (as the gateway
+    passes them), whose items are then read in C, falling back when a key is missing."""
+    if dicts:
+        try:
+            return list(map(itemgetter(key), memories))
+        except KeyError:
+            pass
+    return [memory.get(key) for memory in memories]
+
+
 def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]]) -> list[Fired]:
     """The slots that fire or fail on some memory, with their results, in rule order."""
     count = len(memories)
     found: list[Fired] = []
     columns: dict[str, _Column] = {}
 
+    dicts = set(map(type, memories)) <= {dict}
+
     def column(key: str) -> _Column:
         known = columns.get(key)
         if known is None:
-            known = columns[key] = _Column(memories, key)
+            known = columns[key] = _Column(memories, key, dicts)
         return known
 
     for i, slot in enumerate(plan.slots):
@@ -206,6 +219,8 @@ def _tested(leaf: LeafColumn, column_of: _ColumnOf) -> list[Result] | None:
         test = leaf.test
         if has_none:
             return [None if value is None else test(value) for value in values]
+        if leaf.mapped is not None:
+            return leaf.mapped(values)  # type: ignore[return-value]  # bools are results
         return list(map(test, values))
     except _COMPARISON_ERRORS:
         return None  # e.g. a lone surrogate given to RE2: the guarded path records the error

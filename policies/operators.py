@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import partial
+from itertools import repeat
 from typing import Any, Final, Literal
 
 import re2
@@ -31,6 +32,7 @@ __all__ = [
     "compile_pattern",
     "joined_test",
     "make_test",
+    "mapped_test",
     "memory_leaf",
 ]
 
@@ -189,6 +191,25 @@ def make_test(op: str, kind: FieldKind, expected: object, now: datetime | None =
         threshold = now - expected
         return partial(operator.gt if op == "older_than" else operator.lt, threshold)
     raise ValueError(f"unknown operator {op!r}")
+
+
+def mapped_test(
+    op: str, kind: FieldKind, expected: object
+) -> Callable[[list[Any]], list[bool]] | None:
+    """The test over a whole list of present, valid values, in C, for the operators whose test
+    is a Python function but has a C form over many values; None for the others (whose test is
+    mapped as it is)."""
+    if op == "contains":
+        return lambda values: list(map(operator.contains, values, repeat(expected)))
+    if op == "not_in":
+        assert isinstance(expected, tuple)
+        members = frozenset(_numeric(kind, item) for item in expected)
+        return lambda values: list(map(operator.not_, map(members.__contains__, values)))
+    if op == "contains_any" and kind == "str_list":
+        assert isinstance(expected, tuple)
+        wanted = frozenset(expected)
+        return lambda values: list(map(operator.not_, map(wanted.isdisjoint, values)))
+    return None
 
 
 def joined_test(op: str, expected: object) -> Callable[[str], bool] | None:

@@ -12,8 +12,10 @@ redactions, delivered texts, refusal. Targeted cases pin the edges of the shortc
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
+import types
 from datetime import datetime, timedelta
 
 import pytest
@@ -275,3 +277,14 @@ def test_caps_that_all_matching_items_fit(mode: str, tokens: list[object]) -> No
     ]
     items += [{"memory_id": "e1", "memory_type": "episodic", "namespace": "ops", "tokens": 1}] * 2
     _same(evaluate(bundle, {}, items, NOW), reference_evaluate(bundle, {}, items, NOW))
+
+
+def test_memories_may_be_any_mapping() -> None:
+    # Plain dicts are read column-wise in C; other mappings (a defaultdict would invent values
+    # for missing keys if indexed) must be read with .get, and give the same evaluation.
+    bundle = BUNDLES["mixed"]
+    items = memories(40, heavy=True)
+    del items[3]["labels"], items[5]["expires_at"]
+    expected = evaluate(bundle, REQUEST, items, NOW)
+    for wrap in (types.MappingProxyType, lambda item: collections.defaultdict(lambda: "x", item)):
+        _same(evaluate(bundle, REQUEST, [wrap(item) for item in items], NOW), expected)
