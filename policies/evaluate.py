@@ -25,7 +25,7 @@ from policies.budget import run_budget
 from policies.conditions import Evidence
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.fields import FIELDS, ConditionError, check_value
-from policies.firing import fire_rules
+from policies.firing import fire_rules, values_of
 from policies.model import Bundle, Rule
 from policies.plan import Plan, bind_slots
 from policies.stages import Admission, admit_decisions, signatures
@@ -137,11 +137,12 @@ def _memory_stages(
     then cost no Python-level step of their own.
     """
     count = len(memories)
-    ids = _memory_ids(memories)
-    headings, bad_headings = _texts(memories, "heading")
-    contents, bad_contents = _texts(memories, "content")
+    dicts = set(map(type, memories)) <= {dict}  # read column-wise in C (firing.values_of)
+    ids = _memory_ids(values_of(memories, "memory_id", dicts=dicts))
+    headings, bad_headings = _texts(values_of(memories, "heading", dicts=dicts))
+    contents, bad_contents = _texts(values_of(memories, "content", dicts=dicts))
     bad_text = _either(bad_headings, bad_contents)
-    sigs = signatures(plan, fire_rules(plan, memories), bad_text, count)
+    sigs = signatures(plan, fire_rules(plan, memories, dicts=dicts), bad_text, count)
     admissions = sigs.admissions
     fates = {admission: _fate(admission, would_refuse) for admission in dict.fromkeys(admissions)}
     outcome, outcome_if, rule_id, rule_id_if = (
@@ -150,7 +151,6 @@ def _memory_stages(
         else ([], [], [], [])
     )
     found = admit_decisions(plan, admissions, ids, memories)
-    decision = plan.decision
 
     redactions: list[tuple[Redaction, ...]] = [()] * count
     redactions_if: list[tuple[Redaction, ...]] = [()] * count
@@ -166,13 +166,17 @@ def _memory_stages(
     for (m, i), (in_actual, in_if) in sorted(
         run_budget(plan, admissions, sigs.caps, memories).items()
     ):
-        rule = plan.slots[i].rule
+        slot = plan.slots[i]
         if in_actual:
-            outcome[m], rule_id[m] = "cap", rule.id
+            outcome[m], rule_id[m] = "cap", slot.rule.id
         if in_if and would_refuse is None:
-            outcome_if[m], rule_id_if[m] = "cap", rule.id
-        verdict, verdict_if = ("cap" if in_actual else "admit"), ("cap" if in_if else "admit")
-        found.setdefault(m, []).append(decision(i, ids[m], memories[m], verdict, verdict_if))
+            outcome_if[m], rule_id_if[m] = "cap", slot.rule.id
+        verdicts = ("cap" if in_actual else "admit", "cap" if in_if else "admit", (), None)
+        evidence = slot.evidence(memories[m])
+        # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
+        found.setdefault(m, []).append(
+            tuple.__new__(Decision, (*slot.prefix, ids[m], evidence, *verdicts))
+        )
 
     for m in sorted(found):
         decisions.extend(found[m])
@@ -207,19 +211,15 @@ def _either(first: list[bool] | None, second: list[bool] | None) -> list[bool] |
     return [a or b for a, b in zip(first, second, strict=True)]
 
 
-def _memory_ids(memories: Sequence[Mapping[str, object]]) -> list[str]:
-    ids = [memory.get("memory_id") for memory in memories]
+def _memory_ids(ids: list[object]) -> list[str]:
     if not set(map(type, ids)) <= {str} and not all(isinstance(i, str) for i in ids):
         raise TypeError("every memory needs a string memory_id")
     return ids  # type: ignore[return-value]
 
 
-def _texts(
-    memories: Sequence[Mapping[str, object]], key: str
-) -> tuple[list[str], list[bool] | None]:
+def _texts(values: list[object]) -> tuple[list[str], list[bool] | None]:
     """A text field as delivered (missing or not a string: empty), and which are not strings
     (None when all are strings or missing)."""
-    values = [memory.get(key) for memory in memories]
     if set(map(type, values)) <= {str}:
         return values, None  # type: ignore[return-value]
     bad = [value is not None and not isinstance(value, str) for value in values]

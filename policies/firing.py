@@ -125,13 +125,12 @@ def values_of(memories: Sequence[Mapping[str, object]], key: str, *, dicts: bool
     return [memory.get(key) for memory in memories]
 
 
-def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]]) -> list[Fired]:
-    """The slots that fire or fail on some memory, with their results, in rule order."""
+def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]], *, dicts: bool) -> list[Fired]:
+    """The slots that fire or fail on some memory, with their results, in rule order. `dicts`
+    says the memories are all plain dicts (see values_of)."""
     count = len(memories)
     found: list[Fired] = []
     columns: dict[str, _Column] = {}
-
-    dicts = set(map(type, memories)) <= {dict}
 
     def column(key: str) -> _Column:
         known = columns.get(key)

@@ -36,7 +36,8 @@ class Track:
     def redactions(self) -> tuple[Redaction, ...]:
         if not self.counts:
             return ()
-        return tuple(Redaction(f, d, n) for (f, d), n in sorted(self.counts.items()))
+        items = sorted(self.counts.items())
+        return tuple(tuple.__new__(Redaction, (f, d, n)) for (f, d), n in items)
 
 
 class Redacted(NamedTuple):
