@@ -164,10 +164,11 @@ class _BoundLeaf(Bound):
             return
         spec = self.leaf.spec
         value = check_value(spec.kind, memory.get(spec.key))
+        assert self.fn is not None  # a memory leaf: request leaves have their evidence already
         try:
-            result = self.result(memory)
+            result = self.fn(memory)
         except (TypeError, ValueError, OverflowError, AttributeError) as exc:
-            # As when the rule fired (stages._guarded): e.g. a lone surrogate given to a regex.
+            # As when the rule fired (firing._guarded): e.g. a lone surrogate given to a regex.
             result = ConditionError("E002", f"comparison failed ({type(exc).__name__})")
         out.append(self.leaf.evidence(value, result))
 
