@@ -4,20 +4,22 @@ Conditions are bound to the request beforehand (request leaves folded into const
 memory-stage rule is a function of a memory. Ways to apply it, fastest first:
 
 - Most rules read one low-cardinality field (namespace, memory_type, source_type): the function
-  runs once per distinct value (on a memory holding just that value) and its results are
-  looked up per memory. That is exact, because a bound condition reads nothing but the fields
-  it names, and it is only done for values of exactly `str` (or None), whose equality is plain
-  and never crosses classes (1, 1.0 and True are equal, and must not share a result).
+  runs once per distinct value (on a memory holding just that value), and the rule's results
+  are given per value (`Fired.by_value`), never expanded per memory. That is exact, because a
+  bound condition reads nothing but the fields it names, and it is only done for values of
+  exactly `str` (or None), whose equality is plain and never crosses classes (1, 1.0 and True
+  are equal, and must not share a result).
 - A single leaf over a column whose values are all of a valid kind already (floats that are not
-  NaN, strings, lists of strings) skips the per-memory kind check: its test is mapped directly.
-  A regex first runs once over the whole column joined by newlines: most find nothing at all.
+  NaN, strings, lists of strings) skips the per-memory kind check: its test runs over the
+  column in C where it can (`LeafColumn.mapped`), else is mapped directly. A regex first runs
+  once over the whole column joined by newlines: most find nothing at all.
 - `all` or `any` over several fields first applies one of its parts that can be applied that
   way; where that part decides the whole (a false part of an `all`), the rest is never called.
 - Anything else calls the function per memory, in one comprehension.
 
-Each field's column (its values, their classes, whether they are valid for a kind) is built
-once per evaluation and shared by the rules that read it. Only the rules that fire or fail on
-some memory are returned, each with its result column; stages.py groups memories by those.
+Each field's column (its values, read in C from plain dicts; their classes; whether they are
+valid for a kind) is built once per evaluation and shared by the rules that read it. Only the
+rules that fire or fail on some memory are returned; stages.py groups memories by their results.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ _VALID: dict[FieldKind, frozenset[type]] = {
 _COMPARISON_ERRORS = (TypeError, ValueError, OverflowError, AttributeError)
 _IS_SET = partial(is_not, None)
 _PLAIN_RESULTS = frozenset({True, False, None})
+_SAMPLE = 32
 
 
 class Fired(NamedTuple):
@@ -77,7 +80,9 @@ class _Column:
         self.classes = set(map(type, self.values))
         # The distinct values, when plain and few enough to be worth a call each.
         self.distinct: list[object] | None = None
-        if self.classes <= _PLAIN:
+        # (A first look at a few values spares hashing them all when most are distinct, as
+        # headings are.)
+        if self.classes <= _PLAIN and len(set(self.values[:_SAMPLE])) * 2 <= _SAMPLE:
             distinct = list(dict.fromkeys(self.values))
             if len(distinct) * 2 <= len(self.values):
                 self.distinct = distinct
