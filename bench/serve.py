@@ -1,8 +1,8 @@
 """Run the real app under uvicorn for a benchmark: ``python -m bench.serve URL PORT EMBEDDER [WORKERS]``.
 
 A separate process, so that the benchmark client and the server do not share one GIL. With
-WORKERS > 1 it serves as ``ctxgw serve --workers`` does: uvicorn's worker processes each build
-the app from the environment (``gateway.http.asgi``).
+WORKERS > 1 it serves as ``ctxgw serve --workers`` does (``gateway.http.workers``): worker
+processes each build the app from the environment.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import uvicorn
 
 from gateway.http.app import create_app
+from gateway.http.workers import run_workers
 from gateway.settings import Settings
 
 
@@ -34,14 +35,8 @@ def main(argv: list[str]) -> None:
             GATEWAY_EMBEDDER=embedder,
             GATEWAY_LOG_LEVEL="WARNING",
         )
-        uvicorn.run(
-            "gateway.http.asgi:from_environment",
-            factory=True,
-            host="127.0.0.1",
-            port=port,
-            workers=workers,
-            log_level="warning",
-            access_log=False,
+        run_workers(
+            host="127.0.0.1", port=port, workers=workers, log_level="warning", access_log=False
         )
         return
     settings = Settings(

@@ -184,8 +184,7 @@ DEMO_TASK = "How do I roll back an Atlas deploy?"
 def _serve_workers(settings: Settings, host: str, port: int, demo: bool, workers: int) -> int:
     """N worker processes, each with its own runtime (`gateway.http.asgi`). The embedded server,
     when used, is held open here so that it outlives any one worker."""
-    import uvicorn
-
+    from gateway.http.workers import run_workers
     from gateway.store.database import EmbeddedPostgres
 
     if demo:
@@ -193,14 +192,7 @@ def _serve_workers(settings: Settings, host: str, port: int, demo: bool, workers
     with contextlib.ExitStack() as stack:
         if settings.embedded:
             stack.enter_context(EmbeddedPostgres(settings.data_dir))
-        uvicorn.run(
-            "gateway.http.asgi:from_environment",
-            factory=True,
-            host=host,
-            port=port,
-            workers=workers,
-            log_level=settings.log_level.lower(),
-        )
+        run_workers(host=host, port=port, workers=workers, log_level=settings.log_level.lower())
     return 0
 
 
