@@ -7,6 +7,7 @@ processes each build the app from the environment.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sys
@@ -48,9 +49,9 @@ def main(argv: list[str]) -> None:
         embedder=embedder,  # type: ignore[arg-type]
         log_level="WARNING",
     )
-    uvicorn.run(
-        create_app(settings), host="127.0.0.1", port=port, log_level="warning", access_log=False
-    )
+    app = create_app(settings)
+    gc.freeze()  # as `ctxgw serve` does
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 
 if __name__ == "__main__":

