@@ -31,8 +31,8 @@ from gateway.core.fill import (
     fit_empty,
     fit_index,
     grow_index,
-    index_line_costs,
     index_share,
+    index_takes_slack,
 )
 from gateway.core.gate import ADMIT_ALL, Gate, check_verdict
 from gateway.core.liveness import split_live
@@ -179,7 +179,7 @@ def assemble(
         total_live,
         empty=total_live == 0 and not live_retrieved.live and not live_index_only.live,
         tokenizer=tokenizer,
-        slack_to_index=takes_slack(version) and request.index_budget_tokens is None,
+        slack_to_index=index_takes_slack(request, assembler_allows=takes_slack(version)),
     )
 
     for position, r in enumerate(top):
@@ -283,8 +283,7 @@ def _layout(
         truncated = small if request.include_index else off
         return _Layout("", 0, 0, 0, 0, (), truncated, None, None, ())
     share = index_share(request)
-    line_costs = index_line_costs(tokenizer, lines)
-    fitted = fit_index(tokenizer, header, lines, total_live, share, budget, line_costs)
+    fitted = fit_index(tokenizer, header, lines, total_live, share, budget)
     prefix = header + (SEPARATOR + fitted.section if fitted.section else "")
     tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill)
     bundle, tokens, truncated = (
@@ -303,7 +302,6 @@ def _layout(
             rest,
             budget,
             tokens=tail.tokens,
-            line_costs=line_costs,
         )
         if grown.shown > fitted.shown:
             truncated = (

@@ -41,9 +41,9 @@ __all__ = [
     "fit_empty",
     "fit_index",
     "grow_index",
-    "index_line_costs",
     "index_reach",
     "index_share",
+    "index_takes_slack",
 ]
 
 # A quarter of the budget is enough for ~40 index lines at 4000 tokens while leaving most of the
@@ -60,13 +60,16 @@ def index_share(request: ContextRequest) -> int:
     return request.budget_tokens * DEFAULT_INDEX_SHARE_PERCENT // 100
 
 
+def index_takes_slack(request: ContextRequest, *, assembler_allows: bool) -> bool:
+    """Whether room the memories leave flows back to the index: when the assembler version
+    allows it and the request did not fix ``index_budget_tokens``."""
+    return assembler_allows and request.include_index and request.index_budget_tokens is None
+
+
 def index_reach(request: ContextRequest, *, takes_slack: bool) -> int:
-    """The most tokens the index can end up with: its share, or with ``takes_slack`` (and no
-    fixed ``index_budget_tokens``) the whole budget, since the memories may leave room to it."""
-    share = index_share(request)
-    if share == 0 or not takes_slack or request.index_budget_tokens is not None:
-        return share
-    return request.budget_tokens
+    """The most tokens the index can end up with: its share, or the whole budget when it takes
+    the slack (:func:`index_takes_slack`), since the memories may leave that much room."""
+    return request.budget_tokens if takes_slack else index_share(request)
 
 
 def choose_header(tokenizer: Tokenizer, budget: int) -> str | None:
@@ -104,13 +107,11 @@ def fit_index(
     total_live: int,
     share: int,
     budget: int,
-    line_costs: Sequence[int] | None = None,
 ) -> IndexFit:
     """The longest prefix of ``lines`` whose section fits ``share`` and, after ``header``, ``budget``.
 
     The index is a prefix by construction (lines are ordered by confidence), so a cut index ends
-    with "…N more, use search" where N counts the live memories not listed. ``line_costs`` (see
-    :func:`index_line_costs`) may be passed in when the same lines are fitted more than once.
+    with "…N more, use search" where N counts the live memories not listed.
     """
     if share <= 0:
         return _NO_INDEX
@@ -123,8 +124,7 @@ def fit_index(
         return tokenizer.count("\n" + more_line(left)) if left > 0 else 0
 
     title_cost = tokenizer.count(INDEX_TITLE)
-    if line_costs is None:
-        line_costs = index_line_costs(tokenizer, lines)
+    line_costs = [tokenizer.count("\n" + line) for line in lines]
     best = -1
     running = title_cost
     for shown in range(len(lines) + 1):
@@ -146,11 +146,6 @@ def fit_index(
     return _NO_INDEX
 
 
-def index_line_costs(tokenizer: Tokenizer, lines: Sequence[str]) -> list[int]:
-    """Each index line's own cost, counted with the newline that joins it to the section."""
-    return [tokenizer.count("\n" + line) for line in lines]
-
-
 def grow_index(
     tokenizer: Tokenizer,
     header: str,
@@ -161,7 +156,6 @@ def grow_index(
     budget: int,
     *,
     tokens: int,
-    line_costs: Sequence[int],
 ) -> tuple[IndexFit, int]:
     """``fitted`` refitted into the room left after ``header``, the index and ``tail`` (the
     bundle's text after the index section, as filled), with the bundle's exact count: never
@@ -170,7 +164,7 @@ def grow_index(
     """
     share = fitted.tokens + budget - tokens
     while share > fitted.tokens and fitted.shown < len(lines):
-        grown = fit_index(tokenizer, header, lines, total_live, share, budget, line_costs)
+        grown = fit_index(tokenizer, header, lines, total_live, share, budget)
         if grown.shown <= fitted.shown:
             break
         counted = tokenizer.count(header + SEPARATOR + grown.section + tail)

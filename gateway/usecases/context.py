@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gateway.core.assembly import ASSEMBLER_VERSION, assemble, takes_slack
-from gateway.core.fill import index_reach
+from gateway.core.fill import index_reach, index_takes_slack
 from gateway.core.gate import Gate
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryType
@@ -122,7 +122,8 @@ async def gather_context(
         limit=recall_limit(request.top_k),
         corpus_size=total_live,
     )
-    reach = index_reach(request, takes_slack=takes_slack(version))
+    slack = index_takes_slack(request, assembler_allows=takes_slack(version))
+    reach = index_reach(request, takes_slack=slack)
     index = await retrieval.index_entries(conn, scope, reach) if reach > 0 else []
     return ContextInputs(candidates, index, total_live)
 
