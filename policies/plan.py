@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from policies.conditions import Bound, Evidence, MemFn, Result
@@ -14,6 +14,8 @@ from policies.model import Bundle, Rule
 
 __all__ = ["Plan", "Slot", "bind_slots"]
 
+# Headings and contents -> per memory, the detectors that can hit it (detectors.detectable).
+_Detectable = Callable[[Sequence[str], Sequence[str]], list[frozenset[str]]]
 # A memory-stage decision's fields, without the memory's: built once per slot.
 _Prefix = tuple[str, str, str, str, bool, str]
 
@@ -100,11 +102,11 @@ class Plan:
         self.redacts = [slot.rule.effect == "redact" for slot in slots]
         self.caps = [slot.rule.effect == "cap" for slot in slots]
         self.has_cap = any(self.caps)
-        self._detectable: dict[tuple[int, ...], Callable[[str, str], frozenset[str]]] = {}
+        self._detectable: dict[tuple[int, ...], _Detectable] = {}
 
-    def detectable(self, redacts: tuple[int, ...]) -> Callable[[str, str], frozenset[str]]:
-        """Which of the detectors the `redacts` slots name can hit a heading or a content:
-        a superset, cheaply (detectors.detectable)."""
+    def detectable(self, redacts: tuple[int, ...]) -> _Detectable:
+        """Per memory, which of the detectors the `redacts` slots name can hit its heading or
+        content: a superset, cheaply (detectors.detectable)."""
         found = self._detectable.get(redacts)
         if found is None:
             named = dict.fromkeys(d for i in redacts for d in self.slots[i].rule.detectors)

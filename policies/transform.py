@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress
-from operator import and_, attrgetter, call
+from operator import and_, attrgetter
 from typing import NamedTuple
 
 from policies.decisions import Decision, Outcome, Redaction
@@ -32,6 +32,8 @@ class Track:
     heading: str
     content: str
     counts: dict[tuple[str, str], int]
+    # The detectors already run over this track's texts: running one again finds nothing.
+    scanned: set[str]
 
     def redactions(self) -> tuple[Redaction, ...]:
         if not self.counts:
@@ -64,19 +66,19 @@ def redact_all(
     wanted = list(
         compress(range(len(ids)), map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)))
     )
-    sets = list(map(redact_sets.__getitem__, wanted))
-    detectable = {redacts: plan.detectable(redacts) for redacts in set(sets)}
-    # The cheap pre-check first, on all of them: most texts have nothing any detector can hit.
-    present = list(
-        map(
-            call,
-            map(detectable.__getitem__, sets),
-            map(headings.__getitem__, wanted),
-            map(contents.__getitem__, wanted),
+    # The cheap pre-check first, on all of them at once per set of redact rules: most texts
+    # have nothing any detector can hit.
+    by_set: dict[tuple[int, ...], list[int]] = {}
+    for m in wanted:
+        by_set.setdefault(redact_sets[m], []).append(m)
+    present: dict[int, frozenset[str]] = {}
+    for redacts, group in by_set.items():
+        possible = plan.detectable(redacts)(
+            list(map(headings.__getitem__, group)), list(map(contents.__getitem__, group))
         )
-    )
+        present.update(compress(zip(group, possible, strict=True), possible))
     found: dict[int, Redacted] = {}
-    for m, detectors in zip(compress(wanted, present), filter(None, present), strict=True):
+    for m, detectors in sorted(present.items()):
         memory = (ids[m], memories[m])
         done = _redact_memory(
             plan, admissions[m], redact_sets[m], memory, (headings[m], contents[m]), detectors
@@ -98,9 +100,9 @@ def _redact_memory(
     are the detectors that can hit either. (Redaction only ever replaces what a detector looks
     for with a marker, so no detector can hit more after it.)"""
     memory_id, values = memory
-    actual = Track(*admission.admit, *texts, {})
+    actual = Track(*admission.admit, *texts, {}, set())
     # One track when every rule is enforced; otherwise the other track as if they all were.
-    if_enforced = actual if plan.uniform else Track(*admission.admit_if, *texts, {})
+    if_enforced = actual if plan.uniform else Track(*admission.admit_if, *texts, {}, set())
     decisions: list[Decision] = []
     for i in redacts:
         slot = plan.slots[i]
@@ -128,6 +130,10 @@ def _redact_memory(
 
 
 def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
+    detectors = [name for name in detectors if name not in track.scanned]
+    if not detectors:
+        return ()
+    track.scanned.update(detectors)
     hits: list[Redaction] = []
     for field in ("heading", "content"):
         done = redact_text(getattr(track, field), detectors, scanned=True)
@@ -143,8 +149,10 @@ def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
 def _copy_redaction(
     source: Track, target: Track, hits: tuple[Redaction, ...]
 ) -> tuple[Redaction, ...]:
-    # Both tracks held the same text, so redacting again would find the same: reuse it.
+    # Both tracks held the same text, so redacting again would find the same: reuse it. The
+    # target's text is now clear of whatever the source's is clear of.
     target.heading, target.content = source.heading, source.content
+    target.scanned.update(source.scanned)
     for hit in hits:
         key = (hit.field, hit.detector)
         target.counts[key] = target.counts.get(key, 0) + hit.count

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from policies.detectors import DETECTOR_NAMES, luhn_valid, redact_text, scan
+from policies.detectors import DETECTOR_NAMES, detectable, luhn_valid, redact_text, scan
 
 
 def _found(text: str, detector: str) -> int:
@@ -161,6 +163,46 @@ def test_scan_is_a_superset_prefilter() -> None:
     assert scan("nothing to see") == frozenset()
     assert {"email"} <= scan("a@b.io")
     assert {"email"} <= scan("lone \ud800 surrogate, a@b.io")  # no UnicodeEncodeError
+
+
+_PIECES = [
+    "plain words",
+    "ann@example.com",
+    "+1 (415) 555-0134",
+    "4111 1111 1111 1111",
+    "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+    "Bearer",  # a token may follow in the next text: a match across texts
+    "abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+    "",
+    "\ud800",
+]
+_TEXT = st.lists(st.sampled_from(_PIECES), max_size=3).map(" ".join)
+_SETS = [
+    ["email"],
+    ["api_token"],
+    ["email", "api_token"],
+    ["email", "phone", "card"],
+    list(DETECTOR_NAMES),
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(st.tuples(_TEXT, _TEXT), max_size=40),
+    names=st.sampled_from(_SETS),
+)
+def test_detectable_over_many_memories_is_detectable_over_each(
+    texts: list[tuple[str, str]], names: list[str]
+) -> None:
+    """Runs of memories are cleared at once (token sets: one RE2 pass, halved where it hits):
+    each memory gets what it gets alone, and that is a superset of what redacts something."""
+    headings, contents = [h for h, _ in texts], [c for _, c in texts]
+    together = detectable(names)(headings, contents)
+    alone = [detectable(names)([h], [c])[0] for h, c in texts]
+    assert together == alone
+    for (heading, content), possible in zip(texts, together, strict=True):
+        hit = {name for text in (heading, content) for name, _ in redact_text(text, names).counts}
+        assert hit <= possible
 
 
 def test_lone_surrogates_redact_without_raising() -> None:
