@@ -34,40 +34,38 @@ def run_budget(
     admissions: list[Admission],
     caps: list[tuple[int, ...]],
     memories: Sequence[Mapping[str, object]],
-) -> dict[tuple[int, int], list[bool]]:
-    """Walk memories in rank order on both tracks: `(memory, cap slot) -> [actual, if-enforced]`,
-    whether that cap stopped the memory on each track. `caps` are the cap slots that apply to
-    each memory; a cap only counts on a track on which the memory is admitted."""
-    capped: dict[tuple[int, int], list[bool]] = {}
+) -> list[tuple[int, int, bool, bool]]:
+    """Walk memories in rank order on both tracks: `(memory, cap slot, actual, if-enforced)`
+    in memory order, for each cap that stopped a memory, with whether it did on each track.
+    `caps` are the cap slots that apply to each memory; a cap only counts on a track on which
+    the memory is admitted."""
     if not plan.has_cap:
-        return capped
+        return []
     enforced = {group: tuple(i for i in group if plan.slots[i].enforced) for group in set(caps)}
     # Per memory, the caps that count on each track, in C: a tuple times False is empty.
     on_actual = list(map(mul, map(enforced.__getitem__, caps), map(_ADMITTED, admissions)))
     on_if = list(map(mul, caps, map(_ADMITTED_IF, admissions)))
+    stopped = _walk(plan, on_actual, memories)
     # When the caps match alike on both tracks (every cap enforced, both tracks admit alike),
     # the if-enforced walk would repeat the actual one step for step: walk once for both.
-    same = on_actual == on_if
-    _walk(plan, on_actual, memories, capped, track=0, both=same)
-    if not same:
-        _walk(plan, on_if, memories, capped, track=1, both=False)
-    return capped
+    if on_actual == on_if:
+        return [(m, i, True, True) for m, i in stopped]
+    tracks: dict[tuple[int, int], list[bool]] = {stop: [True, False] for stop in stopped}
+    for stop in _walk(plan, on_if, memories):
+        tracks.setdefault(stop, [False, False])[1] = True
+    return [(m, i, actual, as_if) for (m, i), (actual, as_if) in sorted(tracks.items())]
 
 
 def _walk(
-    plan: Plan,
-    matching: list[tuple[int, ...]],
-    memories: Sequence[Mapping[str, object]],
-    capped: dict[tuple[int, int], list[bool]],
-    *,
-    track: int,
-    both: bool,
-) -> None:
-    """One track's walk; `matching` are the caps that count for each memory on it."""
+    plan: Plan, matching: list[tuple[int, ...]], memories: Sequence[Mapping[str, object]]
+) -> list[tuple[int, int]]:
+    """One track's walk, `matching` being the caps that count for each memory on it: the
+    `(memory, cap)` pairs where a cap stopped a memory, in memory order."""
+    stopped: list[tuple[int, int]] = []
     counts = Counter(matching)
     binding = _binding(plan, matching, counts, memories)
     if not binding:
-        return
+        return stopped
     walked = {group: tuple(i for i in group if i in binding) for group in counts}
     rules = [slot.rule for slot in plan.slots]
     # Room left per cap slot; a cap without max_items never runs out of items.
@@ -76,9 +74,20 @@ def _walk(
     with_tokens = {
         caps for caps in walked.values() if any(tokens_left[i] is not None for i in caps)
     }
+    # Most memories meet one cap that counts items only: its slot, for the shortest step.
+    lone = {
+        caps: caps[0] for caps in walked.values() if len(caps) == 1 and caps not in with_tokens
+    }
     per_memory = list(map(walked.__getitem__, matching))
     for m in compress(range(len(memories)), per_memory):
         caps = per_memory[m]
+        i = lone.get(caps)
+        if i is not None:
+            if items_left[i] > 0:
+                items_left[i] -= 1
+            else:
+                stopped.append((m, i))
+            continue
         blocking = None
         if caps in with_tokens:
             tokens = _CHECK_INT(memories[m].get("tokens"))
@@ -105,10 +114,8 @@ def _walk(
                 for i in caps:
                     items_left[i] -= 1
         if blocking is not None:
-            flags = capped.setdefault((m, blocking), [False, False])
-            flags[track] = True
-            if both:
-                flags[1] = True
+            stopped.append((m, blocking))
+    return stopped
 
 
 def _binding(

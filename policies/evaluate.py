@@ -163,9 +163,7 @@ def _memory_stages(
         if would_refuse is None:
             redactions_if[m] = redactions[m] if as_if is actual else as_if.redactions()
 
-    for (m, i), (in_actual, in_if) in sorted(
-        run_budget(plan, admissions, sigs.caps, memories).items()
-    ):
+    for m, i, in_actual, in_if in run_budget(plan, admissions, sigs.caps, memories):
         slot = plan.slots[i]
         if in_actual:
             outcome[m], rule_id[m] = "cap", slot.rule.id
