@@ -75,7 +75,7 @@ def _walk(
         caps for caps in walked.values() if any(tokens_left[i] is not None for i in caps)
     }
     # Most memories meet one cap that counts items only: its slot, for the shortest step.
-    lone = {
+    lone: dict[tuple[int, ...], int] = {
         caps: caps[0] for caps in walked.values() if len(caps) == 1 and caps not in with_tokens
     }
     per_memory = list(map(walked.__getitem__, matching))
