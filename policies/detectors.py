@@ -37,6 +37,9 @@ def replacement(detector: str) -> str:
     return f"[redacted:{detector}]"
 
 
+_MARKERS: Final = {name: replacement(name).encode() for name in DETECTOR_NAMES}
+
+
 def luhn_valid(digits: str) -> bool:
     """The Luhn (mod 10) check used by payment card numbers."""
     total = 0
@@ -336,7 +339,7 @@ def redact_text(text: str, detectors: Collection[str], *, scanned: bool = False)
         if name not in wanted:
             continue
         regex, check = _COMPILED[name]
-        marker = replacement(name).encode()
+        marker = _MARKERS[name]
         pieces: list[bytes] = []
         position = 0
         for spans in _spans(regex, data):

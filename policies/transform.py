@@ -78,72 +78,101 @@ def redact_all(
         )
         present.update(compress(zip(group, possible, strict=True), possible))
     found: dict[int, Redacted] = {}
+    steps: dict[tuple[tuple[int, ...], frozenset[str]], _Steps] = {}
     for m, detectors in sorted(present.items()):
+        key = (redact_sets[m], detectors)
+        todo = steps.get(key)
+        if todo is None:
+            todo = steps[key] = _steps(plan, *key)
         memory = (ids[m], memories[m])
-        done = _redact_memory(
-            plan, admissions[m], redact_sets[m], memory, (headings[m], contents[m]), detectors
-        )
+        done = _redact_memory(plan, admissions[m], todo, memory, (headings[m], contents[m]))
         if done.decisions:
             found[m] = done
+    return found
+
+
+# Per redact slot that can hit a memory: its index, whether it is enforced, and the detectors
+# it names that can hit (in the rule's order).
+_Steps = list[tuple[int, bool, list[str]]]
+
+
+def _steps(plan: Plan, redacts: tuple[int, ...], present: frozenset[str]) -> _Steps:
+    """The `redacts` slots that name a detector in `present`, with those detectors: the same
+    for every memory with those slots and detectors (worked out once per evaluation)."""
+    found: _Steps = []
+    for i in redacts:
+        slot = plan.slots[i]
+        detectors = [name for name in slot.rule.detectors if name in present]
+        if detectors:
+            found.append((i, slot.enforced, detectors))
     return found
 
 
 def _redact_memory(
     plan: Plan,
     admission: Admission,
-    redacts: tuple[int, ...],
+    steps: _Steps,
     memory: tuple[str, Mapping[str, object]],
     texts: tuple[str, str],
-    present: frozenset[str],
 ) -> Redacted:
-    """Apply the `redacts` slots to one memory's heading and content on both tracks; `present`
-    are the detectors that can hit either. (Redaction only ever replaces what a detector looks
-    for with a marker, so no detector can hit more after it.)"""
+    """Apply the redact `steps` to one memory's heading and content on both tracks. (Redaction
+    only ever replaces what a detector looks for with a marker, so no detector can hit more
+    after it.)"""
     memory_id, values = memory
     actual = Track(*admission.admit, *texts, {}, set())
     # One track when every rule is enforced; otherwise the other track as if they all were.
     if_enforced = actual if plan.uniform else Track(*admission.admit_if, *texts, {}, set())
+    actual_admits = actual.outcome == "admit"
     decisions: list[Decision] = []
-    for i in redacts:
-        slot = plan.slots[i]
-        detectors = [name for name in slot.rule.detectors if name in present]
-        if not detectors:
-            continue
+    for i, enforced, detectors in steps:
         hits_actual: tuple[Redaction, ...] = ()
         hits_if: tuple[Redaction, ...] = ()
-        same_text = (actual.heading, actual.content) == (if_enforced.heading, if_enforced.content)
-        if slot.enforced and actual.outcome == "admit":
+        # (Identical texts are the common case: the tracks share their strings until one is
+        # redacted and the other is not.)
+        same_text = (
+            actual.heading is if_enforced.heading and actual.content is if_enforced.content
+        ) or (actual.heading, actual.content) == (if_enforced.heading, if_enforced.content)
+        if enforced and actual_admits:
             hits_actual = _redact(actual, detectors)
         if if_enforced is actual:
             hits_if = hits_actual
         elif if_enforced.outcome == "admit":
             if same_text and hits_actual:
                 hits_if = _copy_redaction(actual, if_enforced, hits_actual)
-            elif not (same_text and slot.enforced and actual.outcome == "admit"):
+            elif not (same_text and enforced and actual_admits):
                 hits_if = _redact(if_enforced, detectors)  # else: nothing was found above
         if hits_actual or hits_if:
             outcome = "redact" if hits_actual else "unchanged"
             outcome_if = "redact" if hits_if else "unchanged"
-            shown = hits_actual if slot.enforced else hits_if
+            shown = hits_actual if enforced else hits_if
             decisions.append(plan.decision(i, memory_id, values, outcome, outcome_if, shown))
     return Redacted(actual, if_enforced, decisions)
 
 
 def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
-    detectors = [name for name in detectors if name not in track.scanned]
+    scanned = track.scanned
+    detectors = [name for name in detectors if name not in scanned]
     if not detectors:
         return ()
-    track.scanned.update(detectors)
+    scanned.update(detectors)
+    heading = redact_text(track.heading, detectors, scanned=True)
+    content = redact_text(track.content, detectors, scanned=True)
+    if not (heading.counts or content.counts):
+        return ()
     hits: list[Redaction] = []
-    for field in ("heading", "content"):
-        done = redact_text(getattr(track, field), detectors, scanned=True)
+    counts = track.counts
+    for field, done in (("content", content), ("heading", heading)):  # sorted by field
         if done.counts:
-            setattr(track, field, done.text)
+            if field == "heading":
+                track.heading = done.text
+            else:
+                track.content = done.text
             for detector, count in done.counts:
                 hits.append(tuple.__new__(Redaction, (field, detector, count)))
                 key = (field, detector)
-                track.counts[key] = track.counts.get(key, 0) + count
-    return tuple(sorted(hits))
+                counts[key] = counts.get(key, 0) + count
+    hits.sort()
+    return tuple(hits)
 
 
 def _copy_redaction(
