@@ -149,6 +149,12 @@ class Bound:
     def explain(self, memory: Mapping[str, object], out: list[Evidence]) -> None:
         raise NotImplementedError
 
+    def evidence_for(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
+        """The evidence of every leaf, in order, for one memory."""
+        found: list[Evidence] = []
+        self.explain(memory, found)
+        return tuple(found)
+
 
 class _BoundLeaf(Bound):
     __slots__ = ("evidence", "leaf")
@@ -159,9 +165,14 @@ class _BoundLeaf(Bound):
         self.evidence = evidence
 
     def explain(self, memory: Mapping[str, object], out: list[Evidence]) -> None:
+        out.append(self._evidence(memory))
+
+    def evidence_for(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
+        return (self._evidence(memory),)  # one leaf: no list to collect into
+
+    def _evidence(self, memory: Mapping[str, object]) -> Evidence:
         if self.evidence is not None:
-            out.append(self.evidence)
-            return
+            return self.evidence
         spec = self.leaf.spec
         value = check_value(spec.kind, memory.get(spec.key))
         assert self.fn is not None  # a memory leaf: request leaves have their evidence already
@@ -170,7 +181,7 @@ class _BoundLeaf(Bound):
         except (TypeError, ValueError, OverflowError, AttributeError) as exc:
             # As when the rule fired (firing._guarded): e.g. a lone surrogate given to a regex.
             result = ConditionError("E002", f"comparison failed ({type(exc).__name__})")
-        out.append(self.leaf.evidence(value, result))
+        return self.leaf.evidence(value, result)
 
 
 class _BoundGroup(Bound):

@@ -34,6 +34,13 @@ from policies.transform import redact_all
 __all__ = ["evaluate"]
 
 _REQUEST_FIELDS = tuple(spec for spec in FIELDS.values() if spec.scope == "request")
+# A cap decision's (outcome, outcome_if_enforced, redactions, error), by whether the cap
+# stopped the memory on each track (actual, if enforced).
+_CAP_VERDICTS: dict[tuple[bool, bool], tuple[str, str, tuple[()], None]] = {
+    (actual, as_if): ("cap" if actual else "admit", "cap" if as_if else "admit", (), None)
+    for actual in (True, False)
+    for as_if in (True, False)
+}
 
 
 def evaluate(
@@ -163,18 +170,24 @@ def _memory_stages(
         if would_refuse is None:
             redactions_if[m] = redactions[m] if as_if is actual else as_if.redactions()
 
+    slots = plan.slots
+    refused_if = would_refuse is not None
     for m, i, in_actual, in_if in run_budget(plan, admissions, sigs.caps, memories):
-        slot = plan.slots[i]
+        slot = slots[i]
         if in_actual:
             outcome[m], rule_id[m] = "cap", slot.rule.id
-        if in_if and would_refuse is None:
+        if in_if and not refused_if:
             outcome_if[m], rule_id_if[m] = "cap", slot.rule.id
-        verdicts = ("cap" if in_actual else "admit", "cap" if in_if else "admit", (), None)
-        evidence = slot.evidence(memories[m])
         # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
-        found.setdefault(m, []).append(
-            tuple.__new__(Decision, (*slot.prefix, ids[m], evidence, *verdicts))
+        decision = tuple.__new__(
+            Decision,
+            (*slot.prefix, ids[m], slot.evidence(memories[m]), *_CAP_VERDICTS[in_actual, in_if]),
         )
+        known = found.get(m)
+        if known is None:
+            found[m] = [decision]
+        else:
+            known.append(decision)
 
     for m in sorted(found):
         decisions.extend(found[m])

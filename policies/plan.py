@@ -77,9 +77,7 @@ class Slot:
 
     def _explain(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
         assert self.bound is not None
-        collected: list[Evidence] = []
-        self.bound.explain(memory, collected)
-        return tuple(collected)
+        return self.bound.evidence_for(memory)
 
 
 def _cache_key(value: object) -> object:
