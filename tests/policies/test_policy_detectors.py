@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from policies.detectors import DETECTOR_NAMES, detectable, luhn_valid, redact_text, scan
@@ -203,6 +203,25 @@ def test_detectable_over_many_memories_is_detectable_over_each(
     for (heading, content), possible in zip(texts, together, strict=True):
         hit = {name for text in (heading, content) for name, _ in redact_text(text, names).counts}
         assert hit <= possible
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(pieces=st.lists(st.sampled_from([*_PIECES, "555 0134", "12 34 56", "x@y"]), max_size=8))
+def test_skipping_the_last_search_finds_every_hit(
+    pieces: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redaction stops searching once a detector's necessary condition fails on the rest of
+    the text (detectors._MORE): it redacts exactly what searching to the end redacts."""
+    from policies import detectors
+
+    text = " ".join(pieces)
+    shortcut = redact_text(text, DETECTOR_NAMES)
+    with monkeypatch.context() as patch:
+        patch.setattr(detectors, "_MORE", {})
+        full = redact_text(text, DETECTOR_NAMES)
+    assert (shortcut.text, shortcut.counts) == (full.text, full.counts)
 
 
 def test_lone_surrogates_redact_without_raising() -> None:
