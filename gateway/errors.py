@@ -4,6 +4,7 @@ GatewayError (code, detail)
 ├── InvalidRequestError      422 / 400: every bad field listed
 ├── UnauthenticatedError     401: missing, malformed, unknown or revoked key
 ├── ForbiddenError           403: wrong role, namespace or purpose the key may not use
+│   └── PolicyRefusedError   403: an enforced `require` rule refused; names its refusal receipt
 ├── NotFoundError            404: absent, or another tenant's (never 403 across tenants)
 ├── ConflictError            409: the state does not allow it (retired memory, reused key)
 ├── PayloadTooLargeError     413
@@ -22,6 +23,7 @@ __all__ = [
     "InvalidRequestError",
     "NotFoundError",
     "PayloadTooLargeError",
+    "PolicyRefusedError",
     "UnauthenticatedError",
     "UnavailableError",
 ]
@@ -61,6 +63,22 @@ class UnauthenticatedError(GatewayError):
 
 class ForbiddenError(GatewayError):
     code = "forbidden"
+
+
+class PolicyRefusedError(ForbiddenError):
+    """The policy in force refused the request before anything was read.
+
+    `receipt_id` is the refusal's receipt, written in the request's transaction: the unit of work
+    commits it although the request fails. None only when it could not be written; the request
+    is refused all the same."""
+
+    code = "policy_refused"
+
+    def __init__(self, rule_id: str, reason: str, *, receipt_id: str | None = None) -> None:
+        super().__init__(f"refused by policy rule {rule_id}: {reason}")
+        self.rule_id = rule_id
+        self.reason = reason
+        self.receipt_id = receipt_id
 
 
 class NotFoundError(GatewayError):

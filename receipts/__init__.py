@@ -4,7 +4,8 @@ Pure: depends only on the standard library, ``cryptography`` and ``rfc8785``; re
 draws randomness only in the key-generation functions. Modules, one concept each:
 
 - `receipts.canonical`  RFC 8785 canonical bytes (no floats, ASCII keys), strict decoding
-- `receipts.body`       the receipt header fields: schema, tenant, log {seq, prev}, bundle
+- `receipts.body`       the receipt header fields: schema, tenant, log {seq, prev}, bundle;
+                        what a refusal must say
 - `receipts.dsse`       DSSE v1 envelope and PAE
 - `receipts.keyring`    keyring file, per-tenant HKDF subkeys, Ed25519 keys, rotation
 - `receipts.keyfiles`   owner-only key files, Ed25519 private key PEM
@@ -19,8 +20,10 @@ Not done here, deliberately: storage, clocks, ids, HTTP. The gateway owns those.
 """
 
 from receipts.body import (
+    EMPTY_BUNDLE_SHA256,
     GENESIS_PREV,
     RECEIPT_SCHEMA,
+    REFUSAL_KIND,
     ReceiptHeader,
     bundle_field,
     check_bundle,
@@ -88,11 +91,13 @@ from receipts.signing import Signer, verify_envelope
 from receipts.verify import ReceiptCheck, VerifyReport, verify_export, verify_receipt
 
 __all__ = [
+    "EMPTY_BUNDLE_SHA256",
     "EMPTY_ROOT",
     "ERROR_CODES",
     "GENESIS_PREV",
     "PAYLOAD_TYPE",
     "RECEIPT_SCHEMA",
+    "REFUSAL_KIND",
     "BundleMismatchError",
     "CanonicalizationError",
     "ChainBreakError",

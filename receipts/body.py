@@ -17,6 +17,15 @@ every receipt carries::
 (`receipts.merkle.leaf_hash`) of the receipt with ``seq - 1``, or `GENESIS_PREV` for seq 1, so
 the log is a hash chain as well as a Merkle tree. ``bundle`` describes the exact bytes delivered
 to the agent (`bundle_field`).
+
+One kind is checked further: a **refusal** (``"kind": "refusal"``) is the receipt of a request
+that policy refused before anything was read. It delivered nothing, so its ``bundle`` is the
+empty delivery (``bytes`` 0, ``sha256`` of the empty string), and it names what refused it::
+
+    "refused": {"rule_id": "<non-empty string>", "reason": "<string>"}
+
+A refusal that claims delivered bytes, or names no rule, is ``malformed``. Other kinds are not
+read past the header, so receipts written before refusals existed verify unchanged.
 """
 
 from __future__ import annotations
@@ -30,8 +39,10 @@ from typing import Any, Final
 from receipts.errors import BundleMismatchError, MalformedError
 
 __all__ = [
+    "EMPTY_BUNDLE_SHA256",
     "GENESIS_PREV",
     "RECEIPT_SCHEMA",
+    "REFUSAL_KIND",
     "ReceiptHeader",
     "bundle_field",
     "check_bundle",
@@ -40,6 +51,8 @@ __all__ = [
 
 RECEIPT_SCHEMA: Final = "ctxgw.receipt/v1"
 GENESIS_PREV: Final = "0" * 64
+REFUSAL_KIND: Final = "refusal"
+EMPTY_BUNDLE_SHA256: Final = hashlib.sha256(b"").hexdigest()
 _HEX_DIGEST: Final = re.compile(r"[0-9a-f]{64}")
 
 
@@ -71,7 +84,25 @@ def read_header(body: Mapping[str, Any]) -> ReceiptHeader:
     if not isinstance(sha256, str) or not _HEX_DIGEST.fullmatch(sha256):
         raise MalformedError("bundle.sha256 is not 64 lowercase hex digits", receipt_id=receipt_id)
     size = _integer(bundle, "bytes", "bundle.bytes", minimum=0)
+    if body.get("kind") == REFUSAL_KIND:
+        _check_refusal(body, receipt_id, sha256, size)
     return ReceiptHeader(receipt_id, tenant_id, seq, prev, sha256, size)
+
+
+def _check_refusal(body: Mapping[str, Any], receipt_id: str, sha256: str, size: int) -> None:
+    if size != 0 or sha256 != EMPTY_BUNDLE_SHA256:
+        raise MalformedError(
+            "a refusal delivered nothing: its bundle must be the empty delivery",
+            receipt_id=receipt_id,
+        )
+    refused = body.get("refused")
+    rule_id = refused.get("rule_id") if isinstance(refused, dict) else None
+    reason = refused.get("reason") if isinstance(refused, dict) else None
+    if not isinstance(rule_id, str) or not rule_id or not isinstance(reason, str):
+        raise MalformedError(
+            "a refusal must name the rule that refused it (refused.rule_id, refused.reason)",
+            receipt_id=receipt_id,
+        )
 
 
 def bundle_field(delivered: bytes) -> dict[str, object]:

@@ -1,7 +1,8 @@
 """One mapping from errors to RFC 9457 problem details, at the edge.
 
 Every problem carries a stable `code` (clients switch on it, never on `detail`) and, for
-validation failures, `errors`: every bad field with its message.
+validation failures, `errors`: every bad field with its message. A policy refusal
+(`policy_refused`) carries `receipt_id`, the refusal's receipt (null if it could not be written).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from gateway.errors import (
     InvalidRequestError,
     NotFoundError,
     PayloadTooLargeError,
+    PolicyRefusedError,
     UnauthenticatedError,
     UnavailableError,
 )
@@ -77,6 +79,8 @@ def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[
         if exc.code in _BAD_REQUEST_CODES:
             status = 400
         extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.fields]
+    if isinstance(exc, PolicyRefusedError):
+        extra["receipt_id"] = exc.receipt_id  # the refusal's receipt; null if it failed to write
     return problem(status, exc.code, exc.detail, **extra)
 
 

@@ -1,9 +1,11 @@
 """Every disclosure, one shape: judge by the policy in force, decide in the pure core, then write
 the receipt in the same transaction before anything is answered (ARCHITECTURE §1, rules 1-3).
 
-Each function returns the exact payload to send and its receipt id. The receipt's `bundle` hashes
-the exact bytes delivered: the bundle string for context; for search, timeline and fetch the
-RFC 8785 form of the disclosed list as sent (an auditor re-canonicalizes the response field).
+Each function returns the exact payload to send and its receipt id, or raises
+`PolicyRefusedError` once the refusal is receipted (`gateway.usecases.refusal`). The receipt's
+`bundle` hashes the exact bytes delivered: the bundle string for context; for search, timeline
+and fetch the RFC 8785 form of the disclosed list as sent (an auditor re-canonicalizes the
+response field).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from gateway.usecases.policy import (
     PolicyRegistry,
     memory_view,
     policy_gate,
-    refuse_unless_required_met,
     request_view,
     verdict,
 )
@@ -45,6 +46,7 @@ from gateway.usecases.records import (
     memory_payload,
     timeline_entry,
 )
+from gateway.usecases.refusal import Disclosure, judge_request
 from policies import Evaluation, evaluate
 
 __all__ = ["SNIPPET_CHARS", "Disclosed", "Discloser"]
@@ -80,11 +82,32 @@ class Discloser:
         }
 
     async def _policy(
-        self, conn: Connection, principal: Principal, view: dict[str, object], now: datetime
-    ) -> tuple[PolicyInForce, Evaluation]:
-        principal.require_purpose(view["purpose"] if isinstance(view["purpose"], str) else None)
-        policy = await self.policies.in_force(conn, principal.tenant_id, now)
-        return policy, refuse_unless_required_met(policy, view, now)
+        self,
+        conn: Connection,
+        principal: Principal,
+        view: dict[str, object],
+        *,
+        disclosure: Disclosure,
+        request: dict[str, Any],
+        at: datetime,
+        issued_at: datetime,
+    ) -> PolicyInForce:
+        """The policy in force at `at`, once the request stage lets the request through; a
+        refusal is receipted before it is raised (`gateway.usecases.refusal`)."""
+        principal.require_purpose(request["purpose"])
+        policy = await self.policies.in_force(conn, principal.tenant_id, at)
+        await judge_request(
+            conn,
+            self.recorder,
+            principal,
+            policy,
+            view,
+            disclosure=disclosure,
+            request=request,
+            at=at,
+            issued_at=issued_at,
+        )
+        return policy
 
     async def context(
         self,
@@ -97,10 +120,15 @@ class Discloser:
         """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
         liveness, the policy in force and its time predicates are all pinned to that instant."""
         at = as_of or now
-        principal.require_purpose(request.purpose)
-        view = context_view(principal, request)
-        policy = await self.policies.in_force(conn, principal.tenant_id, at)
-        refuse_unless_required_met(policy, view, at)
+        policy = await self._policy(
+            conn,
+            principal,
+            context_view(principal, request),
+            disclosure="context",
+            request=context_request(request, as_of),
+            at=at,
+            issued_at=now,
+        )
         inputs = await retrieval.gather_context(
             conn,
             self.embedder,
@@ -195,7 +223,16 @@ class Discloser:
         now: datetime,
     ) -> Disclosed:
         view = request_view(principal, purpose=purpose, namespaces=namespaces, budget_tokens=None)
-        policy, _ = await self._policy(conn, principal, view, now)
+        request: dict[str, Any] = {
+            "query": query,
+            "namespaces": list(namespaces),
+            "memory_types": list(memory_types) if memory_types else None,
+            "limit": limit,
+            "purpose": purpose,
+        }
+        policy = await self._policy(
+            conn, principal, view, disclosure="search", request=request, at=now, issued_at=now
+        )
         outcome = await retrieval.search(
             conn,
             self.embedder,
@@ -249,13 +286,7 @@ class Discloser:
             policy=policy,
             evaluation=evaluation,
             delivered=results,
-            request={
-                "query": query,
-                "namespaces": list(namespaces),
-                "memory_types": list(memory_types) if memory_types else None,
-                "limit": limit,
-                "purpose": purpose,
-            },
+            request=request,
             members={
                 "assembler": self._assembler(),
                 "candidates": sorted(
@@ -285,7 +316,10 @@ class Discloser:
         now: datetime,
     ) -> Disclosed:
         view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
-        policy, _ = await self._policy(conn, principal, view, now)
+        request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
+        policy = await self._policy(
+            conn, principal, view, disclosure="timeline", request=request, at=now, issued_at=now
+        )
         found = await retrieval.timeline(conn, principal, ids)
         evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in found.entries], now)
         judged = verdict(evaluation, found.entries)
@@ -301,7 +335,7 @@ class Discloser:
             policy=policy,
             evaluation=evaluation,
             delivered=entries,
-            request={"ids": list(ids), "purpose": purpose},
+            request=request,
             members={
                 "included": [{"memory_id": v.memory_id} for v in shown],
                 "excluded": [exclusion(e) for e in excluded],
@@ -324,7 +358,10 @@ class Discloser:
         now: datetime,
     ) -> Disclosed:
         view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
-        policy, _ = await self._policy(conn, principal, view, now)
+        request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
+        policy = await self._policy(
+            conn, principal, view, disclosure="fetch", request=request, at=now, issued_at=now
+        )
         unique = list(dict.fromkeys(ids))
         versions = await retrieval.readable_versions(conn, principal, unique)
         live: list[MemoryVersion] = []
@@ -362,7 +399,7 @@ class Discloser:
             policy=policy,
             evaluation=evaluation,
             delivered=memories,
-            request={"ids": list(ids), "purpose": purpose},
+            request=request,
             members={
                 "included": [
                     {

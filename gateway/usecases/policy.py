@@ -17,10 +17,10 @@ from gateway.core.gate import Gate, GateVerdict
 from gateway.core.model import Candidate, Exclusion, MemoryId
 from gateway.errors import (
     FieldError,
-    ForbiddenError,
     InvalidRequestError,
     NotFoundError,
     PayloadTooLargeError,
+    PolicyRefusedError,
 )
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
@@ -48,6 +48,7 @@ __all__ = [
     "memory_view",
     "policy_gate",
     "refuse_unless_required_met",
+    "request_stage",
     "request_view",
     "upload_bundle",
 ]
@@ -162,16 +163,21 @@ def memory_view(memory: Candidate | MemoryVersion) -> dict[str, object]:
     }
 
 
+def request_stage(policy: PolicyInForce, view: Mapping[str, object], now: datetime) -> Evaluation:
+    """Run the request stage alone (no memories); `refused` is set when an enforced `require`
+    is not met."""
+    return evaluate(policy.bundle, view, [], now)
+
+
 def refuse_unless_required_met(
     policy: PolicyInForce, view: Mapping[str, object], now: datetime
 ) -> Evaluation:
-    """Run the request stage alone; an enforced `require` that is not met refuses (403)."""
-    evaluation = evaluate(policy.bundle, view, [], now)
+    """The request stage as a bare gate: an enforced `require` that is not met raises
+    `PolicyRefusedError` (403) and records nothing. Disclosures go through
+    `gateway.usecases.refusal.judge_request`, which receipts the refusal first."""
+    evaluation = request_stage(policy, view, now)
     if evaluation.refused is not None:
-        raise ForbiddenError(
-            f"refused by policy rule {evaluation.refused.rule_id}: {evaluation.refused.reason}",
-            code="policy_refused",
-        )
+        raise PolicyRefusedError(evaluation.refused.rule_id, evaluation.refused.reason)
     return evaluation
 
 

@@ -46,13 +46,16 @@ class Recorder:
         kind: str,
         issued_at: datetime,
         purpose: str | None,
-        delivered: bytes,
+        delivered: bytes | None,
         members: Mapping[str, Any],
         disclosed_ids: Sequence[str],
         policy_digest: str | None,
         parent_receipt_id: str | None = None,
     ) -> str:
-        """Append the receipt of one disclosure inside the caller's transaction; its id."""
+        """Append the receipt of one disclosure inside the caller's transaction; its id.
+
+        `delivered` None: nothing reached the caller (a refusal). The body's `bundle` is then the
+        empty delivery and the row's `bundle_sha256` is NULL, so no bundle is ever looked up."""
         receipt_id = self.new_id(issued_at)
         tenant_id = principal.tenant_id
 
@@ -72,7 +75,7 @@ class Recorder:
                         "role": principal.role,
                         "purpose": purpose,
                     },
-                    "bundle": bundle_field(delivered),
+                    "bundle": bundle_field(delivered or b""),
                     "parent_receipt_id": parent_receipt_id,
                 }
             )
@@ -88,7 +91,7 @@ class Recorder:
                 agent_id=principal.agent_id,
                 key_id=principal.key_id,
                 issued_at=issued_at,
-                bundle_sha256=hashlib.sha256(delivered).hexdigest(),
+                bundle_sha256=None if delivered is None else hashlib.sha256(delivered).hexdigest(),
                 policy_digest=policy_digest,
                 parent_receipt_id=parent_receipt_id,
                 disclosed_ids=disclosed_ids,

@@ -8,6 +8,10 @@
 
 Each writes its own receipt (kind `replay`, `parent_receipt_id`) with every member a context
 receipt has, so a replay can itself be replayed.
+
+A refusal (a request an enforced `require` refused, kind `refusal`) has no bundle to rebuild: its
+replay judges the recorded request stage again, in `gateway.usecases.refusal`, which says what
+each mode does for it (exact and what_if; current is a 422).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
 from gateway.usecases.disclosure import Discloser, assemble_under, context_view
 from gateway.usecases.policy import PolicyInForce, lint_or_reject
+from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
 from policies import Evaluation
 from receipts import decode_body
 
@@ -229,11 +234,10 @@ class Replayer:
         loaded = lint_or_reject(source, "policy_yaml")
         return PolicyInForce(loaded.digest, loaded.bundle.mode, loaded.bundle, activated=False)
 
-    async def recorded_policy(self, conn: Connection, recorded: Recorded) -> PolicyInForce:
-        record = recorded.body["policy"]
-        bundle = await self.discloser.policies.bundle(
-            conn, recorded.body["tenant_id"], record["digest"]
-        )
+    async def recorded_policy(self, conn: Connection, body: dict[str, Any]) -> PolicyInForce:
+        """The policy a receipt records: its bundle by digest, with the recorded mode."""
+        record = body["policy"]
+        bundle = await self.discloser.policies.bundle(conn, body["tenant_id"], record["digest"])
         mode: Literal["enforce", "log_only"] = (
             "log_only" if record["mode"] == "log_only" else "enforce"
         )
@@ -253,7 +257,20 @@ class Replayer:
         policy_yaml: str | None = None,
     ) -> Replayed:
         principal.require_role("auditor", "admin")
-        recorded = read_recorded(await find_visible(conn, principal, receipt_id))
+        row = await find_visible(conn, principal, receipt_id)
+        if row.kind in (REFUSAL_KIND, REFUSAL_REPLAY_KIND):
+            refusal = read_refusal(row, mode)  # 422 for current, and for a refusal's replay
+            if mode == "what_if":
+                policy = await self.candidate_policy(
+                    conn, principal.tenant_id, policy_digest, policy_yaml
+                )
+            else:
+                policy = await self.recorded_policy(conn, refusal.body)
+            payload, replay_id = await replay_refusal(
+                conn, self.discloser.recorder, principal, refusal, mode, policy, now
+            )
+            return Replayed(payload, replay_id)
+        recorded = read_recorded(row)
         problems: list[Problem] = []
         assembler = recorded.body["assembler"]
         version = assembler_version(recorded)
@@ -272,7 +289,7 @@ class Replayer:
                 conn, principal.tenant_id, policy_digest, policy_yaml
             )
         else:
-            policy = await self.recorded_policy(conn, recorded)
+            policy = await self.recorded_policy(conn, recorded.body)
         if mode == "current":
             at = now
             if assembler["embedder"]["model"] != self.discloser.embedder.model:

@@ -110,6 +110,58 @@ def sample_body(
     }
 
 
+def refusal_body(tenant_id: str, seq: int, prev: str, receipt_id: str) -> dict[str, Any]:
+    """A refusal receipt shaped as the gateway writes it: a search an enforced require refused,
+    delivering nothing."""
+    refused = {"rule_id": "need-purpose", "reason": "Every assembly declares a purpose"}
+    return {
+        "schema": RECEIPT_SCHEMA,
+        "receipt_id": receipt_id,
+        "kind": "refusal",
+        "tenant_id": tenant_id,
+        "log": {"seq": seq, "prev": prev},
+        "issued_at": "2026-01-15T09:31:00.000000Z",
+        "subject": {"agent_id": "agent-7", "key_id": "key_a1", "role": "agent", "purpose": None},
+        "disclosure": "search",
+        "request": {
+            "query": "open tickets",
+            "namespaces": ["support"],
+            "memory_types": None,
+            "limit": 10,
+            "purpose": None,
+        },
+        "at": "2026-01-15T09:31:00.000000Z",
+        "policy": {
+            "digest": "sha256:" + "ab" * 32,
+            "mode": "enforce",
+            "decisions": [
+                {
+                    "rule_id": "need-purpose",
+                    "stage": "request",
+                    "effect": "require",
+                    "applied": True,
+                    "outcome": "refuse",
+                    "outcome_if_enforced": "refuse",
+                    "evidence": [
+                        {
+                            "field": "request.purpose",
+                            "op": "exists",
+                            "expected": None,
+                            "actual": None,
+                            "result": "false",
+                        }
+                    ],
+                }
+            ],
+            "outcomes": [],
+            "refused": refused,
+        },
+        "refused": refused,
+        "bundle": bundle_field(b""),
+        "parent_receipt_id": None,
+    }
+
+
 @dataclass(frozen=True)
 class Entry:
     seq: int

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from receipts import (
+    GENESIS_PREV,
+    BundleMismatchError,
     Envelope,
     Keyring,
     Signature,
@@ -33,6 +35,7 @@ from receipts import (
     verify_export,
     verify_receipt,
 )
+from tests.receipts.conftest import refusal_body
 
 if TYPE_CHECKING:
     from conftest import LogBuilder
@@ -48,6 +51,7 @@ GENERATED = (
     "checkpoint_good.txt",
     "checkpoint_old.txt",
     "bundle_rcp-acme-0003.txt",
+    "export_refusal.jsonl",
 )
 
 
@@ -55,7 +59,16 @@ def _pretty(obj: object) -> bytes:
     return (json.dumps(obj, indent=2, ensure_ascii=False) + "\n").encode()
 
 
-def _bad_variants(log: LogBuilder, globex: LogBuilder) -> list[dict[str, Any]]:
+def _refusal_log(new_log: Callable[[str], LogBuilder]) -> LogBuilder:
+    """Tenant initech: a refusal at seq 1, then a context receipt chained to it."""
+    log = new_log("initech")
+    log.append(refusal_body("initech", 1, GENESIS_PREV, "rcp-initech-0001"))
+    return log.extend(1)
+
+
+def _bad_variants(
+    log: LogBuilder, globex: LogBuilder, refusals: LogBuilder
+) -> list[dict[str, Any]]:
     signer = log.signer
     good, other = log.entries[2], log.entries[1]
     env = good.envelope
@@ -67,6 +80,7 @@ def _bad_variants(log: LogBuilder, globex: LogBuilder) -> list[dict[str, Any]]:
         change(copy)
         return canonicalize(copy)
 
+    good_bundle = body["bundle"]
     reserialized = json.dumps(body, indent=1, ensure_ascii=False).encode()
     with_float = good.body.replace(
         b'"budget":{"budget_tokens":800,', b'"budget":{"budget_tokens":800,"ratio":0.5,'
@@ -102,6 +116,24 @@ def _bad_variants(log: LogBuilder, globex: LogBuilder) -> list[dict[str, Any]]:
         ("no_signatures", "malformed", "acme", Envelope(good.body, env.payload_type, ())),
         ("receipt_of_another_tenant", "tenant_mismatch", "acme", globex.entries[0].envelope),
     ]  # fmt: skip
+    refusal = json.loads(refusals.entries[0].body)
+
+    def refusal_signed(change: Callable[[dict[str, Any]], None]) -> Envelope:
+        # Signed by the right key: only the shape check can catch these.
+        copy = json.loads(json.dumps(refusal))
+        change(copy)
+        return signer.sign(canonicalize(copy), "initech")
+
+    cases += [
+        ("refusal_with_a_nonempty_bundle_hash", "malformed", "initech",
+         refusal_signed(lambda b: b.update(bundle={"sha256": "00" * 32, "bytes": 0}))),
+        ("refusal_claiming_a_bundle", "malformed", "initech",
+         refusal_signed(lambda b: b.update(bundle=good_bundle))),
+        ("refusal_naming_no_rule", "malformed", "initech",
+         refusal_signed(lambda b: b.pop("refused"))),
+        ("refusal_with_an_empty_rule_id", "malformed", "initech",
+         refusal_signed(lambda b: b["refused"].update(rule_id=""))),
+    ]  # fmt: skip
     return [
         {"name": name, "code": code, "tenant_id": tenant, "envelope": envelope.to_json()}
         for name, code, tenant, envelope in cases
@@ -113,6 +145,7 @@ def _build_vectors(
 ) -> dict[str, bytes]:
     log = new_log("acme").extend(5)
     globex = new_log("globex").extend(1)
+    refusals = _refusal_log(new_log)
     good = log.entries[2]
     return {
         "keyring.json": (json.dumps(keyring.to_json(), indent=2, sort_keys=True) + "\n").encode(),
@@ -125,11 +158,12 @@ def _build_vectors(
                 "envelope": good.envelope.to_json(),
             }
         ),
-        "receipts_bad.json": _pretty(_bad_variants(log, globex)),
+        "receipts_bad.json": _pretty(_bad_variants(log, globex, refusals)),
         "export_good.jsonl": "".join(log.lines(checkpoint=log.checkpoint())).encode(),
         "checkpoint_good.txt": log.checkpoint().encode(),
         "checkpoint_old.txt": log.checkpoint(3).encode(),
         "bundle_rcp-acme-0003.txt": good.bundle,
+        "export_refusal.jsonl": "".join(refusals.lines(checkpoint=refusals.checkpoint())).encode(),
     }
 
 
@@ -188,3 +222,16 @@ def test_golden_export_verifies() -> None:
     assert (report.receipts, report.complete, report.proven) == (5, True, 5)
     assert report.receipt is not None
     assert report.receipt.bundle_checked
+
+
+def test_golden_refusal_export_verifies() -> None:
+    """A refusal chains, signs and proves like any receipt; the bundle it delivered is empty."""
+    keyring = Keyring.load(VECTORS / "keyring.json")
+    lines = (VECTORS / "export_refusal.jsonl").read_text(encoding="utf-8").splitlines()
+    report = verify_export(lines, keyring, bundle=b"", receipt_id="rcp-initech-0001")
+    assert (report.tenant_id, report.receipts, report.complete) == ("initech", 2, True)
+    assert report.receipt is not None and report.receipt.bundle_checked
+    refusal = decode_body(Envelope.from_json(json.loads(lines[0])["envelope"]).payload)
+    assert refusal["kind"] == "refusal" and refusal["bundle"]["bytes"] == 0
+    with pytest.raises(BundleMismatchError):
+        verify_export(lines, keyring, bundle=b"anything", receipt_id="rcp-initech-0001")
