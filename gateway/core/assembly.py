@@ -16,6 +16,12 @@ memory in both lists is a retrieval candidate; its index line keeps the index po
 
 The bundle never contains the task. With no live memory at all (``total_live == 0`` and nothing
 live passed in) it says so; below the smallest header's cost it is the empty string.
+
+The count in the index's "…N more" line is ``total_live`` minus the lines shown, and
+``total_live`` counts every live memory in scope, denied ones too. So when the caller's gate can
+deny (``withhold_count``, which the caller decides from the policy's shape, never from the
+data), the line states no count: otherwise it would tell the agent how many memories it may not
+see (from :data:`ASSEMBLER_VERSION` on; earlier versions always state it).
 """
 
 from __future__ import annotations
@@ -48,19 +54,26 @@ __all__ = [
     "AssemblyInputError",
     "assemble",
     "takes_slack",
+    "withholds_count",
 ]
 
 # Names the rendering and fill rules for receipts: exact replay of a receipt is only promised by
 # an assembler that still builds the version that wrote it. Bump it with any change to the bytes
 # a bundle is made of, and keep building the old versions (``version=``) so old receipts replay.
 _FIXED_INDEX_SHARE = "assemble/2026-11-29.1"  # the index kept to its share
-ASSEMBLER_VERSION = "assemble/2026-11-30.1"  # room the memories leave flows back to the index
-ASSEMBLER_VERSIONS = frozenset({_FIXED_INDEX_SHARE, ASSEMBLER_VERSION})
+_ALWAYS_COUNTED = "assemble/2026-11-30.1"  # room the memories leave flows back to the index
+ASSEMBLER_VERSION = "assemble/2026-11-30.2"  # no count in "…more" when the gate can deny
+ASSEMBLER_VERSIONS = frozenset({_FIXED_INDEX_SHARE, _ALWAYS_COUNTED, ASSEMBLER_VERSION})
 
 
 def takes_slack(version: str) -> bool:
     """Whether assembler ``version`` lets the index grow into room the memories left."""
     return version != _FIXED_INDEX_SHARE
+
+
+def withholds_count(version: str) -> bool:
+    """Whether assembler ``version`` honours ``withhold_count`` (earlier ones always count)."""
+    return version not in (_FIXED_INDEX_SHARE, _ALWAYS_COUNTED)
 
 
 class AssemblyInputError(ValueError):
@@ -109,6 +122,7 @@ def assemble(
     tokenizer: Tokenizer,
     now: datetime,
     gate: Gate | None = None,
+    withhold_count: bool = False,
     version: str = ASSEMBLER_VERSION,
 ) -> Assembly:
     """Build the bundle for ``request`` from the store's candidates, at the pinned ``now``.
@@ -116,7 +130,10 @@ def assemble(
     ``index_entries`` come ordered by confidence desc then memory_id and roughly cut by the store
     (to :func:`gateway.core.fill.index_reach`); ``total_live`` counts the live memories in the
     namespaces. ``gate`` is called exactly once (see :mod:`gateway.core.gate`); without it
-    everything live is admitted unchanged. ``version`` is one of :data:`ASSEMBLER_VERSIONS`.
+    everything live is admitted unchanged. ``withhold_count``: the gate can deny memories (the
+    caller judges it from the policy alone, so that whether the count is shown says nothing about
+    the data); the index's "more" line then states no count, where ``version`` supports it (see
+    :func:`withholds_count`). ``version`` is one of :data:`ASSEMBLER_VERSIONS`.
     """
     if version not in ASSEMBLER_VERSIONS:
         raise AssemblyInputError(f"unknown assembler version {version!r}")
@@ -126,6 +143,7 @@ def assemble(
     index_order = _unique(index_entries, set())
     index_only = _unique(index_entries, seen)
     _check_inputs(request, [*retrieved, *index_only], total_live, now)
+    with_count = not (withhold_count and withholds_count(version))
 
     excluded: dict[MemoryId, Exclusion] = {}
     live_retrieved = split_live(retrieved, now)
@@ -180,6 +198,7 @@ def assemble(
         empty=total_live == 0 and not live_retrieved.live and not live_index_only.live,
         tokenizer=tokenizer,
         slack_to_index=index_takes_slack(request, assembler_allows=takes_slack(version)),
+        with_count=with_count,
     )
 
     for position, r in enumerate(top):
@@ -214,6 +233,7 @@ def assemble(
             shown=len(shown_ids),
             total_live=total_live,
             tokens=layout.index_tokens,
+            count_withheld=not with_count,
         ),
         included=included,
         excluded=tuple(excluded[k] for k in sorted(excluded)),
@@ -270,6 +290,7 @@ def _layout(
     empty: bool,
     tokenizer: Tokenizer,
     slack_to_index: bool,
+    with_count: bool,
 ) -> _Layout:
     budget = request.budget_tokens
     off = "the request turned the index off"
@@ -283,7 +304,7 @@ def _layout(
         truncated = small if request.include_index else off
         return _Layout("", 0, 0, 0, 0, (), truncated, None, None, ())
     share = index_share(request)
-    fitted = fit_index(tokenizer, header, lines, total_live, share, budget)
+    fitted = fit_index(tokenizer, header, lines, total_live, share, budget, with_count=with_count)
     prefix = header + (SEPARATOR + fitted.section if fitted.section else "")
     tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill)
     bundle, tokens, truncated = (
@@ -302,6 +323,7 @@ def _layout(
             rest,
             budget,
             tokens=tail.tokens,
+            with_count=with_count,
         )
         if grown.shown > fitted.shown:
             truncated = (

@@ -107,11 +107,15 @@ def fit_index(
     total_live: int,
     share: int,
     budget: int,
+    *,
+    with_count: bool = True,
 ) -> IndexFit:
     """The longest prefix of ``lines`` whose section fits ``share`` and, after ``header``, ``budget``.
 
     The index is a prefix by construction (lines are ordered by confidence), so a cut index ends
-    with "…N more, use search" where N counts the live memories not listed.
+    with "…N more, use search" where N counts the live memories not listed; with ``with_count``
+    False, with the line :data:`gateway.core.render.MORE_UNCOUNTED` instead, which costs the same
+    whatever ``total_live`` is.
     """
     if share <= 0:
         return _NO_INDEX
@@ -121,7 +125,7 @@ def fit_index(
 
     def more_cost(shown: int) -> int:
         left = remaining(shown)
-        return tokenizer.count("\n" + more_line(left)) if left > 0 else 0
+        return tokenizer.count("\n" + more_line(left, with_count=with_count)) if left > 0 else 0
 
     title_cost = tokenizer.count(INDEX_TITLE)
     line_costs = [tokenizer.count("\n" + line) for line in lines]
@@ -136,7 +140,7 @@ def fit_index(
         if estimate <= share:
             best = shown
     for shown in range(best, -1, -1):
-        section = index_section(lines[:shown], remaining(shown))
+        section = index_section(lines[:shown], remaining(shown), with_count=with_count)
         tokens = tokenizer.count(section)
         if tokens > share:
             continue
@@ -156,15 +160,19 @@ def grow_index(
     budget: int,
     *,
     tokens: int,
+    with_count: bool = True,
 ) -> tuple[IndexFit, int]:
     """``fitted`` refitted into the room left after ``header``, the index and ``tail`` (the
     bundle's text after the index section, as filled), with the bundle's exact count: never
     fewer lines, and the whole bundle still within ``budget``. ``tokens`` is the exact count of
-    the bundle as it stands. Like :func:`fill_tail`, an estimate checked by an exact count.
+    the bundle as it stands; ``with_count`` as for :func:`fit_index` (and as ``fitted`` was made).
+    Like :func:`fill_tail`, an estimate checked by an exact count.
     """
     share = fitted.tokens + budget - tokens
     while share > fitted.tokens and fitted.shown < len(lines):
-        grown = fit_index(tokenizer, header, lines, total_live, share, budget)
+        grown = fit_index(
+            tokenizer, header, lines, total_live, share, budget, with_count=with_count
+        )
         if grown.shown <= fitted.shown:
             break
         counted = tokenizer.count(header + SEPARATOR + grown.section + tail)

@@ -30,12 +30,17 @@ def exclusion_record(exclusion: Exclusion) -> dict[str, JSONValue]:
 
 @dataclass(frozen=True, slots=True)
 class IndexReport:
-    """Tier 1: the ids shown (in index order), how many, the live total and the section's tokens."""
+    """Tier 1: the ids shown (in index order), how many, the live total and the section's tokens.
+
+    ``count_withheld``: the "more" line (when the index is cut) states no count, because the
+    policy could deny memories and ``total_live`` counts them too.
+    """
 
     entries: tuple[MemoryId, ...]
     shown: int
     total_live: int
     tokens: int
+    count_withheld: bool = False
 
     def to_record(self) -> dict[str, JSONValue]:
         return {
@@ -43,6 +48,7 @@ class IndexReport:
             "shown": self.shown,
             "total_live": self.total_live,
             "tokens": self.tokens,
+            "count_withheld": self.count_withheld,
         }
 
 

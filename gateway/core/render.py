@@ -24,6 +24,7 @@ __all__ = [
     "EMPTY_NAMESPACES",
     "HEADERS",
     "INDEX_TITLE",
+    "MORE_UNCOUNTED",
     "SEPARATOR",
     "TAIL_TITLE",
     "index_line",
@@ -48,6 +49,9 @@ HEADERS: tuple[str, ...] = (
 INDEX_TITLE = "## Index: id | type | confidence | heading"
 TAIL_TITLE = "## Memories in full"
 EMPTY_NAMESPACES = "No memories are stored in these namespaces yet."
+# The "more" line when its count is withheld: under a policy that can deny memories, the count of
+# live memories not listed would include the denied ones, and so tell how many are hidden.
+MORE_UNCOUNTED = "…more, use search"
 _UNTITLED = "(untitled)"
 
 
@@ -71,17 +75,19 @@ def index_line(candidate: Candidate, heading: str) -> str:
     )
 
 
-def more_line(remaining: int) -> str:
-    return f"…{remaining} more, use search"
+def more_line(remaining: int, *, with_count: bool = True) -> str:
+    """``…N more, use search``; :data:`MORE_UNCOUNTED` when the count is withheld."""
+    return f"…{remaining} more, use search" if with_count else MORE_UNCOUNTED
 
 
-def index_section(lines: Sequence[str], remaining: int) -> str:
-    """The index title, its lines and the "more" line; empty when there is nothing to say."""
+def index_section(lines: Sequence[str], remaining: int, *, with_count: bool = True) -> str:
+    """The index title, its lines and the "more" line (with its count unless ``with_count`` is
+    False); empty when there is nothing to say."""
     if not lines and remaining <= 0:
         return ""
     parts = [INDEX_TITLE, *lines]
     if remaining > 0:
-        parts.append(more_line(remaining))
+        parts.append(more_line(remaining, with_count=with_count))
     return "\n".join(parts)
 
 

@@ -136,6 +136,7 @@ def build_context(
     now: datetime,
     profile: RankingProfile = DEFAULT_PROFILE,
     gate: Gate | None = None,
+    withhold_count: bool = False,
     version: str = ASSEMBLER_VERSION,
 ) -> Assembly:
     from gateway.core.tokens import load_tokenizer
@@ -149,6 +150,7 @@ def build_context(
         tokenizer=load_tokenizer(tokenizer_name),
         now=now,
         gate=gate,
+        withhold_count=withhold_count,
         version=version,
     )
 

@@ -31,6 +31,7 @@ from gateway.usecases.memories import withheld_reason
 from gateway.usecases.policy import (
     PolicyInForce,
     PolicyRegistry,
+    may_deny,
     memory_view,
     policy_gate,
     request_view,
@@ -460,7 +461,8 @@ def assemble_under(
     tokenizer_name: str,
     version: str = ASSEMBLER_VERSION,
 ) -> tuple[Assembly, Evaluation]:
-    """The pure core under a policy: the bundle and the evaluation that shaped it."""
+    """The pure core under a policy: the bundle and the evaluation that shaped it. A policy that
+    may deny (:func:`may_deny`) gets an index that states no count of what it does not list."""
     evaluations: list[Evaluation] = []
     assembly = retrieval.build_context(
         request,
@@ -469,6 +471,7 @@ def assemble_under(
         now=at,
         profile=profile,
         gate=policy_gate(policy, view, at, evaluations),
+        withhold_count=may_deny(policy.bundle),
         version=version,
     )
     evaluation = evaluations[-1] if evaluations else evaluate(policy.bundle, view, [], at)

@@ -45,6 +45,7 @@ __all__ = [
     "activate_bundle",
     "describe_bundle",
     "lint_or_reject",
+    "may_deny",
     "memory_view",
     "policy_gate",
     "refuse_unless_required_met",
@@ -161,6 +162,21 @@ def memory_view(memory: Candidate | MemoryVersion) -> dict[str, object]:
         "expires_at": memory.expires_at,
         "tokens": memory.tokens,
     }
+
+
+def may_deny(bundle: Bundle) -> bool:
+    """Whether ``bundle`` (with the activation's mode applied) can withhold memories at admission
+    under enforcement: an enforced ``deny`` rule, or ``default_decision: deny`` in enforce mode.
+
+    Judged from the bundle's shape alone, never from the memories, so that acting on it (the
+    index then states no count of what it does not list) reveals nothing about what was denied.
+    A change to this rule changes bundle bytes: it needs a new assembler version.
+    """
+    if bundle.mode == "enforce" and bundle.default_decision == "deny":
+        return True
+    return any(
+        rule.effect == "deny" and bundle.effective_mode(rule) == "enforce" for rule in bundle.rules
+    )
 
 
 def request_stage(policy: PolicyInForce, view: Mapping[str, object], now: datetime) -> Evaluation:

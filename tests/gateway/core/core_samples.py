@@ -104,7 +104,9 @@ def index_of(candidates: Sequence[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.confidence, c.memory_id))
 
 
-def sample_assembly(budget_tokens: int = 600, version: str = ASSEMBLER_VERSION) -> Assembly:
+def sample_assembly(
+    budget_tokens: int = 600, version: str = ASSEMBLER_VERSION, *, withhold_count: bool = False
+) -> Assembly:
     memories = retrieved(8)
     extra = [memory(f"01JN{n:022d}", confidence=0.95) for n in range(3)]
     dead = [
@@ -119,5 +121,6 @@ def sample_assembly(budget_tokens: int = 600, version: str = ASSEMBLER_VERSION) 
         profile=DEFAULT_PROFILE,
         tokenizer=load_tokenizer(),
         now=NOW,
+        withhold_count=withhold_count,
         version=version,
     )

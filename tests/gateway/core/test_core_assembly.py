@@ -1,4 +1,5 @@
 import hashlib
+import re
 from collections.abc import Sequence
 from datetime import timedelta
 from types import MappingProxyType
@@ -13,7 +14,7 @@ from gateway.core.gate import Gate, GateVerdict, GateVerdictError
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
-from gateway.core.render import EMPTY_NAMESPACES, HEADERS
+from gateway.core.render import EMPTY_NAMESPACES, HEADERS, MORE_UNCOUNTED
 from gateway.core.tokens import load_tokenizer
 
 TOKENIZER = load_tokenizer()
@@ -27,6 +28,7 @@ def run(
     gate: Gate | None = None,
     version: str = ASSEMBLER_VERSION,
     profile: RankingProfile = DEFAULT_PROFILE,
+    withhold_count: bool = False,
 ) -> Assembly:
     live = (
         total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
@@ -40,6 +42,7 @@ def run(
         tokenizer=TOKENIZER,
         now=NOW,
         gate=gate,
+        withhold_count=withhold_count,
         version=version,
     )
 
@@ -223,6 +226,72 @@ def test_denied_memories_vanish_from_index_and_tier_two() -> None:
     assert reasons(out) == {"c1": "policy_denied", "i1": "policy_denied"}
     assert out.excluded[0].detail == "rule hr-needs-privileged-role"
     assert out.index.entries == ()
+
+
+COUNTED_MORE = re.compile(r"…\d+ more, use search")
+
+
+def under_a_deny(
+    req: ContextRequest,
+    hidden: int,
+    *,
+    withhold_count: bool = True,
+    version: str = ASSEMBLER_VERSION,
+) -> Assembly:
+    """120 listable memories plus ``hidden`` denied ones, with 30 more live beyond the index."""
+    allowed = [memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(120)]
+    denied = [memory(f"h{n:03d}", namespace="hr", confidence=0.9) for n in range(hidden)]
+    verdict = GateVerdict(denied={d.memory_id: deny(d.memory_id) for d in denied})
+    return run(
+        req,
+        [],
+        index_of([*allowed, *denied]),
+        total_live=150 + hidden,
+        gate=RecordingGate(verdict),
+        withhold_count=withhold_count,
+        version=version,
+    )
+
+
+@pytest.mark.parametrize(
+    "req",
+    [request(budget_tokens=800), request(budget_tokens=800, index_budget_tokens=150)],
+    ids=["grown-index", "fixed-share"],
+)
+def test_a_gate_that_can_deny_gets_an_index_that_states_no_count(req: ContextRequest) -> None:
+    # total_live counts the denied memories too: "…N more" would tell how many are hidden.
+    outs = [under_a_deny(req, hidden) for hidden in (0, 5, 40)]
+    assert len({out.bundle for out in outs}) == 1
+    out = outs[0]
+    assert out.bundle.count(MORE_UNCOUNTED) == 1 and not COUNTED_MORE.search(out.bundle)
+    assert 0 < out.index.shown < 120 and all(o.index.count_withheld for o in outs)
+    assert [o.index.total_live for o in outs] == [150, 155, 190]  # the receipt keeps the truth
+    assert out.tokens_used == TOKENIZER.count(out.bundle) <= 800
+    if req.index_budget_tokens is not None:
+        assert out.index.tokens <= req.index_budget_tokens
+    # Without withholding, the same bundle but for the count (here the same lines fit).
+    counted = under_a_deny(req, 40, withhold_count=False)
+    assert not counted.index.count_withheld and counted.index.shown == out.index.shown
+    line = f"…{190 - counted.index.shown} more, use search"
+    assert counted.bundle.replace(line, MORE_UNCOUNTED) == out.bundle
+
+
+@pytest.mark.parametrize("version", ["assemble/2026-11-29.1", "assemble/2026-11-30.1"])
+def test_earlier_assembler_versions_state_the_count_even_under_a_deny(version: str) -> None:
+    # Receipts written by them must still replay byte for byte.
+    req = request(budget_tokens=800)
+    out = under_a_deny(req, 40, version=version)
+    assert out == under_a_deny(req, 40, withhold_count=False, version=version)
+    assert not out.index.count_withheld
+    assert f"…{190 - out.index.shown} more, use search" in out.bundle
+
+
+def test_a_complete_index_has_no_more_line_even_when_the_count_is_withheld() -> None:
+    entries = index_of([memory(f"i{n}") for n in range(5)])
+    out = run(request(), [], entries, total_live=5, withhold_count=True)
+    assert out.index.shown == 5 and out.index.count_withheld
+    assert out.bundle == run(request(), [], entries, total_live=5).bundle
+    assert "more, use search" not in out.bundle
 
 
 def test_capped_memories_keep_their_index_line_but_leave_tier_two() -> None:

@@ -1,4 +1,4 @@
-from core_samples import NOW, memory, request, retrieved
+from core_samples import NOW, index_of, memory, request, retrieved
 
 from gateway.core.assembly import assemble
 from gateway.core.fill import (
@@ -6,11 +6,22 @@ from gateway.core.fill import (
     choose_header,
     fill_tail,
     fit_empty,
+    fit_index,
     index_share,
 )
 from gateway.core.model import FillMode
 from gateway.core.ranking import DEFAULT_PROFILE
-from gateway.core.render import EMPTY_NAMESPACES, HEADERS, SEPARATOR, TAIL_TITLE
+from gateway.core.render import (
+    EMPTY_NAMESPACES,
+    HEADERS,
+    INDEX_TITLE,
+    MORE_UNCOUNTED,
+    SEPARATOR,
+    TAIL_TITLE,
+    index_line,
+    index_section,
+    more_line,
+)
 from gateway.core.tokens import load_tokenizer
 
 TOKENIZER = load_tokenizer()
@@ -102,3 +113,32 @@ def test_a_memory_is_admitted_whole_or_not_at_all() -> None:
     )
     assert out.included == ()
     assert "word" not in out.bundle
+
+
+def test_the_more_line_can_withhold_its_count() -> None:
+    lines = ["- a | semantic | 0.90 | A", "- b | semantic | 0.80 | B"]
+    assert more_line(7) == "…7 more, use search"
+    assert more_line(7, with_count=False) == MORE_UNCOUNTED == "…more, use search"
+    withheld = {index_section(lines, n, with_count=False) for n in (1, 7, 40_000)}
+    assert withheld == {"\n".join([INDEX_TITLE, *lines, MORE_UNCOUNTED])}
+    # Nothing left to point at: no "more" line, with or without a count.
+    assert index_section(lines, 0, with_count=False) == index_section(lines, 0)
+    assert index_section([], 0, with_count=False) == ""
+    assert index_section([], 3, with_count=False) == INDEX_TITLE + "\n" + MORE_UNCOUNTED
+
+
+def test_an_uncounted_index_fits_the_same_whatever_the_live_total() -> None:
+    entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(60)])
+    lines = [index_line(e, e.heading) for e in entries]
+    for share in range(20, 700, 13):
+        fits = {
+            fit_index(TOKENIZER, HEADERS[0], lines, total, share, 4000, with_count=False)
+            for total in (61, 100, 99_999)
+        }
+        assert len(fits) == 1
+        (fit,) = fits
+        # The line's cost is part of the fit: the section is counted whole against its share.
+        assert fit.tokens == TOKENIZER.count(fit.section) <= share
+        assert fit.shown == 0 or fit.section.endswith("\n" + MORE_UNCOUNTED)
+        counted = fit_index(TOKENIZER, HEADERS[0], lines, 99_999, share, 4000)
+        assert counted.shown <= fit.shown

@@ -95,14 +95,22 @@ def scenarios(draw: st.DrawFn) -> tuple[ContextRequest, list[Candidate], list[Ca
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(scenarios())
+@given(scenarios(), st.booleans())
 def test_bundles_never_exceed_the_budget_and_account_for_everyone(
-    scenario: tuple[ContextRequest, list[Candidate], list[Candidate], int],
+    scenario: tuple[ContextRequest, list[Candidate], list[Candidate], int], withhold_count: bool
 ) -> None:
     req, candidates, index, total_live = scenario
     out = assemble(
-        req, candidates, index, total_live, profile=DEFAULT_PROFILE, tokenizer=TOKENIZER, now=NOW
+        req,
+        candidates,
+        index,
+        total_live,
+        profile=DEFAULT_PROFILE,
+        tokenizer=TOKENIZER,
+        now=NOW,
+        withhold_count=withhold_count,
     )
+    assert out.index.count_withheld == withhold_count
     # The bound, on the exact count of the final string.
     assert out.tokens_used == TOKENIZER.count(out.bundle) <= req.budget_tokens
     assert 0 <= out.utilization <= 1
@@ -133,7 +141,14 @@ def test_bundles_never_exceed_the_budget_and_account_for_everyone(
 
     # Same inputs, same bytes.
     again = assemble(
-        req, candidates, index, total_live, profile=DEFAULT_PROFILE, tokenizer=TOKENIZER, now=NOW
+        req,
+        candidates,
+        index,
+        total_live,
+        profile=DEFAULT_PROFILE,
+        tokenizer=TOKENIZER,
+        now=NOW,
+        withhold_count=withhold_count,
     )
     assert again == out
 
