@@ -7,7 +7,6 @@ processes each build the app from the environment.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sys
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import uvicorn
 
+from gateway.collector import settle_collector
 from gateway.http.app import create_app
 from gateway.http.workers import run_workers
 from gateway.settings import Settings
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> None:
         log_level="WARNING",
     )
     app = create_app(settings)
-    gc.freeze()  # as `ctxgw serve` does
+    settle_collector()  # as `ctxgw serve` does
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
 
 

