@@ -167,7 +167,8 @@ class Discloser:
         replay receipt holds everything a context receipt holds and can be replayed in turn.
 
         `policy_subject` is whom the policy judges (a replay judges the original agent, while
-        the receipt names the auditor who replayed)."""
+        the receipt names the auditor who replayed); the receipt then records it as `judged`,
+        so a replay of this replay judges the same agent."""
         profile = profile or self.profile
         version = version or self.assembler_version
         assembly, evaluation = assemble_under(
@@ -202,6 +203,7 @@ class Discloser:
                     "total_live": inputs.total_live,
                 },
                 **assembly_members(assembly),
+                **({} if policy_subject is None else {"judged": judged_record(policy_subject)}),
                 **(extra or {}),
             },
             disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
@@ -476,6 +478,11 @@ def assemble_under(
     )
     evaluation = evaluations[-1] if evaluations else evaluate(policy.bundle, view, [], at)
     return assembly, evaluation
+
+
+def judged_record(subject: Principal) -> dict[str, str]:
+    """Whom a replay's policy judged: the original agent, as its receipt's `subject` named it."""
+    return {"agent_id": subject.agent_id, "key_id": subject.key_id, "role": subject.role}
 
 
 def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:

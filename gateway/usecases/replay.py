@@ -103,16 +103,43 @@ def read_recorded(row: receipt_store.ReceiptRow) -> Recorded:
         index_budget_tokens=r["index_budget_tokens"],
         fill=r["fill"],
     )
-    subject = body["subject"]
-    principal = Principal(
+    # A replay's policy judged the original agent, not the auditor its `subject` names.
+    subject = _principal(body, body.get("judged") or body["subject"], request.namespaces)
+    return Recorded(row.receipt_id, body["kind"], body, request, _parse_time(body["at"]), subject)
+
+
+def _principal(
+    body: dict[str, Any], subject: dict[str, Any], namespaces: tuple[str, ...]
+) -> Principal:
+    return Principal(
         tenant_id=body["tenant_id"],
         key_id=subject["key_id"],
         role=subject["role"],
         agent_id=subject["agent_id"],
-        namespaces=tuple(r["namespaces"]),
+        namespaces=namespaces,
         purposes=None,
     )
-    return Recorded(row.receipt_id, body["kind"], body, request, _parse_time(body["at"]), principal)
+
+
+async def with_judged_subject(conn: Connection, recorded: Recorded) -> Recorded:
+    """`recorded`, its subject being whom its policy judged. Replay receipts written before they
+    recorded `judged` name only the auditor who replayed: the judged agent is then the subject of
+    the first receipt up the parent chain that is not such a replay."""
+    body = recorded.body
+    seen = {recorded.receipt_id}
+    while body["kind"] == "replay" and "judged" not in body:
+        parent_id = body.get("parent_receipt_id")
+        row = None
+        if parent_id is not None and parent_id not in seen:
+            seen.add(parent_id)
+            row = await receipt_store.find_receipt(conn, body["tenant_id"], parent_id)
+        if row is None:
+            return recorded  # no parent to ask: the receipt's own subject is all there is
+        body = decode_body(bytes(row.body))
+    if body is recorded.body:
+        return recorded
+    subject = _principal(body, body.get("judged") or body["subject"], recorded.request.namespaces)
+    return dataclasses.replace(recorded, subject=subject)
 
 
 def assembler_version(recorded: Recorded) -> str:
@@ -270,7 +297,7 @@ class Replayer:
                 conn, self.discloser.recorder, principal, refusal, mode, policy, now
             )
             return Replayed(payload, replay_id)
-        recorded = read_recorded(row)
+        recorded = await with_judged_subject(conn, read_recorded(row))
         problems: list[Problem] = []
         assembler = recorded.body["assembler"]
         version = assembler_version(recorded)
@@ -383,7 +410,7 @@ async def what_if_window(
     for row in rows:
         if row.kind not in REPLAYABLE:
             continue
-        recorded = read_recorded(row)
+        recorded = await with_judged_subject(conn, read_recorded(row))
         inputs, problems = await recorded_inputs(conn, recorded)
         profile_record = {
             k: v for k, v in recorded.body["assembler"]["ranking_profile"].items() if k != "digest"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -9,6 +10,9 @@ from typing import Any
 import psycopg
 from litestar.testing import TestClient
 
+from gateway.store import receipts as receipt_store
+from gateway.usecases.replay import Recorded, read_recorded, with_judged_subject
+from receipts import canonicalize, decode_body
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed
 from tests.gateway.test_memories_write import memory
@@ -182,3 +186,70 @@ def test_receipts_of_an_older_assembler_still_replay_exactly(
     assert exact["identical"] is True and exact["problems"] == []
     receipt = client.get(f"/v1/receipts/{exact['receipt_id']}", headers=auditor.headers).json()
     assert receipt["body"]["assembler"]["version"] == old
+
+
+AGENTS_ONLY = b"""\
+apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: agents-only}
+spec:
+  default_decision: allow
+  rules:
+    - id: agents-only
+      effect: deny
+      reason: Only agents read memories
+      when: {field: request.role, op: ne, value: agent}
+"""
+
+
+def test_a_replay_of_a_replay_judges_the_original_agent(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    """A replay receipt names the auditor as its subject and records the agent the policy judged
+    as `judged`: replaying it again, or a window over it, judges that agent, not an auditor (whom
+    this policy would deny everything)."""
+    seed(client, agent)
+    activate(client, make_key(role="admin"), AGENTS_ONLY, "enforce")
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    assert original["included"]
+    auditor = make_key(role="auditor", agent_id=None)
+    first = replay(client, auditor, original["receipt_id"], mode="exact").json()
+    assert first["identical"] is True
+    receipt = client.get(f"/v1/receipts/{first['receipt_id']}", headers=auditor.headers).json()
+    assert receipt["body"]["subject"]["role"] == "auditor"
+    assert receipt["body"]["judged"] == {
+        "agent_id": "agent-1",
+        "key_id": agent.key_id,
+        "role": "agent",
+    }
+
+    second = replay(client, make_key(role="auditor"), first["receipt_id"], mode="exact").json()
+    assert second["identical"] is True, second["diff"]
+    third = replay(client, auditor, second["receipt_id"], mode="exact").json()
+    assert third["identical"] is True, third["diff"]
+
+
+def test_replay_receipts_without_judged_take_the_agent_from_their_parent(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
+) -> None:
+    """Replay receipts written before `judged` was recorded name only the auditor: the agent the
+    policy judged is found up the parent chain."""
+    seed(client, agent)
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    auditor = make_key(role="auditor", agent_id=None)
+    first = replay(client, auditor, original["receipt_id"], mode="exact").json()
+    second = replay(client, auditor, first["receipt_id"], mode="exact").json()
+
+    async def resolve() -> tuple[Recorded, Recorded]:
+        async with await psycopg.AsyncConnection.connect(database_url) as conn:
+            row = await receipt_store.find_receipt(conn, agent.tenant_id, second["receipt_id"])
+            assert row is not None
+            body = decode_body(bytes(row.body))
+            del body["judged"]  # as a receipt written before `judged` was recorded
+            old = read_recorded(dataclasses.replace(row, body=canonicalize(body)))
+            return old, await with_judged_subject(conn, old)
+
+    old, resolved = asyncio.run(resolve())
+    assert old.subject.role == "auditor"  # all that receipt says by itself
+    assert (resolved.subject.role, resolved.subject.agent_id) == ("agent", "agent-1")
+    assert resolved.subject.key_id == agent.key_id
