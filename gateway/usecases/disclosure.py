@@ -480,7 +480,7 @@ def assemble_under(
     return assembly, evaluation
 
 
-def judged_record(subject: Principal) -> dict[str, str]:
+def judged_record(subject: Principal) -> dict[str, str | None]:
     """Whom a replay's policy judged: the original agent, as its receipt's `subject` named it."""
     return {"agent_id": subject.agent_id, "key_id": subject.key_id, "role": subject.role}
 
