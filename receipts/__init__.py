@@ -79,6 +79,7 @@ from receipts.keyring import (
 from receipts.merkle import (
     EMPTY_ROOT,
     MerkleFrontier,
+    MerkleTree,
     consistency_proof,
     inclusion_proof,
     leaf_hash,
@@ -114,6 +115,7 @@ __all__ = [
     "KeyringError",
     "MalformedError",
     "MerkleFrontier",
+    "MerkleTree",
     "NotCanonicalError",
     "NotFoundError",
     "ProofInvalidError",

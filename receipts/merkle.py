@@ -7,8 +7,11 @@ always perfect.
 
 Producers: `root`, `inclusion_proof` and `consistency_proof` take the full list of leaf hashes.
 Each runs in O(n) hash operations (the subtrees a proof names are disjoint) and O(log n) stack.
-`MerkleFrontier` keeps only the right edge of the tree (at most log2 n hashes), so a server can
-append leaves and produce the current root in O(log n) without reloading the log.
+`MerkleTree` hashes every perfect subtree once (n - 1 hashes, n more hashes of memory), then
+gives any number of proofs in O(log² n) lookups each: a filtered export of k receipts from a log
+of n costs O(n + k log² n) instead of O(k·n). `MerkleFrontier` keeps only the right edge of the
+tree (at most log2 n hashes), so a server can append leaves and produce the current root in
+O(log n) without reloading the log.
 
 Verifiers: `verify_inclusion` (RFC 9162 §2.1.3.2) and `verify_consistency` (§2.1.4.2) return
 ``None`` or raise `ProofInvalidError` / `ConsistencyInvalidError`.
@@ -26,6 +29,7 @@ __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
     "MerkleFrontier",
+    "MerkleTree",
     "consistency_proof",
     "inclusion_proof",
     "leaf_hash",
@@ -179,6 +183,68 @@ def verify_consistency(
         raise ConsistencyInvalidError("proof does not reproduce the old root")
     if sr != new_root:
         raise ConsistencyInvalidError("proof does not reproduce the new root")
+
+
+class MerkleTree:
+    """A fixed tree over ``leaves`` that answers many proofs: each perfect, aligned subtree
+    (2**h leaves starting at a multiple of 2**h) is hashed once, up front.
+
+    Every subtree RFC 9162 names in a proof is D[lo:hi] with ``lo`` a multiple of the largest
+    power of two that fits: it is perfect, or it runs to the tree's right edge, where it is the
+    fold of at most log2 n perfect ones (as `_fold` combines a stack). So a proof is the same
+    list of hashes `inclusion_proof` and `consistency_proof` give, from lookups.
+    """
+
+    __slots__ = ("_levels", "_size")
+
+    def __init__(self, leaves: Sequence[bytes]) -> None:
+        self._size = len(leaves)
+        # _levels[h][j] = MTH(D[j * 2**h : (j + 1) * 2**h]), for the complete blocks only.
+        levels = [list(leaves)]
+        while len(levels[-1]) > 1:
+            below = levels[-1]
+            levels.append([node_hash(below[i], below[i + 1]) for i in range(0, len(below) - 1, 2)])
+        self._levels = levels
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def root(self) -> bytes:
+        return self._range(0, self._size)
+
+    def inclusion_proof(self, index: int) -> list[bytes]:
+        """PATH(index, D[n]), as `inclusion_proof` gives it."""
+        size = self._size
+        if not 0 <= index < size:
+            raise ValueError(f"leaf index {index} outside a tree of size {size}")
+        path: list[bytes] = []
+        lo, hi = 0, size
+        while hi - lo > 1:
+            k = _split(hi - lo)
+            if index < lo + k:
+                path.append(self._range(lo + k, hi))
+                hi = lo + k
+            else:
+                path.append(self._range(lo, lo + k))
+                lo = lo + k
+        path.reverse()
+        return path
+
+    def _range(self, lo: int, hi: int) -> bytes:
+        """MTH(D[lo:hi]) for a subtree a proof can name (the class docstring says which)."""
+        if lo == hi:
+            return EMPTY_ROOT
+        # Perfect blocks from lo, largest first, as a binary counter of the leaves from lo.
+        stack: list[tuple[int, bytes]] = []
+        position = lo
+        while position < hi:
+            height = (hi - position).bit_length() - 1
+            if position % (1 << height):  # not a subtree any proof names
+                raise ValueError(f"D[{lo}:{hi}] is not a subtree of the tree")
+            stack.append((height, self._levels[height][position >> height]))
+            position += 1 << height
+        return _fold(stack)
 
 
 class MerkleFrontier:

@@ -4,7 +4,11 @@
 each receipt: canonical body (``not_canonical``/``malformed``), header, tenant
 (``tenant_mismatch``), signatures (``unknown_key``/``signature_mismatch``), that the line's
 ``seq`` and ``leaf`` match the body (``malformed``), gapless ``seq`` (``seq_gap``) and the ``prev``
-chain (``chain_break``). Then the checkpoints:
+chain (``chain_break``). A filtered export (only some receipts, e.g. those that disclosed one
+memory) has gaps: a gap is accepted between two lines that both carry an inclusion proof, the
+chain is checked wherever lines are consecutive, and every line must then be proven against the
+checkpoint (below). It proves that each line is in the log, not that the filter missed no
+receipt: only the whole log shows that. Then the checkpoints:
 
 - the export's own checkpoint line and the caller's trusted checkpoint (if any) must verify with
   the keyring's Ed25519 keys and name the tenant's log (``checkpoint_invalid``/``unknown_key``);
@@ -104,12 +108,14 @@ def verify_export(
     """
     tenant = tenant_id
     leaves: list[bytes] = []
+    seqs: list[int] = []
     proofs: dict[int, InclusionProof] = {}
     keyids: set[str] = set()
     first_seq: int | None = None
     found: tuple[ReceiptHeader, bytes] | None = None
     last: tuple[ReceiptHeader, bytes] | None = None
     embedded: str | None = None
+    last_proven = False  # whether the previous line carried an inclusion proof
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -126,13 +132,16 @@ def verify_export(
             leaf = leaf_hash(item.envelope.payload)
             if item.seq != header.seq or item.leaf != leaf:
                 raise MalformedError("line seq or leaf disagrees with the signed body")
-            _check_link(header, last)
+            proven_here = item.inclusion_proof is not None
+            _check_link(header, last, gap_allowed=proven_here and last_proven)
+            last_proven = proven_here
         except VerificationError as exc:
             exc.context.setdefault("line", number)
             raise
         if first_seq is None:
             first_seq = header.seq
         leaves.append(leaf)
+        seqs.append(header.seq)
         if item.inclusion_proof is not None:
             proofs[header.seq] = item.inclusion_proof
         if receipt_id is not None and header.receipt_id == receipt_id:
@@ -160,9 +169,12 @@ def verify_export(
         if own.size == trusted.size and own.root != trusted.root:
             raise ConsistencyInvalidError("two checkpoints of equal size have different roots")
     proven, complete = 0, False
+    gapless = first_seq is None or seqs[-1] - first_seq + 1 == len(seqs)
     for checkpoint in (trusted, own):
         if checkpoint is not None:
-            proven, complete = _prove(checkpoint, first_seq, leaves, proofs)
+            proven, complete = _prove(
+                checkpoint, seqs if not gapless else None, first_seq, leaves, proofs
+            )
     newest = own or trusted
 
     if bundle is not None and found is not None:
@@ -173,7 +185,7 @@ def verify_export(
         first_seq=first_seq,
         last_seq=None if last is None else last[0].seq,
         keyids=tuple(sorted(keyids)),
-        root=root(leaves) if first_seq == 1 else None,
+        root=root(leaves) if first_seq == 1 and gapless else None,
         checkpoint=newest,
         trusted_checkpoint=trusted,
         proven=proven,
@@ -213,13 +225,23 @@ def _open_checkpoint(
         raise
 
 
-def _check_link(header: ReceiptHeader, previous: tuple[ReceiptHeader, bytes] | None) -> None:
+def _check_link(
+    header: ReceiptHeader, previous: tuple[ReceiptHeader, bytes] | None, *, gap_allowed: bool
+) -> None:
+    """The chain to the previous line: consecutive, with ``prev`` its leaf hash. A gap (a
+    filtered export) only between two lines that each carry an inclusion proof."""
     if previous is None:
         if header.seq == 1 and header.prev != GENESIS_PREV:
             raise ChainBreakError("seq 1 must have the all-zero prev", seq=1)
         return
     previous_header, previous_leaf = previous
+    if header.seq <= previous_header.seq:
+        raise SeqGapError(
+            f"seq {header.seq} follows seq {previous_header.seq}", receipt_id=header.receipt_id
+        )
     if header.seq != previous_header.seq + 1:
+        if gap_allowed:
+            return  # the chain cannot be followed across the gap; the proofs stand for it
         raise SeqGapError(
             f"seq {header.seq} follows seq {previous_header.seq}", receipt_id=header.receipt_id
         )
@@ -232,11 +254,13 @@ def _check_link(header: ReceiptHeader, previous: tuple[ReceiptHeader, bytes] | N
 
 def _prove(
     checkpoint: Checkpoint,
+    gapped_seqs: list[int] | None,
     first_seq: int | None,
     leaves: list[bytes],
     proofs: dict[int, InclusionProof],
 ) -> tuple[int, bool]:
-    """Prove ``checkpoint`` against the export: (receipts proven, export is complete)."""
+    """Prove ``checkpoint`` against the export: (receipts proven, export is complete).
+    ``gapped_seqs`` are the lines' seqs when the export has gaps (a filtered export), else None."""
     size = checkpoint.size
     if size == 0:
         if checkpoint.root != EMPTY_ROOT:
@@ -244,7 +268,7 @@ def _prove(
         return 0, first_seq in (None, 1)
     if first_seq is None:
         raise ProofInvalidError(f"the checkpoint commits to {size} receipts; the export has none")
-    if first_seq == 1 and len(leaves) >= size:
+    if gapped_seqs is None and first_seq == 1 and len(leaves) >= size:
         if root(leaves[:size]) != checkpoint.root:
             raise ProofInvalidError(
                 f"the first {size} exported receipts do not hash to the checkpoint root",
@@ -257,16 +281,16 @@ def _prove(
         complete = False
     # Without the whole prefix, each receipt inside the checkpoint needs its own proof; with it,
     # proofs are redundant but must still be right.
-    covered = leaves[: size - first_seq + 1]
-    for index, leaf in enumerate(covered):
-        seq = first_seq + index
+    seqs = gapped_seqs or range(first_seq, first_seq + len(leaves))
+    covered = [(seq, leaf) for seq, leaf in zip(seqs, leaves, strict=True) if seq <= size]
+    for seq, leaf in covered:
         proof = proofs.get(seq)
         if proof is None or proof.tree_size != size:
             if complete:
                 continue
             raise ProofInvalidError(
                 f"the checkpoint commits to {size} receipts, the export is not that log "
-                f"(seq {first_seq}..{first_seq + len(leaves) - 1}) and seq {seq} has no "
+                f"(seq {first_seq}..{seqs[-1]}) and seq {seq} has no "
                 f"inclusion proof for size {size}",
                 seq=seq,
             )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import json
 import subprocess
 import sys
 import time
@@ -18,7 +19,14 @@ from litestar.testing import AsyncTestClient, TestClient
 
 from gateway.http.app import create_app
 from gateway.settings import Settings
-from receipts import Keyring, decode_body, verify_checkpoint, verify_inclusion
+from receipts import (
+    Keyring,
+    VerificationError,
+    decode_body,
+    verify_checkpoint,
+    verify_export,
+    verify_inclusion,
+)
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed
 
@@ -230,3 +238,29 @@ def test_checkpoints_are_made_in_the_background(
             size = row[0] if row else None
             time.sleep(0.1)
     assert size == 1
+
+
+def test_a_filtered_export_proves_each_line_offline(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, settings: Settings
+) -> None:
+    """`?kind=` (any filter) exports only matching receipts, each with its inclusion proof to
+    the checkpoint at the end; an offline verifier proves every one (and says the export is not
+    the whole log). Proofs come from one hashed tree (receipts.MerkleTree)."""
+    for _ in range(3):
+        disclose_everything(client, agent)
+    auditor = make_key(role="auditor")
+    export = client.get("/v1/receipts/export?kind=fetch", headers=auditor.headers)
+    assert export.status_code == 200, export.text
+    lines = export.text.splitlines()
+    assert len(lines) == 4 and lines[-1].startswith('{"checkpoint"')
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    report = verify_export(lines, keyring)
+    assert report.receipts == 3 and report.proven == 3 and not report.complete
+    assert report.checkpoint is not None and report.checkpoint.size == 12
+    # A proof that does not lead to the checkpoint's root is caught.
+    tampered = [*lines]
+    item = json.loads(tampered[1])
+    item["inclusion_proof"]["hashes"].reverse()
+    tampered[1] = json.dumps(item)
+    with pytest.raises(VerificationError):
+        verify_export(tampered, keyring)

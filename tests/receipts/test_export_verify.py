@@ -15,6 +15,7 @@ from receipts import (
     MalformedError,
     NotFoundError,
     ProofInvalidError,
+    SeqGapError,
     Signer,
     TenantMismatchError,
     VerificationError,
@@ -132,6 +133,38 @@ def test_extract_needs_proofs(log5: LogBuilder, keyring: Keyring) -> None:
         verify_export(lines, keyring)
     # Without any checkpoint the extract still verifies its signatures and inner chain.
     assert verify_export(lines[:-1], keyring).receipts == 2
+
+
+def test_filtered_export_with_gaps_is_proven_line_by_line(
+    log5: LogBuilder, keyring: Keyring
+) -> None:
+    """A filtered export (seq 1, 3 and 5 of 5): gaps are accepted between lines that carry
+    inclusion proofs, each of which is checked; the export is not the complete log."""
+    picked = [log5.entries[0], log5.entries[2], log5.entries[4]]
+    lines = log5.lines(picked, checkpoint=log5.checkpoint(), proof_size=5)
+    report = verify_export(lines, keyring)
+    assert (report.receipts, report.first_seq, report.last_seq) == (3, 1, 5)
+    assert (report.proven, report.complete, report.root) == (3, False, None)
+    # A wrong proof on one line is caught, with its seq.
+    item = json.loads(lines[1])
+    item["inclusion_proof"]["hashes"].reverse()
+    with pytest.raises(ProofInvalidError) as caught:
+        verify_export([lines[0], json.dumps(item), *lines[2:]], keyring)
+    assert caught.value.context["seq"] == 3
+
+
+def test_a_gap_needs_proofs_on_both_sides(log5: LogBuilder, keyring: Keyring) -> None:
+    """Without inclusion proofs a gap is a missing receipt (seq_gap); lines out of order too."""
+    picked = [log5.entries[0], log5.entries[2]]
+    with pytest.raises(SeqGapError):
+        verify_export(log5.lines(picked, checkpoint=log5.checkpoint()), keyring)
+    proven = log5.lines(picked, checkpoint=log5.checkpoint(), proof_size=5)
+    unproven = log5.lines(picked, checkpoint=log5.checkpoint())
+    with pytest.raises(SeqGapError):  # the line before the gap has no proof
+        verify_export([unproven[0], proven[1], proven[2]], keyring)
+    backwards = log5.lines([log5.entries[2], log5.entries[0]], proof_size=5)
+    with pytest.raises(SeqGapError):
+        verify_export(backwards, keyring)
 
 
 def test_single_receipt_with_bundle(log5: LogBuilder, keyring: Keyring) -> None:

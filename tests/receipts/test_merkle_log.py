@@ -22,6 +22,7 @@ from receipts import (
     EMPTY_ROOT,
     ConsistencyInvalidError,
     MerkleFrontier,
+    MerkleTree,
     ProofInvalidError,
     consistency_proof,
     inclusion_proof,
@@ -98,6 +99,7 @@ def test_published_roots(size: int) -> None:
     assert root(CT_LEAVES[:size]) == expected
     assert _ref_root(CT_LEAVES[:size]) == expected
     assert MerkleFrontier.from_leaves(CT_LEAVES[:size]).root() == expected
+    assert MerkleTree(CT_LEAVES[:size]).root() == expected
 
 
 @pytest.mark.parametrize("case", VECTORS["inclusion_proofs"], ids=str)
@@ -107,6 +109,7 @@ def test_published_inclusion_proofs(case: dict[str, object]) -> None:
     assert isinstance(size, int)
     leaves = CT_LEAVES[:size]
     assert inclusion_proof(index, leaves) == proof
+    assert MerkleTree(leaves).inclusion_proof(index) == proof
     assert _ref_path(index, leaves) == proof
     verify_inclusion(leaves[index], index, size, proof, bytes.fromhex(VECTORS["roots"][size]))
 
@@ -124,9 +127,10 @@ def test_published_consistency_proofs(case: dict[str, object]) -> None:
 def test_all_small_trees_against_the_reference() -> None:
     for n in range(1, 40):
         leaves = _leaves(n)
-        assert root(leaves) == _ref_root(leaves)
+        tree = MerkleTree(leaves)
+        assert root(leaves) == _ref_root(leaves) == tree.root()
         for m in range(n):
-            assert inclusion_proof(m, leaves) == _ref_path(m, leaves)
+            assert inclusion_proof(m, leaves) == _ref_path(m, leaves) == tree.inclusion_proof(m)
         for m in range(1, n):
             assert consistency_proof(m, leaves) == _ref_subproof(m, leaves, True)
 
@@ -203,6 +207,20 @@ def test_frontier_tracks_the_root() -> None:
         frontier.append(leaf)
         assert frontier.size == i
         assert frontier.root() == root(leaves[:i])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 5000), st.data())
+def test_a_hashed_tree_gives_the_proofs_the_leaves_give(size: int, data: st.DataObject) -> None:
+    """MerkleTree (every perfect subtree hashed once, for many proofs) agrees with the per-call
+    producers on the root and on inclusion proofs, at sizes beyond the small-tree sweep."""
+    leaves = _leaves(size)
+    tree = MerkleTree(leaves)
+    assert tree.size == size and tree.root() == root(leaves)
+    for index in data.draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=5)):
+        assert tree.inclusion_proof(index) == inclusion_proof(index, leaves)
+    with pytest.raises(ValueError, match="outside"):
+        tree.inclusion_proof(size)
 
 
 def test_producers_reject_out_of_range_arguments() -> None:
