@@ -6,8 +6,8 @@ each receipt: canonical body (``not_canonical``/``malformed``), header, tenant
 ``seq`` and ``leaf`` match the body (``malformed``), gapless ``seq`` (``seq_gap``) and the ``prev``
 chain (``chain_break``). A filtered export (only some receipts, e.g. those that disclosed one
 memory) has gaps: a gap is accepted between two lines that both carry an inclusion proof, the
-chain is checked wherever lines are consecutive, and every line must then be proven against the
-checkpoint (below). It proves that each line is in the log, not that the filter missed no
+chain is checked wherever lines are consecutive, and every line must then be proven against a
+checkpoint (below; ``proof_invalid`` otherwise). It proves that each line is in the log, not that the filter missed no
 receipt: only the whole log shows that. Then the checkpoints:
 
 - the export's own checkpoint line and the caller's trusted checkpoint (if any) must verify with
@@ -176,6 +176,12 @@ def verify_export(
                 checkpoint, seqs if not gapless else None, first_seq, leaves, proofs
             )
     newest = own or trusted
+    if not gapless and proven != len(leaves):
+        # Gaps were accepted on the strength of the lines' proofs: they must all be checked.
+        raise ProofInvalidError(
+            f"a filtered export (gaps in seq) must prove every line against a checkpoint; "
+            f"{proven} of {len(leaves)} proven"
+        )
 
     if bundle is not None and found is not None:
         check_bundle(found[0], bundle)

@@ -151,6 +151,9 @@ def test_filtered_export_with_gaps_is_proven_line_by_line(
     with pytest.raises(ProofInvalidError) as caught:
         verify_export([lines[0], json.dumps(item), *lines[2:]], keyring)
     assert caught.value.context["seq"] == 3
+    # Gaps stand on the proofs, so the proofs must be checked: no checkpoint, no verification.
+    with pytest.raises(ProofInvalidError, match="filtered export"):
+        verify_export(lines[:-1], keyring)
 
 
 def test_a_gap_needs_proofs_on_both_sides(log5: LogBuilder, keyring: Keyring) -> None:
