@@ -7,8 +7,8 @@ each receipt: canonical body (``not_canonical``/``malformed``), header, tenant
 chain (``chain_break``). A filtered export (only some receipts, e.g. those that disclosed one
 memory) has gaps: a gap is accepted between two lines that both carry an inclusion proof, the
 chain is checked wherever lines are consecutive, and every line must then be proven against a
-checkpoint (below; ``proof_invalid`` otherwise). It proves that each line is in the log, not that the filter missed no
-receipt: only the whole log shows that. Then the checkpoints:
+checkpoint (below; ``proof_invalid`` otherwise). That proves each line is in the log, not that
+the filter missed no receipt: only the whole log shows that. Then the checkpoints:
 
 - the export's own checkpoint line and the caller's trusted checkpoint (if any) must verify with
   the keyring's Ed25519 keys and name the tenant's log (``checkpoint_invalid``/``unknown_key``);
