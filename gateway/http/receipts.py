@@ -18,6 +18,7 @@ from gateway.store.database import transaction
 from gateway.usecases.audit import export_lines, find_visible, prove, verify_stored
 from gateway.usecases.checkpoints import checkpoint_tenant
 from gateway.usecases.keys import authenticate
+from gateway.usecases.refusal import REFUSAL_KIND
 from gateway.usecases.replay import REPLAYABLE, what_if_window
 from receipts import decode_body
 
@@ -156,7 +157,11 @@ async def replay(
     return replayed.payload
 
 
-@post("/v1/policies/what-if", status_code=200, summary="A candidate policy against past bundles")
+@post(
+    "/v1/policies/what-if",
+    status_code=200,
+    summary="A candidate policy against past bundles and refusals",
+)
 async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), WhatIfIn)
     async with unit_of_work(request, runtime) as (conn, principal):
@@ -167,7 +172,7 @@ async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[
         rows = await receipt_store.recent_receipts(
             conn,
             principal.tenant_id,
-            REPLAYABLE,
+            (*REPLAYABLE, REFUSAL_KIND),
             since=body.since,
             until=body.until,
             limit=body.last,

@@ -35,7 +35,7 @@ from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
 from gateway.usecases.disclosure import Discloser, assemble_under, context_view
-from gateway.usecases.policy import PolicyInForce, lint_or_reject
+from gateway.usecases.policy import PolicyInForce, lint_or_reject, request_stage
 from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
 from policies import Evaluation
 from receipts import decode_body
@@ -399,15 +399,32 @@ async def what_if_window(
     rows: Sequence[receipt_store.ReceiptRow],
     policy: PolicyInForce,
 ) -> dict[str, Any]:
-    """A candidate policy against past bundles (their recorded candidates): what would change."""
+    """A candidate policy against past receipts: for bundles (their recorded candidates), what
+    would change, including requests it would refuse; for refusals, which it would let through."""
     principal.require_role("admin", "auditor")
-    changed = 0
+    changed = refused = lifted = refusals = 0
     rule_hits: dict[str, int] = {}
     newly_excluded: dict[str, int] = {}
     newly_admitted: dict[str, int] = {}
     per_receipt: list[dict[str, Any]] = []
     evaluated = 0
     for row in rows:
+        if row.kind == REFUSAL_KIND:
+            # A refused request, judged again: would the candidate let it through?
+            refusal = read_refusal(row, "what_if")
+            judged = request_stage(policy, refusal.view, refusal.at)
+            refusals += 1
+            lifted += judged.refused is None
+            _count_hits(judged, rule_hits)
+            if len(per_receipt) < 200:
+                per_receipt.append(
+                    {
+                        "receipt_id": refusal.receipt_id,
+                        "kind": REFUSAL_KIND,
+                        "refused_by": None if judged.refused is None else judged.refused.rule_id,
+                    }
+                )
+            continue
         if row.kind not in REPLAYABLE:
             continue
         recorded = await with_judged_subject(conn, read_recorded(row))
@@ -426,9 +443,8 @@ async def what_if_window(
             version=assembler_version(recorded),
         )
         evaluated += 1
-        for decision in evaluation.decisions:
-            if decision.outcome_if_enforced != "admit" or decision.effect in ("redact", "require"):
-                rule_hits[decision.rule_id] = rule_hits.get(decision.rule_id, 0) + 1
+        refused += evaluation.refused is not None
+        _count_hits(evaluation, rule_hits)
         found = diff(recorded, assembly, evaluation)
         is_changed = assembly.bundle_sha256 != recorded.body["bundle"]["sha256"]
         changed += is_changed
@@ -440,6 +456,10 @@ async def what_if_window(
             per_receipt.append(
                 {
                     "receipt_id": recorded.receipt_id,
+                    "kind": recorded.kind,
+                    "refused_by": None
+                    if evaluation.refused is None
+                    else evaluation.refused.rule_id,
                     "changed": bool(is_changed),
                     "added": found["added"],
                     "removed": found["removed"],
@@ -450,8 +470,21 @@ async def what_if_window(
         "policy_digest": policy.digest,
         "receipts_evaluated": evaluated,
         "bundles_changed": changed,
+        # Requests the candidate would refuse outright (an enforced `require` not met), and
+        # past refusals it would let through.
+        "requests_refused": refused,
+        "refusals_evaluated": refusals,
+        "refusals_lifted": lifted,
         "rule_hits": dict(sorted(rule_hits.items())),
         "newly_excluded": dict(sorted(newly_excluded.items())),
         "newly_admitted": dict(sorted(newly_admitted.items())),
         "receipts": per_receipt,
     }
+
+
+def _count_hits(evaluation: Evaluation, hits: dict[str, int]) -> None:
+    """Count the rules that would change something: any verdict but admit, every redaction and
+    every require (met or not, it was judged)."""
+    for decision in evaluation.decisions:
+        if decision.outcome_if_enforced != "admit" or decision.effect in ("redact", "require"):
+            hits[decision.rule_id] = hits.get(decision.rule_id, 0) + 1

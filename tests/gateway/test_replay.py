@@ -253,3 +253,58 @@ def test_replay_receipts_without_judged_take_the_agent_from_their_parent(
     assert old.subject.role == "auditor"  # all that receipt says by itself
     assert (resolved.subject.role, resolved.subject.agent_id) == ("agent", "agent-1")
     assert resolved.subject.key_id == agent.key_id
+
+
+NEEDS_PURPOSE = b"""\
+apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: needs-purpose}
+spec:
+  default_decision: allow
+  rules:
+    - id: need-purpose
+      stage: request
+      effect: require
+      reason: Declare a purpose
+      when: {field: request.purpose, op: exists}
+"""
+ALLOW_ALL = b"""\
+apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: allow-all}
+spec:
+  default_decision: allow
+  rules: []
+"""
+
+
+def test_what_if_counts_requests_it_would_refuse_and_refusals_it_would_lift(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    """ "What would change if we enforced this policy": a window shows the past requests a
+    candidate `require` would refuse, and past refusals a candidate would let through."""
+    seed(client, agent)
+    admin = make_key(role="admin")
+    client.post("/v1/context", json={"task": "roll back"}, headers=agent.headers)  # no purpose
+    client.post("/v1/context", json={"task": "roll back", "purpose": "ops"}, headers=agent.headers)
+    ask = {"policy_yaml": NEEDS_PURPOSE.decode(), "last": 10}
+    report = client.post("/v1/policies/what-if", json=ask, headers=admin.headers).json()
+    assert (report["receipts_evaluated"], report["requests_refused"]) == (2, 1)
+    assert sorted(r["refused_by"] or "" for r in report["receipts"]) == ["", "need-purpose"]
+    assert report["refusals_evaluated"] == 0
+
+    activate(client, admin, NEEDS_PURPOSE, "enforce")
+    refused = client.post("/v1/context", json={"task": "roll back"}, headers=agent.headers)
+    assert refused.status_code == 403
+    lifting = {"policy_yaml": ALLOW_ALL.decode(), "last": 10}
+    report = client.post("/v1/policies/what-if", json=lifting, headers=admin.headers).json()
+    assert (report["refusals_evaluated"], report["refusals_lifted"]) == (1, 1)
+    refusal = next(r for r in report["receipts"] if r["kind"] == "refusal")
+    assert refusal == {
+        "receipt_id": refused.json()["receipt_id"],
+        "kind": "refusal",
+        "refused_by": None,
+    }
+    keeping = client.post("/v1/policies/what-if", json=ask, headers=admin.headers).json()
+    assert (keeping["refusals_evaluated"], keeping["refusals_lifted"]) == (1, 0)
+    assert keeping["rule_hits"]["need-purpose"] >= 1
