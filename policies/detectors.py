@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from functools import partial
-from itertools import chain
 from typing import Any, Final
 
 import re2
@@ -250,58 +248,27 @@ def detectable(
     """A function of headings and contents (one pair per memory): per memory, those of
     `detectors` that can hit its heading or content (a superset, as `scan` gives, and empty for
     most texts), in its cheapest form for a fixed set of detectors, built once and applied to
-    many memories."""
+    many memories. (One pass over both texts costs less than two; the newline between them can
+    only add candidates, e.g. "bearer" then a token: a superset, as a pre-check may be.)"""
     names = frozenset(detectors)
     if names == {"email"}:
         return lambda headings, contents: [
             names if "@" in heading or "@" in content else _NOTHING
             for heading, content in zip(headings, contents, strict=True)
         ]
-    if "api_token" in names:
-        return partial(_swept, names)
+    if "api_token" in names:  # as _candidates does, without its sets: RE2 clears most texts
+        return lambda headings, contents: [
+            names.intersection(map(DETECTOR_NAMES.__getitem__, found))
+            if (found := _SCAN((heading + "\n" + content).encode("utf-8", "surrogatepass")))
+            else _NOTHING
+            for heading, content in zip(headings, contents, strict=True)
+        ]
     return lambda headings, contents: [
         frozenset(_candidates((heading + "\n" + content).encode("utf-8", "surrogatepass"), names))
         for heading, content in zip(headings, contents, strict=True)
     ]
 
 
-def _swept(
-    names: frozenset[str], headings: Sequence[str], contents: Sequence[str]
-) -> list[frozenset[str]]:
-    """`detectable` for detectors that include API tokens, which have no test cheaper than the
-    RE2 pass: one pass over many memories' texts at once, halving the run where it finds
-    something, until a few memories are left to test one by one.
-
-    A run found clear leaves each of its memories clear: a match in one memory's text is a
-    match in the run, whose texts are joined by newlines, like its heading and content. (No
-    pattern has an anchor, and a newline is a word boundary as a text's edge is.) A match
-    across two memories only costs a smaller run. One memory's result is exactly `_scanned`.
-    """
-    found = [_NOTHING] * len(headings)
-    pending = [(0, len(headings))]
-    while pending:
-        lo, hi = pending.pop()
-        if hi - lo <= _ONE_BY_ONE:
-            found[lo:hi] = map(partial(_scanned, names), headings[lo:hi], contents[lo:hi])
-            continue
-        joined = "\n".join(chain.from_iterable(zip(headings[lo:hi], contents[lo:hi], strict=True)))
-        hits = _SCAN(joined.encode("utf-8", "surrogatepass"))
-        if hits and not names.isdisjoint(map(DETECTOR_NAMES.__getitem__, hits)):
-            middle = (lo + hi) // 2
-            pending += ((middle, hi), (lo, middle))
-    return found
-
-
-def _scanned(names: frozenset[str], heading: str, content: str) -> frozenset[str]:
-    # As _candidates does, but without its sets: RE2 is the cheapest test for tokens. One pass
-    # over both texts costs less than two calls (the newline between them can only add
-    # candidates, e.g. "bearer" then a token: a superset, as a pre-check may be).
-    found = _SCAN((heading + "\n" + content).encode("utf-8", "surrogatepass"))
-    return names.intersection(map(DETECTOR_NAMES.__getitem__, found)) if found else _NOTHING
-
-
-# Below this many memories, one RE2 pass each costs less than halving a run (_swept).
-_ONE_BY_ONE: Final = 8
 _NOTHING: Final[frozenset[str]] = frozenset()
 _UNANCHORED: Final = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 

@@ -194,8 +194,8 @@ _SETS = [
 def test_detectable_over_many_memories_is_detectable_over_each(
     texts: list[tuple[str, str]], names: list[str]
 ) -> None:
-    """Runs of memories are cleared at once (token sets: one RE2 pass, halved where it hits):
-    each memory gets what it gets alone, and that is a superset of what redacts something."""
+    """The pre-check over many memories gives each what it gives alone, and that is a superset
+    of what redacts something."""
     headings, contents = [h for h, _ in texts], [c for _, c in texts]
     together = detectable(names)(headings, contents)
     alone = [detectable(names)([h], [c])[0] for h, c in texts]
