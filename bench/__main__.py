@@ -14,6 +14,10 @@ BENCHMARKS = {
     ),
     "policy": ("bench.policy_cost", "policy evaluation cost and enforce/log_only overhead"),
     "receipts": ("bench.receipt_cost", "receipt overhead, receipts/s, export + offline verify"),
+    "proofs": (
+        "bench.proofs",
+        "inclusion proofs for a filtered export: per call vs one hashed tree",
+    ),
     "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
     "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
     "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),

@@ -1,0 +1,100 @@
+"""Inclusion proofs for a filtered export: k receipts out of a log of n, each line with its proof
+to the checkpoint (what GET /v1/receipts/export?memory_id=… does, `gateway.usecases.audit`).
+
+Baseline and candidate in the same run, on the same leaves (synthetic leaf hashes; a proof
+depends on nothing else):
+
+- per call: `receipts.inclusion_proof(i, leaves)`, O(n) hashes per proof (the export before);
+- hashed tree: `receipts.MerkleTree(leaves)` once, then `tree.inclusion_proof(i)` per line.
+
+Both must give the same proofs (checked on every sampled index). Reported: p50/p99 per proof,
+the tree's build time, and the estimated time for the whole export (build + k proofs, vs k
+per-call proofs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import time
+from collections.abc import Callable
+from functools import partial
+
+from bench.harness import machine, markdown_table, percentile, write_result
+from receipts import MerkleTree, inclusion_proof, leaf_hash
+
+__all__ = ["main"]
+
+
+def _leaves(n: int) -> list[bytes]:
+    return [leaf_hash(hashlib.sha256(i.to_bytes(8, "big")).digest()) for i in range(n)]
+
+
+def _timed(call: Callable[[int], object], args: list[int]) -> list[float]:
+    times = []
+    for index in args:
+        start = time.perf_counter()
+        call(index)
+        times.append((time.perf_counter() - start) * 1e3)
+    return times
+
+
+def _per_call(index: int, leaves: list[bytes]) -> list[bytes]:
+    return inclusion_proof(index, leaves)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench proofs", description=__doc__)
+    parser.add_argument("--sizes", default="10000,100000", help="log sizes n, comma-separated")
+    parser.add_argument("--exported", type=int, default=1000, help="lines k in the export")
+    parser.add_argument("--samples", type=int, default=20, help="per-call proofs timed")
+    args = parser.parse_args(argv)
+    rng = random.Random(7)
+    rows = []
+    result: dict[str, object] = {"machine": machine(), "exported": args.exported, "sizes": {}}
+    for n in (int(size) for size in args.sizes.split(",")):
+        leaves = _leaves(n)
+        start = time.perf_counter()
+        tree = MerkleTree(leaves)
+        build_ms = (time.perf_counter() - start) * 1e3
+        picked = rng.sample(range(n), min(args.samples, n))
+        for index in picked:
+            assert tree.inclusion_proof(index) == inclusion_proof(index, leaves), index
+        per_call = _timed(partial(_per_call, leaves=leaves), picked)
+        hashed = _timed(tree.inclusion_proof, rng.sample(range(n), min(args.exported, n)))
+        export_before = percentile(per_call, 50) * args.exported
+        export_after = build_ms + sum(hashed)
+        rows.append(
+            [
+                f"{n:,}",
+                percentile(per_call, 50),
+                percentile(hashed, 50) * 1e3,
+                percentile(hashed, 99) * 1e3,
+                build_ms,
+                export_before / 1e3,
+                export_after / 1e3,
+                f"{export_before / export_after:.0f}×",
+            ]
+        )
+        result["sizes"][str(n)] = {  # type: ignore[index]
+            "per_call_p50_ms": percentile(per_call, 50),
+            "tree_p50_us": percentile(hashed, 50) * 1e3,
+            "tree_p99_us": percentile(hashed, 99) * 1e3,
+            "tree_build_ms": build_ms,
+            "export_before_s": export_before / 1e3,
+            "export_after_s": export_after / 1e3,
+        }
+    headers = [
+        "log size n",
+        "per call p50 ms",
+        "tree p50 µs",
+        "tree p99 µs",
+        "tree build ms",
+        f"export of {args.exported} before s",
+        "after s",
+        "speed-up",
+    ]
+    print(markdown_table(headers, rows))
+    print(f"raw: {write_result('proofs', result)}")
+    return 0
