@@ -20,8 +20,16 @@ live passed in) it says so; below the smallest header's cost it is the empty str
 The count in the index's "…N more" line is ``total_live`` minus the lines shown, and
 ``total_live`` counts every live memory in scope, denied ones too. So when the caller's gate can
 deny (``withhold_count``, which the caller decides from the policy's shape, never from the
-data), the line states no count: otherwise it would tell the agent how many memories it may not
-see (from :data:`ASSEMBLER_VERSION` on; earlier versions always state it).
+data), nothing in the bundle may depend on the denied memories (from :data:`ASSEMBLER_VERSION`
+on; earlier versions always state the count):
+
+- the line states no count, and appears only when the index leaves out a memory the gate let
+  through, or when the store's index fetch was cut (more may be listable);
+- the empty notice (:data:`gateway.core.render.EMPTY_VISIBLE`) appears when nothing passed in
+  is visible and the fetch was not cut, whether nothing is stored or everything is denied.
+
+One trace is left: whether the fetch was cut depends on ``total_live``, denied memories
+included; it only matters when the scope holds more memories than the budget's index reach.
 """
 
 from __future__ import annotations
@@ -45,7 +53,13 @@ from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly, IncludedMemory, IndexReport, ProfileRef
 from gateway.core.ranking import Ranked, RankingProfile, rank
-from gateway.core.render import SEPARATOR, index_line, memory_block
+from gateway.core.render import (
+    EMPTY_NAMESPACES,
+    EMPTY_VISIBLE,
+    SEPARATOR,
+    index_line,
+    memory_block,
+)
 from gateway.core.tokens import Tokenizer
 
 __all__ = [
@@ -190,12 +204,27 @@ def assemble(
         for entry in (index_order if request.include_index else ())
         if entry.memory_id not in dead_ids and entry.memory_id not in verdict.denied
     ]
+    listable, empty = (
+        total_live,
+        total_live == 0 and not (live_retrieved.live or live_index_only.live),
+    )
+    if not with_count:
+        # Neither whether the "more" line appears nor the empty notice may depend on how many
+        # memories are denied: the index could list what the gate let through, plus more when
+        # the store's fetch was cut (its reach depends on the budget); "empty" means nothing
+        # visible and nothing beyond the fetch, and says so in words true either way.
+        cut = total_live > len(index_order)
+        listable = len(index_members) + cut
+        visible = any(
+            c.memory_id not in verdict.denied for c in (*live_retrieved.live, *live_index_only.live)
+        )
+        empty = request.include_index and not cut and not visible
     layout = _layout(
         request,
         [index_line(m, text_of(m)[0]) for m in index_members],
         [memory_block(r.candidate, *text_of(r.candidate)) for r in top],
-        total_live,
-        empty=total_live == 0 and not live_retrieved.live and not live_index_only.live,
+        listable,
+        empty=empty,
         tokenizer=tokenizer,
         slack_to_index=index_takes_slack(request, assembler_allows=takes_slack(version)),
         with_count=with_count,
@@ -295,7 +324,7 @@ def _layout(
     budget = request.budget_tokens
     off = "the request turned the index off"
     if empty:
-        bundle = fit_empty(tokenizer, budget)
+        bundle = fit_empty(tokenizer, budget, EMPTY_NAMESPACES if with_count else EMPTY_VISIBLE)
         count = tokenizer.count(bundle)
         return _Layout(bundle, count, len(bundle), 0, 0, (), off, None, None, ())
     header = choose_header(tokenizer, budget)

@@ -80,9 +80,9 @@ def choose_header(tokenizer: Tokenizer, budget: int) -> str | None:
     return None
 
 
-def fit_empty(tokenizer: Tokenizer, budget: int) -> str:
-    """The bundle for namespaces without memories: header and notice, degrading to ``""``."""
-    for option in (*(h + SEPARATOR + EMPTY_NAMESPACES for h in HEADERS), EMPTY_NAMESPACES):
+def fit_empty(tokenizer: Tokenizer, budget: int, notice: str = EMPTY_NAMESPACES) -> str:
+    """The bundle for namespaces without memories: header and ``notice``, degrading to ``""``."""
+    for option in (*(h + SEPARATOR + notice for h in HEADERS), notice):
         if tokenizer.count(option) <= budget:
             return option
     return ""

@@ -22,6 +22,7 @@ from gateway.core.model import Candidate
 
 __all__ = [
     "EMPTY_NAMESPACES",
+    "EMPTY_VISIBLE",
     "HEADERS",
     "INDEX_TITLE",
     "MORE_UNCOUNTED",
@@ -49,6 +50,9 @@ HEADERS: tuple[str, ...] = (
 INDEX_TITLE = "## Index: id | type | confidence | heading"
 TAIL_TITLE = "## Memories in full"
 EMPTY_NAMESPACES = "No memories are stored in these namespaces yet."
+# The notice when the policy can deny: true whether nothing is stored or everything is withheld,
+# so that it cannot tell the two apart.
+EMPTY_VISIBLE = "No memories in these namespaces are available to this request."
 # The "more" line when its count is withheld: under a policy that can deny memories, the count of
 # live memories not listed would include the denied ones, and so tell how many are hidden.
 MORE_UNCOUNTED = "…more, use search"

@@ -14,7 +14,7 @@ from gateway.core.gate import Gate, GateVerdict, GateVerdictError
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
-from gateway.core.render import EMPTY_NAMESPACES, HEADERS, MORE_UNCOUNTED
+from gateway.core.render import EMPTY_NAMESPACES, EMPTY_VISIBLE, HEADERS, MORE_UNCOUNTED
 from gateway.core.tokens import load_tokenizer
 
 TOKENIZER = load_tokenizer()
@@ -292,6 +292,44 @@ def test_a_complete_index_has_no_more_line_even_when_the_count_is_withheld() -> 
     assert out.index.shown == 5 and out.index.count_withheld
     assert out.bundle == run(request(), [], entries, total_live=5).bundle
     assert "more, use search" not in out.bundle
+
+
+def _hidden_and_visible(visible: int, hidden: int, req: ContextRequest) -> Assembly:
+    """``visible`` listable memories and ``hidden`` denied ones, all fetched (no cut) when the
+    request wants the index; without it the store fetches no index and shows the gate nothing."""
+    allowed = [memory(f"i{n:03d}", confidence=0.5) for n in range(visible)]
+    denied = [memory(f"h{n:03d}", namespace="hr", confidence=0.9) for n in range(hidden)]
+    shown = denied if req.include_index else []
+    verdict = GateVerdict(denied={d.memory_id: deny(d.memory_id) for d in shown})
+    return run(
+        req,
+        [],
+        index_of([*allowed, *denied]) if req.include_index else [],
+        total_live=visible + hidden,
+        gate=RecordingGate(verdict),
+        withhold_count=True,
+    )
+
+
+def test_a_withheld_count_leaves_no_more_line_for_hidden_memories_alone() -> None:
+    # Every memory the gate lets through is listed: a "more" line would only say hidden ones exist.
+    outs = [_hidden_and_visible(5, hidden, request()) for hidden in (0, 1, 12)]
+    assert len({out.bundle for out in outs}) == 1
+    assert outs[0].index.shown == 5 and "more, use search" not in outs[0].bundle
+
+
+@pytest.mark.parametrize("include_index", [True, False])
+def test_a_withheld_count_makes_nothing_stored_and_everything_denied_look_alike(
+    include_index: bool,
+) -> None:
+    req = request(include_index=include_index)
+    outs = [_hidden_and_visible(0, hidden, req) for hidden in (0, 3)]
+    assert outs[0].bundle == outs[1].bundle
+    if include_index:
+        assert outs[0].bundle.endswith(EMPTY_VISIBLE) and EMPTY_NAMESPACES not in outs[0].bundle
+    # Without the gate's power to deny, an empty store still says it is empty.
+    empty = run(req, [], [], total_live=0)
+    assert empty.bundle.endswith(EMPTY_NAMESPACES)
 
 
 def test_capped_memories_keep_their_index_line_but_leave_tier_two() -> None:
