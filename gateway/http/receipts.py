@@ -18,8 +18,9 @@ from gateway.store.database import transaction
 from gateway.usecases.audit import export_lines, find_visible, prove, verify_stored
 from gateway.usecases.checkpoints import checkpoint_tenant
 from gateway.usecases.keys import authenticate
+from gateway.usecases.recorded import REPLAYABLE
 from gateway.usecases.refusal import REFUSAL_KIND
-from gateway.usecases.replay import REPLAYABLE, what_if_window
+from gateway.usecases.what_if import what_if_window
 from receipts import decode_body
 
 __all__ = ["ROUTES"]
@@ -177,7 +178,7 @@ async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[
             until=body.until,
             limit=body.last,
         )
-        return await what_if_window(conn, runtime.replayer, principal, rows, policy)
+        return await what_if_window(conn, principal, rows, policy)
 
 
 ROUTES = [list_receipts, export, get_receipt, verify, proof, checkpoint, replay, what_if]

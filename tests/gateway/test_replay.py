@@ -11,7 +11,7 @@ import psycopg
 from litestar.testing import TestClient
 
 from gateway.store import receipts as receipt_store
-from gateway.usecases.replay import Recorded, read_recorded, with_judged_subject
+from gateway.usecases.recorded import Recorded, read_recorded, with_judged_subject
 from receipts import canonicalize, decode_body
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed

@@ -1,0 +1,224 @@
+"""What a context (or replay) receipt recorded, decoded into what the pure core needs again:
+the request, the instant, whom the policy judged, the candidates (their versions loaded by id and
+checked against the recorded sha256), and the diff of a new assembly against the recorded one.
+Shared by replay (`gateway.usecases.replay`) and the policy what-if window
+(`gateway.usecases.what_if`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from gateway.core.assembly import ASSEMBLER_VERSION, ASSEMBLER_VERSIONS
+from gateway.core.model import Candidate, ContextRequest, MemoryId
+from gateway.core.outcome import Assembly
+from gateway.errors import InvalidRequestError
+from gateway.memory import MemoryVersion
+from gateway.principal import Principal
+from gateway.store import memories as memory_store
+from gateway.store import receipts as receipt_store
+from gateway.store.database import Connection
+from gateway.usecases import context as retrieval
+from policies import Evaluation
+from receipts import decode_body
+
+__all__ = [
+    "REPLAYABLE",
+    "Problem",
+    "Recorded",
+    "assembler_version",
+    "diff",
+    "read_recorded",
+    "recorded_inputs",
+    "with_judged_subject",
+]
+
+REPLAYABLE = ("context", "replay")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why a replay may not reproduce the original: a stable code, the memory if any, detail."""
+
+    code: str
+    detail: str
+    memory_id: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "memory_id": self.memory_id, "detail": self.detail}
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """A context or replay receipt, decoded into what the core needs."""
+
+    receipt_id: str
+    kind: str
+    body: dict[str, Any]
+    request: ContextRequest
+    at: datetime
+    subject: Principal
+
+    @property
+    def included(self) -> list[str]:
+        return [item["memory_id"] for item in self.body["included"]]
+
+
+def _parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def read_recorded(row: receipt_store.ReceiptRow) -> Recorded:
+    body = decode_body(bytes(row.body))
+    if body["kind"] not in REPLAYABLE:
+        raise InvalidRequestError(
+            f"only context bundles can be replayed; receipt {row.receipt_id} is a {body['kind']}",
+            code="replay_unsupported",
+        )
+    r = body["request"]
+    request = ContextRequest(
+        task=r["task"],
+        namespaces=tuple(r["namespaces"]),
+        budget_tokens=r["budget_tokens"],
+        top_k=r["top_k"],
+        memory_types=tuple(r["memory_types"]) if r["memory_types"] else None,
+        purpose=r["purpose"],
+        include_index=r["include_index"],
+        index_budget_tokens=r["index_budget_tokens"],
+        fill=r["fill"],
+    )
+    # A replay's policy judged the original agent, not the auditor its `subject` names.
+    subject = _principal(body, body.get("judged") or body["subject"], request.namespaces)
+    return Recorded(row.receipt_id, body["kind"], body, request, _parse_time(body["at"]), subject)
+
+
+def _principal(
+    body: dict[str, Any], subject: dict[str, Any], namespaces: tuple[str, ...]
+) -> Principal:
+    return Principal(
+        tenant_id=body["tenant_id"],
+        key_id=subject["key_id"],
+        role=subject["role"],
+        agent_id=subject["agent_id"],
+        namespaces=namespaces,
+        purposes=None,
+    )
+
+
+async def with_judged_subject(conn: Connection, recorded: Recorded) -> Recorded:
+    """`recorded`, its subject being whom its policy judged. Replay receipts written before they
+    recorded `judged` name only the auditor who replayed: the judged agent is then the subject of
+    the first receipt up the parent chain that is not such a replay."""
+    body = recorded.body
+    seen = {recorded.receipt_id}
+    while body["kind"] == "replay" and "judged" not in body:
+        parent_id = body.get("parent_receipt_id")
+        row = None
+        if parent_id is not None and parent_id not in seen:
+            seen.add(parent_id)
+            row = await receipt_store.find_receipt(conn, body["tenant_id"], parent_id)
+        if row is None:
+            return recorded  # no parent to ask: the receipt's own subject is all there is
+        body = decode_body(bytes(row.body))
+    if body is recorded.body:
+        return recorded
+    subject = _principal(body, body.get("judged") or body["subject"], recorded.request.namespaces)
+    return dataclasses.replace(recorded, subject=subject)
+
+
+def assembler_version(recorded: Recorded) -> str:
+    """The assembler version that wrote the receipt when this gateway still builds it (so exact
+    replay can match), else the current one."""
+    version = recorded.body["assembler"]["version"]
+    return version if version in ASSEMBLER_VERSIONS else ASSEMBLER_VERSION
+
+
+def _float(text: str | None) -> float | None:
+    return None if text is None else float(text)
+
+
+def _candidate(version: MemoryVersion, signals: dict[str, Any] | None) -> Candidate:
+    signals = signals or {}
+    return Candidate(
+        memory_id=MemoryId(version.memory_id),
+        namespace=version.namespace,
+        memory_type=version.memory_type,
+        heading=version.heading,
+        content=version.content,
+        confidence=version.confidence,
+        labels=tuple(version.labels),
+        source_type=version.source_type,
+        source_ref=version.source_ref,
+        created_at=version.created_at,
+        expires_at=version.expires_at,
+        deleted_at=version.deleted_at,
+        superseded_by=MemoryId(version.superseded_by) if version.superseded_by else None,
+        content_sha256=version.content_sha256,
+        tokens=version.tokens,
+        heading_tokens=version.heading_tokens,
+        vector_rank=signals.get("vector_rank"),
+        vector_distance=_float(signals.get("vector_distance")),
+        lexical_rank=signals.get("lexical_rank"),
+        lexical_score=_float(signals.get("lexical_score")),
+    )
+
+
+async def recorded_inputs(
+    conn: Connection, recorded: Recorded
+) -> tuple[retrieval.ContextInputs, list[Problem]]:
+    """The recorded candidates and index entries, as the versioned store holds them today."""
+    body = recorded.body
+    signals = {c["memory_id"]: c for c in body["candidates"]}
+    expected = {c["memory_id"]: c["content_sha256"] for c in body["candidates"]}
+    index_ids: list[str] = body["index_input"]["ids"]
+    wanted = sorted(set(signals) | set(index_ids))
+    versions = {
+        v.memory_id: v for v in await memory_store.fetch_versions(conn, body["tenant_id"], wanted)
+    }
+    problems: list[Problem] = []
+    for memory_id in wanted:
+        version = versions.get(memory_id)
+        if version is None:
+            problems.append(Problem("version_missing", "no such version in the store", memory_id))
+        elif version.erased_at is not None:
+            problems.append(
+                Problem("memory_erased", f"erased at {version.erased_at.isoformat()}", memory_id)
+            )
+        elif memory_id in expected and version.content_sha256 != expected[memory_id]:
+            problems.append(
+                Problem("content_mismatch", "stored content differs from the receipt", memory_id)
+            )
+    candidates = [_candidate(versions[c], signals[c]) for c in sorted(signals) if c in versions]
+    index = [_candidate(versions[i], None) for i in index_ids if i in versions]
+    return retrieval.ContextInputs(candidates, index, body["index_input"]["total_live"]), problems
+
+
+def diff(original: Recorded, replayed: Assembly, evaluation: Evaluation) -> dict[str, Any]:
+    before = original.included
+    after = [item.memory_id for item in replayed.included]
+    common = [m for m in before if m in after]
+    reordered = common != [m for m in after if m in before]
+    old_outcomes = {o["memory_id"]: o["outcome"] for o in original.body["policy"]["outcomes"]}
+    new_outcomes = {o.memory_id: o.outcome for o in evaluation.outcomes}
+    changes = [
+        {"memory_id": m, "before": old_outcomes.get(m), "after": new_outcomes.get(m)}
+        for m in sorted(set(old_outcomes) | set(new_outcomes))
+        if old_outcomes.get(m) != new_outcomes.get(m)
+    ]
+    old_reasons = {e["memory_id"]: e["reason"] for e in original.body["excluded"]}
+    new_reasons = {e.memory_id: e.reason for e in replayed.excluded}
+    return {
+        "added": [m for m in after if m not in before],
+        "removed": [m for m in before if m not in after],
+        "reordered": reordered,
+        "decision_changes": changes,
+        "exclusion_changes": [
+            {"memory_id": m, "before": old_reasons.get(m), "after": new_reasons.get(m)}
+            for m in sorted(set(old_reasons) | set(new_reasons))
+            if old_reasons.get(m) != new_reasons.get(m)
+        ],
+        "token_delta": replayed.tokens_used - original.body["budget"]["tokens_used"],
+    }

@@ -1,0 +1,128 @@
+"""The policy what-if window: a candidate policy against past receipts, without writing any.
+
+For each past bundle (context or replay receipt), the recorded candidates are assembled again
+under the candidate, as exact replay would: what would change (bundles, memories newly excluded
+or admitted, rule hits), and whether the candidate would refuse the request outright. For each
+past refusal, the recorded request stage is judged again: would the candidate let it through?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gateway.core.ranking import RankingProfile
+from gateway.principal import Principal
+from gateway.store import receipts as receipt_store
+from gateway.store.database import Connection
+from gateway.usecases.disclosure import assemble_under, context_view
+from gateway.usecases.policy import PolicyInForce, request_stage
+from gateway.usecases.recorded import (
+    REPLAYABLE,
+    assembler_version,
+    diff,
+    read_recorded,
+    recorded_inputs,
+    with_judged_subject,
+)
+from gateway.usecases.refusal import REFUSAL_KIND, read_refusal
+from policies import Evaluation
+
+__all__ = ["what_if_window"]
+
+
+async def what_if_window(
+    conn: Connection,
+    principal: Principal,
+    rows: Sequence[receipt_store.ReceiptRow],
+    policy: PolicyInForce,
+) -> dict[str, Any]:
+    """A candidate policy against past receipts: for bundles (their recorded candidates), what
+    would change, including requests it would refuse; for refusals, which it would let through."""
+    principal.require_role("admin", "auditor")
+    changed = refused = lifted = refusals = 0
+    rule_hits: dict[str, int] = {}
+    newly_excluded: dict[str, int] = {}
+    newly_admitted: dict[str, int] = {}
+    per_receipt: list[dict[str, Any]] = []
+    evaluated = 0
+    for row in rows:
+        if row.kind == REFUSAL_KIND:
+            # A refused request, judged again: would the candidate let it through?
+            refusal = read_refusal(row, "what_if")
+            judged = request_stage(policy, refusal.view, refusal.at)
+            refusals += 1
+            lifted += judged.refused is None
+            _count_hits(judged, rule_hits)
+            if len(per_receipt) < 200:
+                per_receipt.append(
+                    {
+                        "receipt_id": refusal.receipt_id,
+                        "kind": REFUSAL_KIND,
+                        "refused_by": None if judged.refused is None else judged.refused.rule_id,
+                    }
+                )
+            continue
+        if row.kind not in REPLAYABLE:
+            continue
+        recorded = await with_judged_subject(conn, read_recorded(row))
+        inputs, problems = await recorded_inputs(conn, recorded)
+        profile_record = {
+            k: v for k, v in recorded.body["assembler"]["ranking_profile"].items() if k != "digest"
+        }
+        assembly, evaluation = assemble_under(
+            recorded.request,
+            inputs,
+            policy,
+            context_view(recorded.subject, recorded.request),
+            at=recorded.at,
+            profile=RankingProfile.from_canonical(profile_record),
+            tokenizer_name=recorded.body["assembler"]["tokenizer"],
+            version=assembler_version(recorded),
+        )
+        evaluated += 1
+        refused += evaluation.refused is not None
+        _count_hits(evaluation, rule_hits)
+        found = diff(recorded, assembly, evaluation)
+        is_changed = assembly.bundle_sha256 != recorded.body["bundle"]["sha256"]
+        changed += is_changed
+        for memory_id in found["removed"]:
+            newly_excluded[memory_id] = newly_excluded.get(memory_id, 0) + 1
+        for memory_id in found["added"]:
+            newly_admitted[memory_id] = newly_admitted.get(memory_id, 0) + 1
+        if len(per_receipt) < 200:
+            per_receipt.append(
+                {
+                    "receipt_id": recorded.receipt_id,
+                    "kind": recorded.kind,
+                    "refused_by": None
+                    if evaluation.refused is None
+                    else evaluation.refused.rule_id,
+                    "changed": bool(is_changed),
+                    "added": found["added"],
+                    "removed": found["removed"],
+                    "problems": [p.to_json() for p in problems],
+                }
+            )
+    return {
+        "policy_digest": policy.digest,
+        "receipts_evaluated": evaluated,
+        "bundles_changed": changed,
+        # Requests the candidate would refuse outright (an enforced `require` not met), and
+        # past refusals it would let through.
+        "requests_refused": refused,
+        "refusals_evaluated": refusals,
+        "refusals_lifted": lifted,
+        "rule_hits": dict(sorted(rule_hits.items())),
+        "newly_excluded": dict(sorted(newly_excluded.items())),
+        "newly_admitted": dict(sorted(newly_admitted.items())),
+        "receipts": per_receipt,
+    }
+
+
+def _count_hits(evaluation: Evaluation, hits: dict[str, int]) -> None:
+    """Count the rules that would change something: any verdict but admit, every redaction and
+    every require (met or not, it was judged)."""
+    for decision in evaluation.decisions:
+        if decision.outcome_if_enforced != "admit" or decision.effect in ("redact", "require"):
+            hits[decision.rule_id] = hits.get(decision.rule_id, 0) + 1
