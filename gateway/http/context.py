@@ -11,6 +11,7 @@ from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep, unit_of_work
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ContextIn, SearchIn, TimelineIn
+from gateway.usecases import listing
 from gateway.usecases.context import check_as_of, resolve_namespaces
 
 __all__ = ["ROUTES"]
@@ -59,7 +60,8 @@ async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) 
     now = runtime.clock()
     async with unit_of_work(request, runtime) as (conn, principal):
         principal.require_role("agent", "admin")
-        disclosed = await runtime.discloser.search(
+        disclosed = await listing.search(
+            runtime.discloser,
             conn,
             principal,
             query=body.query,
@@ -78,7 +80,9 @@ async def memory_timeline(request: Request[Any, Any, Any], runtime: RuntimeDep) 
     now = runtime.clock()
     async with unit_of_work(request, runtime) as (conn, principal):
         principal.require_role("agent", "admin")
-        disclosed = await runtime.discloser.timeline(conn, principal, body.ids, body.purpose, now)
+        disclosed = await listing.timeline(
+            runtime.discloser, conn, principal, body.ids, body.purpose, now
+        )
     return disclosed.payload
 
 

@@ -18,6 +18,7 @@ from gateway.http.auth import RuntimeDep, unit_of_work
 from gateway.http.validation import collect_errors, decode_json, decode_struct
 from gateway.http.wire import BatchIn, DeleteIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
+from gateway.usecases import listing
 from gateway.usecases.memories import WriteOutcome, delete_memory
 
 __all__ = ["ROUTES"]
@@ -129,8 +130,8 @@ async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[st
     now = runtime.clock()
     async with unit_of_work(request, runtime) as (conn, principal):
         principal.require_role("agent", "admin")
-        disclosed = await runtime.discloser.fetch(
-            conn, principal, fetch_in.ids, fetch_in.purpose, now
+        disclosed = await listing.fetch(
+            runtime.discloser, conn, principal, fetch_in.ids, fetch_in.purpose, now
         )
     return disclosed.payload
 

@@ -1,41 +1,33 @@
 """Every disclosure, one shape: judge by the policy in force, decide in the pure core, then write
 the receipt in the same transaction before anything is answered (ARCHITECTURE §1, rules 1-3).
 
-Each function returns the exact payload to send and its receipt id, or raises
+Each disclosure returns the exact payload to send and its receipt id, or raises
 `PolicyRefusedError` once the refusal is receipted (`gateway.usecases.refusal`). The receipt's
-`bundle` hashes the exact bytes delivered: the bundle string for context; for search, timeline
-and fetch the RFC 8785 form of the disclosed list as sent (an auditor re-canonicalizes the
-response field).
+`bundle` hashes the exact bytes delivered: the bundle string for context (here); for search,
+timeline and fetch (`gateway.usecases.listing`) the RFC 8785 form of the disclosed list as sent
+(an auditor re-canonicalizes the response field).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import rfc8785
-
 from gateway.core.assembly import ASSEMBLER_VERSION
-from gateway.core.model import ContextRequest, Exclusion, MemoryId, MemoryType
+from gateway.core.model import ContextRequest
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile
-from gateway.core.render import one_line
+from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
 from gateway.embedding import Embedder
-from gateway.memory import MemoryVersion
 from gateway.principal import Principal
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
-from gateway.usecases.memories import withheld_reason
 from gateway.usecases.policy import (
     PolicyInForce,
     PolicyRegistry,
     may_deny,
-    memory_view,
     policy_gate,
     request_view,
-    verdict,
 )
 from gateway.usecases.receipting import Recorder, rfc3339
 from gateway.usecases.records import (
@@ -43,16 +35,11 @@ from gateway.usecases.records import (
     candidate_record,
     context_payload,
     context_request,
-    exclusion,
-    memory_payload,
-    timeline_entry,
 )
 from gateway.usecases.refusal import Disclosure, judge_request
 from policies import Evaluation, evaluate
 
-__all__ = ["SNIPPET_CHARS", "Disclosed", "Discloser"]
-
-SNIPPET_CHARS = 120
+__all__ = ["Disclosed", "Discloser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +58,7 @@ class Discloser:
     # Which assembler builds new bundles; replays build the version their receipt names.
     assembler_version: str = ASSEMBLER_VERSION
 
-    def _assembler(
+    def assembler_record(
         self, profile: RankingProfile | None = None, version: str | None = None
     ) -> dict[str, Any]:
         profile = profile or self.profile
@@ -82,7 +69,7 @@ class Discloser:
             "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
         }
 
-    async def _policy(
+    async def policy_for(
         self,
         conn: Connection,
         principal: Principal,
@@ -121,7 +108,7 @@ class Discloser:
         """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
         liveness, the policy in force and its time predicates are all pinned to that instant."""
         at = as_of or now
-        policy = await self._policy(
+        policy = await self.policy_for(
             conn,
             principal,
             context_view(principal, request),
@@ -193,7 +180,7 @@ class Discloser:
                 "request": context_request(request, as_of),
                 "at": rfc3339(at),
                 "policy": policy_record,
-                "assembler": self._assembler(profile, version),
+                "assembler": self.assembler_record(profile, version),
                 "candidates": sorted(
                     (candidate_record(c) for c in inputs.candidates),
                     key=lambda r: r["memory_id"],
@@ -212,244 +199,6 @@ class Discloser:
         )
         payload = {**context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
         return Disclosed(payload, receipt_id), assembly, evaluation
-
-    async def search(
-        self,
-        conn: Connection,
-        principal: Principal,
-        *,
-        query: str,
-        namespaces: tuple[str, ...],
-        memory_types: tuple[MemoryType, ...] | None,
-        limit: int,
-        purpose: str | None,
-        now: datetime,
-    ) -> Disclosed:
-        view = request_view(principal, purpose=purpose, namespaces=namespaces, budget_tokens=None)
-        request: dict[str, Any] = {
-            "query": query,
-            "namespaces": list(namespaces),
-            "memory_types": list(memory_types) if memory_types else None,
-            "limit": limit,
-            "purpose": purpose,
-        }
-        policy = await self._policy(
-            conn, principal, view, disclosure="search", request=request, at=now, issued_at=now
-        )
-        outcome = await retrieval.search(
-            conn,
-            self.embedder,
-            principal,
-            query=query,
-            namespaces=namespaces,
-            memory_types=memory_types,
-            limit=None,
-            now=now,
-            profile=self.profile,
-            recall_for=limit,
-        )
-        ranked = outcome.hits
-        evaluation = evaluate(policy.bundle, view, [memory_view(r.candidate) for r in ranked], now)
-        judged = verdict(evaluation, [r.candidate for r in ranked])
-        hits: list[Ranked] = []
-        excluded = list(outcome.excluded)
-        for r in ranked:
-            memory_id = r.candidate.memory_id
-            if memory_id in judged.denied:
-                excluded.append(judged.denied[memory_id])
-            elif memory_id in judged.capped:
-                excluded.append(judged.capped[memory_id])
-            elif len(hits) < limit:
-                hits.append(r)
-            else:
-                excluded.append(Exclusion(memory_id, "below_top_k", f"beyond the limit of {limit}"))
-        results: list[dict[str, Any]] = []
-        for r in hits:
-            heading, content = judged.rewritten.get(
-                r.candidate.memory_id, (r.candidate.heading, r.candidate.content)
-            )
-            results.append(
-                {
-                    "memory_id": r.candidate.memory_id,
-                    "heading": heading,
-                    "snippet": one_line(content)[:SNIPPET_CHARS],
-                    "memory_type": r.candidate.memory_type,
-                    "confidence": r.candidate.confidence,
-                    "distance": r.candidate.vector_distance,
-                    "score": r.score,
-                }
-            )
-        excluded.sort(key=lambda e: e.memory_id)
-        return await self._disclose_list(
-            conn,
-            principal,
-            kind="search",
-            now=now,
-            purpose=purpose,
-            policy=policy,
-            evaluation=evaluation,
-            delivered=results,
-            request=request,
-            members={
-                "assembler": self._assembler(),
-                "candidates": sorted(
-                    (candidate_record(r.candidate) for r in ranked), key=lambda x: x["memory_id"]
-                ),
-                "included": [
-                    {
-                        "memory_id": r.candidate.memory_id,
-                        "content_sha256": r.candidate.content_sha256,
-                        "score_micros": r.score_micros,
-                        "rewritten": r.candidate.memory_id in judged.rewritten,
-                    }
-                    for r in hits
-                ],
-                "excluded": [exclusion(e) for e in excluded],
-            },
-            disclosed_ids=[r.candidate.memory_id for r in hits],
-            payload={"results": results, "excluded": [exclusion(e) for e in excluded]},
-        )
-
-    async def timeline(
-        self,
-        conn: Connection,
-        principal: Principal,
-        ids: Sequence[str],
-        purpose: str | None,
-        now: datetime,
-    ) -> Disclosed:
-        view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
-        request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
-        policy = await self._policy(
-            conn, principal, view, disclosure="timeline", request=request, at=now, issued_at=now
-        )
-        found = await retrieval.timeline(conn, principal, ids)
-        evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in found.entries], now)
-        judged = verdict(evaluation, found.entries)
-        shown = [v for v in found.entries if MemoryId(v.memory_id) not in judged.denied]
-        entries = [timeline_entry(v) for v in shown]
-        excluded = sorted(judged.denied.values(), key=lambda e: e.memory_id)
-        return await self._disclose_list(
-            conn,
-            principal,
-            kind="timeline",
-            now=now,
-            purpose=purpose,
-            policy=policy,
-            evaluation=evaluation,
-            delivered=entries,
-            request=request,
-            members={
-                "included": [{"memory_id": v.memory_id} for v in shown],
-                "excluded": [exclusion(e) for e in excluded],
-                "missing": found.missing,
-            },
-            disclosed_ids=[v.memory_id for v in shown],
-            payload={
-                "entries": entries,
-                "missing": found.missing,
-                "excluded": [exclusion(e) for e in excluded],
-            },
-        )
-
-    async def fetch(
-        self,
-        conn: Connection,
-        principal: Principal,
-        ids: Sequence[str],
-        purpose: str | None,
-        now: datetime,
-    ) -> Disclosed:
-        view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
-        request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
-        policy = await self._policy(
-            conn, principal, view, disclosure="fetch", request=request, at=now, issued_at=now
-        )
-        unique = list(dict.fromkeys(ids))
-        versions = await retrieval.readable_versions(conn, principal, unique)
-        live: list[MemoryVersion] = []
-        withheld: list[dict[str, str]] = []
-        for memory_id in unique:
-            version = versions.get(memory_id)
-            if version is None:
-                continue
-            reason = withheld_reason(version, now)
-            if reason is None:
-                live.append(version)
-            else:
-                withheld.append({"memory_id": memory_id, "reason": reason, "detail": ""})
-        evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in live], now)
-        judged = verdict(evaluation, live)
-        memories: list[dict[str, Any]] = []
-        delivered_versions: list[MemoryVersion] = []
-        for version in live:
-            memory_id = MemoryId(version.memory_id)
-            blocked = judged.denied.get(memory_id) or judged.capped.get(memory_id)
-            if blocked is not None:
-                withheld.append(exclusion(blocked))
-                continue
-            heading, content = judged.rewritten.get(memory_id, (version.heading, version.content))
-            memories.append(memory_payload(version, heading, content))
-            delivered_versions.append(version)
-        missing = [i for i in unique if i not in versions]
-        withheld.sort(key=lambda w: w["memory_id"])
-        return await self._disclose_list(
-            conn,
-            principal,
-            kind="fetch",
-            now=now,
-            purpose=purpose,
-            policy=policy,
-            evaluation=evaluation,
-            delivered=memories,
-            request=request,
-            members={
-                "included": [
-                    {
-                        "memory_id": v.memory_id,
-                        "content_sha256": v.content_sha256,
-                        "rewritten": MemoryId(v.memory_id) in judged.rewritten,
-                    }
-                    for v in delivered_versions
-                ],
-                "excluded": withheld,
-                "missing": missing,
-            },
-            disclosed_ids=[v.memory_id for v in delivered_versions],
-            payload={"memories": memories, "withheld": withheld, "missing": missing},
-        )
-
-    async def _disclose_list(
-        self,
-        conn: Connection,
-        principal: Principal,
-        *,
-        kind: str,
-        now: datetime,
-        purpose: str | None,
-        policy: PolicyInForce,
-        evaluation: Evaluation,
-        delivered: list[dict[str, Any]],
-        request: dict[str, Any],
-        members: dict[str, Any],
-        disclosed_ids: list[str],
-        payload: dict[str, Any],
-    ) -> Disclosed:
-        """Receipt a list disclosure (search, timeline, fetch): the bundle hash covers the
-        RFC 8785 form of exactly the list sent."""
-        policy_record = policy.record(evaluation)
-        receipt_id = await self.recorder.record(
-            conn,
-            principal,
-            kind=kind,
-            issued_at=now,
-            purpose=purpose,
-            delivered=rfc8785.dumps(delivered),
-            members={"request": request, "policy": policy_record, **members},
-            disclosed_ids=disclosed_ids,
-            policy_digest=policy.digest,
-        )
-        return Disclosed({**payload, "policy": policy_record, "receipt_id": receipt_id}, receipt_id)
 
 
 def assemble_under(
