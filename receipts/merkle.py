@@ -20,7 +20,8 @@ Verifiers: `verify_inclusion` (RFC 9162 §2.1.3.2) and `verify_consistency` (§2
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Final
 
 from receipts.errors import ConsistencyInvalidError, ProofInvalidError
@@ -63,7 +64,11 @@ def root(leaves: Sequence[bytes]) -> bytes:
 
 def inclusion_proof(index: int, leaves: Sequence[bytes]) -> list[bytes]:
     """PATH(index, D[n]) of RFC 9162 §2.1.3.1, deepest sibling first."""
-    size = len(leaves)
+    return _path(index, len(leaves), partial(_subtree, leaves))
+
+
+def _path(index: int, size: int, subtree: Callable[[int, int], bytes]) -> list[bytes]:
+    """PATH(index, D[size]), with ``subtree(lo, hi)`` giving MTH(D[lo:hi])."""
     if not 0 <= index < size:
         raise ValueError(f"leaf index {index} outside a tree of size {size}")
     path: list[bytes] = []
@@ -72,10 +77,10 @@ def inclusion_proof(index: int, leaves: Sequence[bytes]) -> list[bytes]:
     while hi - lo > 1:
         k = _split(hi - lo)
         if index < lo + k:
-            path.append(_subtree(leaves, lo + k, hi))
+            path.append(subtree(lo + k, hi))
             hi = lo + k
         else:
-            path.append(_subtree(leaves, lo, lo + k))
+            path.append(subtree(lo, lo + k))
             lo = lo + k
     path.reverse()
     return path
@@ -215,21 +220,7 @@ class MerkleTree:
 
     def inclusion_proof(self, index: int) -> list[bytes]:
         """PATH(index, D[n]), as `inclusion_proof` gives it."""
-        size = self._size
-        if not 0 <= index < size:
-            raise ValueError(f"leaf index {index} outside a tree of size {size}")
-        path: list[bytes] = []
-        lo, hi = 0, size
-        while hi - lo > 1:
-            k = _split(hi - lo)
-            if index < lo + k:
-                path.append(self._range(lo + k, hi))
-                hi = lo + k
-            else:
-                path.append(self._range(lo, lo + k))
-                lo = lo + k
-        path.reverse()
-        return path
+        return _path(index, self._size, self._range)
 
     def _range(self, lo: int, hi: int) -> bytes:
         """MTH(D[lo:hi]) for a subtree a proof can name (the class docstring says which)."""
