@@ -258,6 +258,26 @@ class MerkleFrontier:
             frontier.append(leaf)
         return frontier
 
+    @classmethod
+    def resume(cls, size: int, edge: bytes) -> MerkleFrontier:
+        """The frontier of a tree of ``size`` leaves from its `edge`, as stored with a checkpoint:
+        one hash per set bit of ``size``, the highest first."""
+        heights = [h for h in range(size.bit_length() - 1, -1, -1) if size >> h & 1]
+        if size < 0 or len(edge) != HASH_SIZE * len(heights):
+            raise ValueError(f"an edge of {len(edge)} bytes does not fit a tree of size {size}")
+        frontier = cls()
+        frontier._nodes = [
+            (height, edge[i * HASH_SIZE : (i + 1) * HASH_SIZE]) for i, height in enumerate(heights)
+        ]
+        frontier._size = size
+        return frontier
+
+    @property
+    def edge(self) -> bytes:
+        """The roots of the perfect subtrees along the right edge, highest first: with the size,
+        all it takes to go on appending (`resume`)."""
+        return b"".join(node for _, node in self._nodes)
+
     @property
     def size(self) -> int:
         return self._size

@@ -242,13 +242,14 @@ class CheckpointRow:
     root: bytes
     note: str
     created_at: datetime
+    frontier: bytes | None  # the tree's right edge (receipts.MerkleFrontier.edge); older: None
 
 
 async def latest_checkpoint(
     conn: Connection, tenant_id: str, at_most: int | None = None
 ) -> CheckpointRow | None:
     query = """
-        SELECT tenant_id, size, root, note, created_at FROM checkpoints
+        SELECT tenant_id, size, root, note, created_at, frontier FROM checkpoints
          WHERE tenant_id = %(tenant_id)s AND (%(at_most)s::bigint IS NULL OR size <= %(at_most)s)
          ORDER BY size DESC LIMIT 1
     """
@@ -258,12 +259,12 @@ async def latest_checkpoint(
 
 
 async def insert_checkpoint(
-    conn: Connection, tenant_id: str, size: int, root: bytes, note: str
+    conn: Connection, tenant_id: str, size: int, root: bytes, note: str, frontier: bytes
 ) -> None:
     await conn.execute(
-        "INSERT INTO checkpoints (tenant_id, size, root, note) VALUES"
-        " (%(tenant_id)s, %(size)s, %(root)s, %(note)s) ON CONFLICT DO NOTHING",
-        {"tenant_id": tenant_id, "size": size, "root": root, "note": note},
+        "INSERT INTO checkpoints (tenant_id, size, root, note, frontier) VALUES"
+        " (%(tenant_id)s, %(size)s, %(root)s, %(note)s, %(frontier)s) ON CONFLICT DO NOTHING",
+        {"tenant_id": tenant_id, "size": size, "root": root, "note": note, "frontier": frontier},
     )
 
 

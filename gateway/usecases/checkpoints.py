@@ -2,7 +2,9 @@
 
 Produced every few seconds while receipts are written (a background task of the app) and on
 demand. The root is computed from the stored leaf hashes, so a checkpoint commits to exactly the
-receipts in the database at its size.
+receipts in the database at its size. Each checkpoint also stores the tree's right edge (at most
+log2 n hashes), so the next one reads and hashes only the receipts appended since: a checkpoint
+costs O(new receipts + log n), not O(n).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection, Pool, transaction
-from receipts import Signer, log_origin, root
+from receipts import MerkleFrontier, Signer, log_origin
 
 __all__ = ["Checkpointer", "checkpoint_tenant"]
 
@@ -29,11 +31,34 @@ async def checkpoint_tenant(
     latest = await receipt_store.latest_checkpoint(conn, tenant_id)
     if size == 0 or (latest is not None and latest.size >= size):
         return latest
-    tree_root = root(await receipt_store.leaves(conn, tenant_id, size))
+    frontier = await _frontier(conn, tenant_id, latest, size)
+    tree_root = frontier.root()
     note = signer.sign_checkpoint(log_origin(tenant_id), size, tree_root)
     # Two processes may checkpoint the same size at once: same root, first insert wins.
-    await receipt_store.insert_checkpoint(conn, tenant_id, size, tree_root, note)
+    await receipt_store.insert_checkpoint(conn, tenant_id, size, tree_root, note, frontier.edge)
     return await receipt_store.latest_checkpoint(conn, tenant_id)
+
+
+async def _frontier(
+    conn: Connection, tenant_id: str, latest: receipt_store.CheckpointRow | None, size: int
+) -> MerkleFrontier:
+    """The tree's right edge at ``size``: the latest checkpoint's edge and the leaves appended
+    since, or (no stored edge, or one that does not give its checkpoint's root) all leaves."""
+    if latest is not None and latest.frontier is not None:
+        try:
+            frontier = MerkleFrontier.resume(latest.size, bytes(latest.frontier))
+        except ValueError:
+            frontier = None
+        if frontier is not None and frontier.root() == bytes(latest.root):
+            for leaf in await receipt_store.leaves_between(conn, tenant_id, latest.size + 1, size):
+                frontier.append(leaf)
+            return frontier
+        _log.warning(
+            "checkpoint %s/%d holds a tree edge that does not give its root; rebuilding",
+            tenant_id,
+            latest.size,
+        )
+    return MerkleFrontier.from_leaves(await receipt_store.leaves(conn, tenant_id, size))
 
 
 @dataclass

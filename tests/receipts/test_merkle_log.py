@@ -223,6 +223,21 @@ def test_a_hashed_tree_gives_the_proofs_the_leaves_give(size: int, data: st.Data
         tree.inclusion_proof(size)
 
 
+def test_a_frontier_resumes_from_its_edge() -> None:
+    """What a checkpoint stores (size and edge) is all it takes to go on appending."""
+    leaves = _leaves(300)
+    for size in range(0, 300, 7):
+        stored = MerkleFrontier.from_leaves(leaves[:size])
+        assert len(stored.edge) == 32 * bin(size).count("1")
+        resumed = MerkleFrontier.resume(size, stored.edge)
+        assert resumed.size == size and resumed.root() == root(leaves[:size])
+        for leaf in leaves[size:]:
+            resumed.append(leaf)
+        assert resumed.root() == root(leaves)
+    with pytest.raises(ValueError, match="does not fit"):
+        MerkleFrontier.resume(5, b"\x00" * 32)
+
+
 def test_producers_reject_out_of_range_arguments() -> None:
     with pytest.raises(ValueError, match="outside"):
         inclusion_proof(3, _leaves(3))
