@@ -1,5 +1,6 @@
 """Inclusion proofs for a filtered export: k receipts out of a log of n, each line with its proof
-to the checkpoint (what GET /v1/receipts/export?memory_id=… does, `gateway.usecases.audit`).
+to the checkpoint (what GET /v1/receipts/export?memory_id=… does, `gateway.usecases.audit`);
+and the hashing of a checkpoint after 100 new receipts (`gateway.usecases.checkpoints`).
 
 Baseline and candidate in the same run, on the same leaves (synthetic leaf hashes; a proof
 depends on nothing else):
@@ -9,7 +10,9 @@ depends on nothing else):
 
 Both must give the same proofs (checked on every sampled index). Reported: p50/p99 per proof,
 the tree's build time, and the estimated time for the whole export (build + k proofs, vs k
-per-call proofs).
+per-call proofs). Checkpoint: the root from every leaf (before) vs the previous checkpoint's
+stored edge plus the new leaves (`MerkleFrontier.resume`); hashing only, in memory (the gateway
+also stops reading the whole log from PostgreSQL).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Callable
 from functools import partial
 
 from bench.harness import machine, markdown_table, percentile, write_result
-from receipts import MerkleTree, inclusion_proof, leaf_hash
+from receipts import MerkleFrontier, MerkleTree, inclusion_proof, leaf_hash
 
 __all__ = ["main"]
 
@@ -96,5 +99,26 @@ def main(argv: list[str]) -> int:
         "speed-up",
     ]
     print(markdown_table(headers, rows))
+    checkpoints = []
+    for n in (int(size) for size in args.sizes.split(",")):
+        leaves = _leaves(n + 100)
+        start = time.perf_counter()
+        full = MerkleFrontier.from_leaves(leaves).root()
+        before_ms = (time.perf_counter() - start) * 1e3
+        edge = MerkleFrontier.from_leaves(leaves[:n]).edge
+        start = time.perf_counter()
+        resumed = MerkleFrontier.resume(n, edge)
+        for leaf in leaves[n:]:
+            resumed.append(leaf)
+        after_ms = (time.perf_counter() - start) * 1e3
+        assert resumed.root() == full
+        checkpoints.append([f"{n:,} + 100", before_ms, after_ms, f"{before_ms / after_ms:.0f}×"])
+        result["checkpoint_" + str(n)] = {"before_ms": before_ms, "after_ms": after_ms}
+    print()
+    print(
+        markdown_table(
+            ["log size", "root from every leaf ms", "from the edge ms", "ratio"], checkpoints
+        )
+    )
     print(f"raw: {write_result('proofs', result)}")
     return 0
