@@ -9,6 +9,7 @@ from litestar import Request, post
 from gateway.core.model import ContextRequest
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.openapi import json_body
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ContextIn, SearchIn, TimelineIn
 from gateway.usecases import listing
@@ -25,7 +26,12 @@ def _require_text(value: str, field: str) -> None:
         )
 
 
-@post("/v1/context", status_code=200, summary="A token-bounded context bundle for a task")
+@post(
+    "/v1/context",
+    status_code=200,
+    summary="A token-bounded context bundle for a task",
+    operation_class=json_body(ContextIn),
+)
 async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), ContextIn)
     _require_text(body.task, "task")
@@ -53,7 +59,12 @@ async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[
     return disclosed.payload
 
 
-@post("/v1/search", status_code=200, summary="Stage 1: pointers to the best matches")
+@post(
+    "/v1/search",
+    status_code=200,
+    summary="Stage 1: pointers to the best matches",
+    operation_class=json_body(SearchIn),
+)
 async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), SearchIn)
     _require_text(body.query, "query")
@@ -74,7 +85,12 @@ async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) 
     return disclosed.payload
 
 
-@post("/v1/timeline", status_code=200, summary="Stage 2: version history of memories by id")
+@post(
+    "/v1/timeline",
+    status_code=200,
+    summary="Stage 2: version history of memories by id",
+    operation_class=json_body(TimelineIn),
+)
 async def memory_timeline(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), TimelineIn)
     now = runtime.clock()

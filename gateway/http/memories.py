@@ -15,8 +15,9 @@ from gateway.errors import (
     NotFoundError,
 )
 from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_json, decode_struct
-from gateway.http.wire import BatchIn, DeleteIn, FetchIn, MemoryIn
+from gateway.http.wire import BatchIn, BatchShape, DeleteIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
 from gateway.usecases import listing
 from gateway.usecases.memories import WriteOutcome, delete_memory
@@ -66,7 +67,12 @@ def _written(outcome: WriteOutcome) -> dict[str, Any]:
     }
 
 
-@post("/v1/memories", status_code=201, summary="Write one memory (a new immutable version)")
+@post(
+    "/v1/memories",
+    status_code=201,
+    summary="Write one memory (a new immutable version)",
+    operation_class=json_body(MemoryIn),
+)
 async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Any]:
     data = decode_json(await request.body())
     errors = collect_errors(data, MemoryIn, "") + _content_errors(
@@ -82,7 +88,12 @@ async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> 
     return Response(_written(result), status_code=201 if result.created else 200)
 
 
-@post("/v1/memories/batch", status_code=200, summary="Write up to 100 memories")
+@post(
+    "/v1/memories/batch",
+    status_code=200,
+    summary="Write up to 100 memories",
+    operation_class=json_body(BatchShape, "each item is a memory as for POST /v1/memories"),
+)
 async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     data = decode_json(await request.body())
     batch = decode_struct(data, BatchIn)
@@ -113,7 +124,12 @@ async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> d
     return {"items": items, "written": written, "failed": len(items) - written}
 
 
-@delete("/v1/memories/{memory_id:str}", status_code=200, summary="Soft-delete a memory")
+@delete(
+    "/v1/memories/{memory_id:str}",
+    status_code=200,
+    summary="Soft-delete a memory",
+    operation_class=json_body(DeleteIn),
+)
 async def remove_memory(
     request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
 ) -> dict[str, Any]:
@@ -124,7 +140,12 @@ async def remove_memory(
     return {"memory_id": memory_id, "deleted_at": at.isoformat(), "reason": delete_in.reason}
 
 
-@post("/v1/fetch", status_code=200, summary="Stage 3: full memories by id (at most 50)")
+@post(
+    "/v1/fetch",
+    status_code=200,
+    summary="Stage 3: full memories by id (at most 50)",
+    operation_class=json_body(FetchIn),
+)
 async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     fetch_in = decode_struct(decode_json(await request.body()), FetchIn)
     now = runtime.clock()

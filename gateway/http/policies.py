@@ -8,6 +8,7 @@ from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
 from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.openapi import json_body, text_body
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ActivateIn
 from gateway.usecases.policy import activate_bundle, describe_bundle, upload_bundle
@@ -15,7 +16,12 @@ from gateway.usecases.policy import activate_bundle, describe_bundle, upload_bun
 __all__ = ["ROUTES"]
 
 
-@post("/v1/policies", status_code=201, summary="Upload a policy bundle (YAML); lint and store it")
+@post(
+    "/v1/policies",
+    status_code=201,
+    summary="Upload a policy bundle (YAML); lint and store it",
+    operation_class=text_body("application/yaml", "a PolicyBundle document (ARCHITECTURE §7)"),
+)
 async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Any]:
     source = await request.body()
     filename = request.headers.get("x-policy-filename", "policy.yaml")[:200]
@@ -31,7 +37,12 @@ async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Respon
     )
 
 
-@post("/v1/policies/{digest:str}/activate", status_code=200, summary="Activate a stored bundle")
+@post(
+    "/v1/policies/{digest:str}/activate",
+    status_code=200,
+    summary="Activate a stored bundle",
+    operation_class=json_body(ActivateIn),
+)
 async def activate(
     request: Request[Any, Any, Any], runtime: RuntimeDep, digest: FromPath[str]
 ) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from litestar.response import Response, Stream
 
 from gateway.errors import FieldError, InvalidRequestError, NotFoundError
 from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.openapi import json_body, query_parameters
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
 from gateway.store import receipts as receipt_store
@@ -55,7 +56,11 @@ def _query(request: Request[Any, Any, Any]) -> receipt_store.ReceiptFilter:
     )
 
 
-@get("/v1/receipts", summary="List receipts (auditor, admin)")
+@get(
+    "/v1/receipts",
+    summary="List receipts (auditor, admin)",
+    operation_class=query_parameters(ReceiptQuery),
+)
 async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     where = _query(request)
     async with unit_of_work(request, runtime) as (conn, principal):
@@ -67,7 +72,11 @@ async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) ->
     }
 
 
-@get("/v1/receipts/export", summary="The receipt log as JSONL, verifiable offline")
+@get(
+    "/v1/receipts/export",
+    summary="The receipt log as JSONL, verifiable offline",
+    operation_class=query_parameters(ReceiptQuery),
+)
 async def export(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Stream:
     where = _query(request)
     async with transaction(runtime.pool) as conn:
@@ -135,7 +144,12 @@ async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Re
     return Response(latest.note, media_type="text/plain; charset=utf-8")
 
 
-@post("/v1/receipts/{receipt_id:str}/replay", status_code=200, summary="Replay a bundle")
+@post(
+    "/v1/receipts/{receipt_id:str}/replay",
+    status_code=200,
+    summary="Replay a bundle",
+    operation_class=json_body(ReplayIn),
+)
 async def replay(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> dict[str, Any]:
@@ -162,6 +176,7 @@ async def replay(
     "/v1/policies/what-if",
     status_code=200,
     summary="A candidate policy against past bundles and refusals",
+    operation_class=json_body(WhatIfIn),
 )
 async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), WhatIfIn)

@@ -10,6 +10,7 @@ from msgspec import Meta
 
 __all__ = [
     "BatchIn",
+    "BatchShape",
     "DeleteIn",
     "FetchIn",
     "MemoryIn",
@@ -39,6 +40,13 @@ class MemoryIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class BatchIn(msgspec.Struct, forbid_unknown_fields=True):
     items: Annotated[list[dict[str, object]], Meta(min_length=1, max_length=100)]
+
+
+class BatchShape(msgspec.Struct, forbid_unknown_fields=True):
+    """The documented shape of a batch (OpenAPI): each item is then decoded as a `MemoryIn` on
+    its own, so that its errors name the item (`BatchIn` keeps the items raw for that)."""
+
+    items: Annotated[list[MemoryIn], Meta(min_length=1, max_length=100)]
 
 
 class DeleteIn(msgspec.Struct, forbid_unknown_fields=True):

@@ -1,0 +1,82 @@
+"""The OpenAPI document (/schema) describes every request body and query the gateway decodes,
+from the same wire types that decode them (gateway.http.openapi)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from litestar.testing import TestClient
+
+from tests.conftest import Key
+from tests.gateway.test_memories_write import memory
+
+BODIES = {
+    ("/v1/memories", "post"): "application/json",
+    ("/v1/memories/batch", "post"): "application/json",
+    ("/v1/memories/{memory_id}", "delete"): "application/json",
+    ("/v1/fetch", "post"): "application/json",
+    ("/v1/context", "post"): "application/json",
+    ("/v1/search", "post"): "application/json",
+    ("/v1/timeline", "post"): "application/json",
+    ("/v1/policies", "post"): "application/yaml",
+    ("/v1/policies/{digest}/activate", "post"): "application/json",
+    ("/v1/receipts/{receipt_id}/replay", "post"): "application/json",
+    ("/v1/policies/what-if", "post"): "application/json",
+}
+
+
+@pytest.fixture
+def document(client: TestClient[Any]) -> dict[str, Any]:
+    response = client.get("/schema/openapi.json")
+    assert response.status_code == 200
+    found: dict[str, Any] = response.json()
+    return found
+
+
+def _body(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    body: dict[str, Any] = document["paths"][path][method]["requestBody"]
+    return body
+
+
+def test_every_operation_that_reads_a_body_describes_it(document: dict[str, Any]) -> None:
+    for (path, method), media_type in BODIES.items():
+        body = _body(document, path, method)
+        assert body["required"] is True and list(body["content"]) == [media_type], path
+    # Operations that read no body declare none.
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            if (path, method) not in BODIES:
+                assert "requestBody" not in operation, (path, method)
+
+
+def test_a_body_schema_is_what_the_gateway_accepts(document: dict[str, Any]) -> None:
+    context = _body(document, "/v1/context", "post")["content"]["application/json"]["schema"]
+    assert context["required"] == ["task"] and context["additionalProperties"] is False
+    properties = context["properties"]
+    assert properties["task"] == {"type": "string", "maxLength": 8000, "minLength": 1}
+    assert properties["top_k"] == {"type": "integer", "minimum": 1, "maximum": 50, "default": 6}
+    assert properties["fill"]["enum"] == ["skip", "stop"]
+    batch = _body(document, "/v1/memories/batch", "post")["content"]["application/json"]["schema"]
+    item = batch["properties"]["items"]["items"]
+    assert item["required"] == ["namespace", "heading", "content"]
+    assert item["properties"]["confidence"]["maximum"] == 1.0
+
+
+def test_the_receipt_listing_documents_its_query(document: dict[str, Any]) -> None:
+    for path in ("/v1/receipts", "/v1/receipts/export"):
+        parameters = {p["name"]: p for p in document["paths"][path]["get"]["parameters"]}
+        assert set(parameters) >= {"agent_id", "kind", "since", "until", "memory_id", "limit"}
+        assert all(p["in"] == "query" and p["required"] is False for p in parameters.values())
+
+
+def test_a_body_built_from_the_documented_fields_is_accepted(
+    client: TestClient[Any], agent: Key, document: dict[str, Any]
+) -> None:
+    """Every documented property of a memory is one the gateway takes (and no other is)."""
+    schema = _body(document, "/v1/memories", "post")["content"]["application/json"]["schema"]
+    written = memory()
+    assert set(written) <= set(schema["properties"])
+    assert client.post("/v1/memories", json=written, headers=agent.headers).status_code == 201
+    extra = {**written, "not_documented": 1}
+    assert client.post("/v1/memories", json=extra, headers=agent.headers).status_code == 422
