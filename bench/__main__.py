@@ -14,6 +14,7 @@ BENCHMARKS = {
     ),
     "policy": ("bench.policy_cost", "policy evaluation cost and enforce/log_only overhead"),
     "receipts": ("bench.receipt_cost", "receipt overhead, receipts/s, export + offline verify"),
+    "index": ("bench.index_fetch", "the index fetch with and without entries' contents, by budget"),
     "proofs": (
         "bench.proofs",
         "inclusion proofs for a filtered export: per call vs one hashed tree",

@@ -78,3 +78,10 @@ class Bundle:
     def effective_mode(self, rule: Rule) -> Mode:
         """log_only when the bundle or the rule says so."""
         return "log_only" if "log_only" in (self.mode, rule.mode) else "enforce"
+
+    def memory_fields(self) -> frozenset[str]:
+        """The memory fields (``content``, ``namespace``, …) any rule's condition reads, in any
+        mode: what an evaluation needs of a memory besides what redaction rewrites."""
+        return frozenset().union(
+            *(rule.compiled.memory_keys for rule in self.rules if rule.compiled is not None)
+        )

@@ -36,11 +36,17 @@ BM25_B = 0.75
 # to 100k memories (3.1x with a cap of 1,000). See bench/RESULTS.md, Speed.
 COMMON_TERM_CAP = 300
 
-_COLUMNS = sql.SQL(
-    "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, "
+_OTHER_COLUMNS = (
     "m.confidence::float8 AS confidence, m.labels, m.source_type, m.source_ref, m.created_at, "
     "m.expires_at, m.deleted_at, m.superseded_by, m.content_sha256, m.tokens, m.heading_tokens, "
     "m.erased_at"
+)
+_COLUMNS = sql.SQL(
+    "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, " + _OTHER_COLUMNS
+)
+# Index lines show headings only: without a policy that reads content, none is fetched for them.
+_HEADING_COLUMNS = sql.SQL(
+    "m.memory_id, m.namespace, m.memory_type, m.heading, ''::text AS content, " + _OTHER_COLUMNS
 )
 
 
@@ -119,9 +125,13 @@ def _candidate(row: dict[str, Any]) -> Candidate:
     )
 
 
-async def index_entries(conn: Connection, scope: Scope, budget_tokens: int) -> list[Candidate]:
+async def index_entries(
+    conn: Connection, scope: Scope, budget_tokens: int, *, with_content: bool = True
+) -> list[Candidate]:
     """Live memories in index order (confidence desc, memory_id), cut by the estimated cost of
-    their index lines. The `LIMIT` keeps this an ordered index scan at any memory count."""
+    their index lines. The `LIMIT` keeps this an ordered index scan at any memory count.
+    Without ``with_content`` each comes with an empty content (its hash and token count stay):
+    a large budget reaches thousands of lines, whose contents nothing would read."""
     if budget_tokens <= 0:
         return []
     query = sql.SQL(
@@ -139,7 +149,7 @@ async def index_entries(conn: Connection, scope: Scope, budget_tokens: int) -> l
         ORDER BY confidence DESC, memory_id
         """
     ).format(
-        columns=_COLUMNS,
+        columns=_COLUMNS if with_content else _HEADING_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
         filters=scope.filters(),
         live=scope.live(),

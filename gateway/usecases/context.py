@@ -4,6 +4,7 @@ the pure core decides."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -36,6 +37,7 @@ __all__ = [
     "resolve_namespaces",
     "search",
     "timeline",
+    "without_index_content",
 ]
 
 
@@ -107,9 +109,11 @@ async def gather_context(
     *,
     historical: bool = False,
     version: str = ASSEMBLER_VERSION,
+    index_content: bool = True,
 ) -> ContextInputs:
     """Candidates, index entries and the live count at `now` (`historical`: a past instant),
-    as assembler `version` needs them (how far the index may reach)."""
+    as assembler `version` needs them (how far the index may reach). Without `index_content`,
+    index entries come without their content (`without_index_content`)."""
     scope = _scope(principal, request.namespaces, request.memory_types, now, historical)
     vector = await _embed(embedder, request.task)
     total_live = await retrieval.live_count(conn, scope)
@@ -124,8 +128,21 @@ async def gather_context(
     )
     slack = index_takes_slack(request, assembler_allows=takes_slack(version))
     reach = index_reach(request, takes_slack=slack)
-    index = await retrieval.index_entries(conn, scope, reach) if reach > 0 else []
+    index = (
+        await retrieval.index_entries(conn, scope, reach, with_content=index_content)
+        if reach > 0
+        else []
+    )
     return ContextInputs(candidates, index, total_live)
+
+
+def without_index_content(inputs: ContextInputs) -> ContextInputs:
+    """`inputs` with the index entries' contents empty, as `gather_context` fetches them for a
+    policy that reads no content (replay loads whole versions, and must evaluate the same).
+    Only index lines come from index entries, and they show headings; a memory that is also a
+    retrieval candidate is rendered from its candidate."""
+    index = [dataclasses.replace(entry, content="") for entry in inputs.index_entries]
+    return ContextInputs(inputs.candidates, index, inputs.total_live)
 
 
 def build_context(

@@ -27,6 +27,7 @@ from gateway.usecases.policy import (
     PolicyRegistry,
     may_deny,
     policy_gate,
+    reads_content,
     request_view,
 )
 from gateway.usecases.receipting import Recorder, rfc3339
@@ -125,6 +126,7 @@ class Discloser:
             at,
             historical=as_of is not None,
             version=self.assembler_version,
+            index_content=reads_content(policy.bundle),
         )
         disclosed, _, _ = await self.assemble_and_record(
             conn, principal, request, inputs, policy, at=at, issued_at=now, as_of=as_of

@@ -48,6 +48,7 @@ __all__ = [
     "may_deny",
     "memory_view",
     "policy_gate",
+    "reads_content",
     "refuse_unless_required_met",
     "request_stage",
     "request_view",
@@ -177,6 +178,13 @@ def may_deny(bundle: Bundle) -> bool:
     return any(
         rule.effect == "deny" and bundle.effective_mode(rule) == "enforce" for rule in bundle.rules
     )
+
+
+def reads_content(bundle: Bundle) -> bool:
+    """Whether a rule of ``bundle`` reads ``memory.content``. Otherwise index entries (shown by
+    heading only) are gathered without their contents (`gateway.usecases.context`); redaction
+    then records nothing for content that was never disclosed."""
+    return "content" in bundle.memory_fields()
 
 
 def request_stage(policy: PolicyInForce, view: Mapping[str, object], now: datetime) -> Evaluation:

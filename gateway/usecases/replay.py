@@ -29,7 +29,7 @@ from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
 from gateway.usecases.disclosure import Discloser
-from gateway.usecases.policy import PolicyInForce, lint_or_reject
+from gateway.usecases.policy import PolicyInForce, lint_or_reject, reads_content
 from gateway.usecases.recorded import (
     Problem,
     assembler_version,
@@ -148,11 +148,14 @@ class Replayer:
                 recorded.request,
                 at,
                 version=version,
+                index_content=reads_content(policy.bundle),
             )
         else:
             at = recorded.at
             inputs, missing = await recorded_inputs(conn, recorded)
             problems.extend(missing)
+            if not reads_content(policy.bundle):
+                inputs = retrieval.without_index_content(inputs)  # as gathered at the time
         original_sha = recorded.body["bundle"]["sha256"]
         disclosed, assembly, evaluation = await self.discloser.assemble_and_record(
             conn,

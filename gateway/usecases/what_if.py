@@ -15,8 +15,9 @@ from gateway.core.ranking import RankingProfile
 from gateway.principal import Principal
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
+from gateway.usecases.context import without_index_content
 from gateway.usecases.disclosure import assemble_under, context_view
-from gateway.usecases.policy import PolicyInForce, request_stage
+from gateway.usecases.policy import PolicyInForce, reads_content, request_stage
 from gateway.usecases.recorded import (
     REPLAYABLE,
     assembler_version,
@@ -67,6 +68,8 @@ async def what_if_window(
             continue
         recorded = await with_judged_subject(conn, read_recorded(row))
         inputs, problems = await recorded_inputs(conn, recorded)
+        if not reads_content(policy.bundle):
+            inputs = without_index_content(inputs)  # as a live request under it would gather
         profile_record = {
             k: v for k, v in recorded.body["assembler"]["ranking_profile"].items() if k != "digest"
         }

@@ -78,3 +78,13 @@ def test_readme_example_bundle_lints_clean() -> None:
     readme = (PACKAGE / "README.md").read_text("utf-8")
     example = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
     assert lint(example, "README.md") == ()
+
+
+def test_a_bundle_names_the_memory_fields_its_rules_read() -> None:
+    from policies.shipped import shipped_bundle
+
+    assert bench_bundle().memory_fields() == {
+        "namespace", "confidence", "memory_type", "created_at", "labels", "expires_at",
+        "source_ref", "heading", "source_type", "tokens",
+    }  # fmt: skip
+    assert "content" not in shipped_bundle("default").bundle.memory_fields()
