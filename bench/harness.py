@@ -26,7 +26,7 @@ from psycopg import sql
 
 from gateway.store.database import EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import issue_key
+from gateway.usecases.keys import issue_key, parse_bearer
 
 __all__ = [
     "OUT_DIR",
@@ -73,6 +73,11 @@ class Database:
     url: str
     key: str
     tenant_id: str
+
+    @property
+    def key_id(self) -> str:
+        """The id of the agent key `new_database` issued (who writes `bench.corpus.bulk_load`)."""
+        return parse_bearer(f"Bearer {self.key}")[1]
 
 
 def new_database(

@@ -26,7 +26,6 @@ from bench.harness import (
     write_result,
 )
 from gateway.store import retrieval
-from gateway.usecases.keys import parse_bearer
 
 __all__ = ["main"]
 
@@ -67,11 +66,10 @@ def main(argv: list[str]) -> int:
     rows = []
     with embedded_postgres() as pg:
         db = new_database(pg, "bench_index")
-        _, key_id, _ = parse_bearer(f"Bearer {db.key}")
         bulk_load(
             db.url,
             corpus,
-            tenants=[(db.tenant_id, key_id)],
+            tenants=[(db.tenant_id, db.key_id)],
             namespace=NAMESPACE,
             start=0,
             stop=args.memories,

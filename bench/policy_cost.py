@@ -43,7 +43,7 @@ from bench.stages import gather, open_runtime, principal_for
 from gateway.core.model import ContextRequest
 from gateway.usecases.context import build_context
 from gateway.usecases.disclosure import assemble_under, context_view
-from gateway.usecases.keys import issue_key, parse_bearer
+from gateway.usecases.keys import issue_key
 from gateway.usecases.policy import PolicyInForce
 from policies import evaluate, load_bundle
 
@@ -261,11 +261,10 @@ def main(argv: list[str]) -> int:
     queries = corpus.queries
     with embedded_postgres() as pg:
         db = new_database(pg, "bench_policy")
-        _, key_id, _ = parse_bearer(f"Bearer {db.key}")
         bulk_load(
             db.url,
             corpus,
-            tenants=[(db.tenant_id, key_id)],
+            tenants=[(db.tenant_id, db.key_id)],
             namespace=NAMESPACE,
             start=0,
             stop=args.memories,

@@ -46,7 +46,7 @@ from bench.harness import (
 from bench.load import run_for
 from bench.stages import open_runtime, principal_for, timed_context
 from gateway.core.model import ContextRequest
-from gateway.usecases.keys import issue_key, parse_bearer
+from gateway.usecases.keys import issue_key
 from receipts import Keyring, verify_export
 
 __all__ = ["main"]
@@ -117,8 +117,7 @@ def main(argv: list[str]) -> int:
     }
     with embedded_postgres() as pg:
         db = new_database(pg, "bench_receipts", tenant="t00")
-        _, key_id, _ = parse_bearer(f"Bearer {db.key}")
-        tenants = [(db.tenant_id, key_id, db.key)]
+        tenants = [(db.tenant_id, db.key_id, db.key)]
         with psycopg.connect(db.url, autocommit=True) as conn:
             for n in range(1, TENANTS):
                 issued = issue_key(
@@ -132,7 +131,7 @@ def main(argv: list[str]) -> int:
         bulk_load(
             db.url,
             corpus,
-            tenants=[(db.tenant_id, key_id)],
+            tenants=[(db.tenant_id, db.key_id)],
             namespace=NAMESPACE,
             start=0,
             stop=args.memories,

@@ -37,7 +37,6 @@ from bench.stages import open_runtime, principal_for, timed_context
 from gateway.core.model import ContextRequest
 from gateway.store import retrieval
 from gateway.usecases.context import recall_limit
-from gateway.usecases.keys import parse_bearer
 
 __all__ = ["main"]
 
@@ -135,14 +134,13 @@ def main(argv: list[str]) -> int:
     profile_report = None
     with embedded_postgres() as pg:
         db = new_database(pg, "bench_speed")
-        _, key_id, _ = parse_bearer(f"Bearer {db.key}")
         loaded = 0
         for size in sizes:
             started = time.perf_counter()
             bulk_load(
                 db.url,
                 corpus,
-                tenants=[(db.tenant_id, key_id)],
+                tenants=[(db.tenant_id, db.key_id)],
                 namespace=NAMESPACE,
                 start=loaded,
                 stop=size,
