@@ -28,6 +28,7 @@ from gateway.usecases.records import (
     memory_payload,
     timeline_entry,
 )
+from gateway.usecases.refusal import Disclosure
 from policies import Evaluation, evaluate
 
 __all__ = ["SNIPPET_CHARS", "fetch", "search", "timeline"]
@@ -142,10 +143,8 @@ async def timeline(
     purpose: str | None,
     now: datetime,
 ) -> Disclosed:
-    view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
-    request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
-    policy = await discloser.policy_for(
-        conn, principal, view, disclosure="timeline", request=request, at=now, issued_at=now
+    view, request, policy = await _by_ids(
+        discloser, conn, principal, ids, purpose, now, disclosure="timeline"
     )
     found = await retrieval.timeline(conn, principal, ids)
     evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in found.entries], now)
@@ -186,10 +185,8 @@ async def fetch(
     purpose: str | None,
     now: datetime,
 ) -> Disclosed:
-    view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
-    request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
-    policy = await discloser.policy_for(
-        conn, principal, view, disclosure="fetch", request=request, at=now, issued_at=now
+    view, request, policy = await _by_ids(
+        discloser, conn, principal, ids, purpose, now, disclosure="fetch"
     )
     unique = list(dict.fromkeys(ids))
     versions = await retrieval.readable_versions(conn, principal, unique)
@@ -245,6 +242,26 @@ async def fetch(
         disclosed_ids=[v.memory_id for v in delivered_versions],
         payload={"memories": memories, "withheld": withheld, "missing": missing},
     )
+
+
+async def _by_ids(
+    discloser: Discloser,
+    conn: Connection,
+    principal: Principal,
+    ids: Sequence[str],
+    purpose: str | None,
+    now: datetime,
+    *,
+    disclosure: Disclosure,
+) -> tuple[dict[str, object], dict[str, Any], PolicyInForce]:
+    """A request by memory ids (timeline, fetch): its policy view (no namespaces, no budget),
+    its record, and the policy in force once the request stage lets it through."""
+    view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
+    request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
+    policy = await discloser.policy_for(
+        conn, principal, view, disclosure=disclosure, request=request, at=now, issued_at=now
+    )
+    return view, request, policy
 
 
 async def _disclose_list(
