@@ -5,7 +5,8 @@
 Two data sets over the same 20-rule bundle (every operator family, all four stages, one log_only
 rule): `typical` (most candidates pass; 5 % carry PII) and `heavy` (three quarters are denied,
 capped or redacted, so most memories produce decisions with evidence). The same data sets are
-then run through the shipped `default` and `strict` bundles. On a shared machine p50 moves with
+then run through the shipped `default` and `strict` bundles, and the bench bundle without its
+redact rules, its cap rules, or both (where the time goes). On a shared machine p50 moves with
 the load; min is the steadier figure to compare runs with.
 """
 
@@ -156,6 +157,19 @@ def timings(
     return statistics.median(times) * 1e3, p99 * 1e3, times[0] * 1e3, len(evaluation.decisions)
 
 
+def without(effects: set[str]) -> Bundle:
+    """The bench bundle without its rules of ``effects`` (where the time goes, by family)."""
+    lines = BUNDLE.split("\n")
+    kept: list[str] = []
+    dropping = False
+    for line in lines:
+        if line.startswith("    - "):  # a rule starts
+            dropping = any(f"effect: {effect}" in line for effect in effects)
+        if not dropping:
+            kept.append(line)
+    return load_bundle("\n".join(kept), "bench.yaml").bundle
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     bundles = {
@@ -171,6 +185,18 @@ def main() -> None:
                 f"{label:7} {name:8} 500 memories x {len(bundle.rules):2} rules: "
                 f"p50 {p50:5.2f} ms  p99 {p99:5.2f} ms  min {least:5.2f} ms  ({decisions} decisions)"
             )
+    typical = memories(500, heavy=False)
+    for label, effects in (
+        ("no redact", {"redact"}),
+        ("no cap", {"cap"}),
+        ("neither", {"redact", "cap"}),
+    ):
+        bundle = without(effects)
+        p50, p99, least, decisions = timings(bundle, typical, runs)
+        print(
+            f"bench {label:9} typical  500 memories x {len(bundle.rules):2} rules: "
+            f"p50 {p50:5.2f} ms  min {least:5.2f} ms  ({decisions} decisions)"
+        )
 
 
 if __name__ == "__main__":
