@@ -6,6 +6,8 @@ Pure: no framework, database, clock or randomness (`now` is passed in); it impor
     load_bundle(source, filename) -> LoadedBundle      lint + compile; raises PolicyLintError
     lint(source, filename) -> tuple[LintIssue, ...]     every finding, never raises
     evaluate(bundle, request, memories, now) -> Evaluation
+    judge(bundle, request, memories, now) -> Judgement  redaction on demand (.disclose), then
+                                                        .evaluation(): for callers that show a few
     canonical_bytes(bundle) / bundle_digest(bundle) / load_canonical(canonical)
     run_suite(path) -> SuiteResult, junit_xml(results) -> str
     default_bundle() -> LoadedBundle                    the shipped allow-by-default bundle
@@ -17,8 +19,9 @@ only on misuse (a naive `now`: ValueError; a memory without a string memory_id: 
 from policies.conditions import AllOf, AnyOf, Condition, Evidence, FieldCondition, Not
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.digest import bundle_digest, canonical_bytes, load_canonical, normalize
-from policies.evaluate import evaluate
+from policies.evaluate import evaluate, judge
 from policies.issues import LintIssue, PolicyLintError
+from policies.judgement import Judgement, Verdicts
 from policies.lint import LoadedBundle, lint, load_bundle
 from policies.model import Bundle, Rule
 from policies.shipped import default_bundle, shipped_bundle
@@ -34,6 +37,7 @@ __all__ = [
     "Evaluation",
     "Evidence",
     "FieldCondition",
+    "Judgement",
     "LintIssue",
     "LoadedBundle",
     "MemoryOutcome",
@@ -44,10 +48,12 @@ __all__ = [
     "Refusal",
     "Rule",
     "SuiteResult",
+    "Verdicts",
     "bundle_digest",
     "canonical_bytes",
     "default_bundle",
     "evaluate",
+    "judge",
     "junit_xml",
     "lint",
     "load_bundle",

@@ -57,15 +57,24 @@ def redact_all(
     ids: list[str],
     memories: Sequence[Mapping[str, object]],
     texts: tuple[list[str], list[str]],
+    positions: Sequence[int] | None = None,
 ) -> dict[int, Redacted]:
-    """Redaction for every memory: by memory, those on which a redact rule redacted
-    something. `texts` are the headings and contents as delivered."""
+    """Redaction for the memories at `positions` (ascending; all of them when None): by
+    memory, those on which a redact rule redacted something. `texts` are the headings and
+    contents as disclosed."""
     admissions, redact_sets = signatures.admissions, signatures.redacts
     headings, contents = texts
+    if positions is not None:
+        admissions = list(map(admissions.__getitem__, positions))
+        redact_sets = list(map(redact_sets.__getitem__, positions))
     # The memories with redact rules on a track that admits them (in C, no step per memory).
     wanted = list(
-        compress(range(len(ids)), map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)))
+        compress(
+            range(len(ids)) if positions is None else positions,
+            map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)),
+        )
     )
+    admissions, redact_sets = signatures.admissions, signatures.redacts
     # The cheap pre-check first, on all of them at once per set of redact rules: most texts
     # have nothing any detector can hit.
     by_set: dict[tuple[int, ...], list[int]] = {}

@@ -67,6 +67,7 @@ __all__ = [
     "ASSEMBLER_VERSIONS",
     "AssemblyInputError",
     "assemble",
+    "redacts_rendered_only",
     "takes_slack",
     "withholds_count",
 ]
@@ -76,13 +77,24 @@ __all__ = [
 # a bundle is made of, and keep building the old versions (``version=``) so old receipts replay.
 _FIXED_INDEX_SHARE = "assemble/2026-11-29.1"  # the index kept to its share
 _ALWAYS_COUNTED = "assemble/2026-11-30.1"  # room the memories leave flows back to the index
-ASSEMBLER_VERSION = "assemble/2026-11-30.2"  # no count in "…more" when the gate can deny
-ASSEMBLER_VERSIONS = frozenset({_FIXED_INDEX_SHARE, _ALWAYS_COUNTED, ASSEMBLER_VERSION})
+_COUNT_WITHHELD = "assemble/2026-11-30.2"  # no count in "…more" when the gate can deny
+# The same bytes; the gate is asked to redact only the texts rendered (GateVerdict.disclose),
+# so the receipt's redaction decisions speak of those alone.
+ASSEMBLER_VERSION = "assemble/2026-11-30.3"
+ASSEMBLER_VERSIONS = frozenset(
+    {_FIXED_INDEX_SHARE, _ALWAYS_COUNTED, _COUNT_WITHHELD, ASSEMBLER_VERSION}
+)
 
 
 def takes_slack(version: str) -> bool:
     """Whether assembler ``version`` lets the index grow into room the memories left."""
     return version != _FIXED_INDEX_SHARE
+
+
+def redacts_rendered_only(version: str) -> bool:
+    """Whether assembler ``version`` has the policy redact only the texts it renders (earlier
+    ones had every candidate's texts redacted, and their receipts record that)."""
+    return version not in (_FIXED_INDEX_SHARE, _ALWAYS_COUNTED, _COUNT_WITHHELD)
 
 
 def withholds_count(version: str) -> bool:
@@ -177,9 +189,6 @@ def assemble(
         if denial is not None:
             excluded[candidate.memory_id] = denial
 
-    def text_of(candidate: Candidate) -> tuple[str, str]:
-        return verdict.rewritten.get(candidate.memory_id, (candidate.heading, candidate.content))
-
     admitted: list[Ranked] = []
     for r in ranked:
         memory_id = r.candidate.memory_id
@@ -219,6 +228,13 @@ def assemble(
             c.memory_id not in verdict.denied for c in (*live_retrieved.live, *live_index_only.live)
         )
         empty = request.include_index and not cut and not visible
+    rendered = verdict.texts_for(
+        [m.memory_id for m in index_members], [r.candidate.memory_id for r in top]
+    )
+
+    def text_of(candidate: Candidate) -> tuple[str, str]:
+        return rendered.get(candidate.memory_id, (candidate.heading, candidate.content))
+
     layout = _layout(
         request,
         [index_line(m, text_of(m)[0]) for m in index_members],
@@ -245,7 +261,7 @@ def assemble(
         _included(
             top[i],
             tokens=tokenizer.count(memory_block(top[i].candidate, *text_of(top[i].candidate))),
-            rewritten=top[i].candidate.memory_id in verdict.rewritten,
+            rewritten=top[i].candidate.memory_id in rendered,
         )
         for i in layout.delivered
     )

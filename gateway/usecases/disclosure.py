@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.core.assembly import ASSEMBLER_VERSION
+from gateway.core.assembly import ASSEMBLER_VERSION, redacts_rendered_only
 from gateway.core.model import ContextRequest
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
@@ -38,7 +38,7 @@ from gateway.usecases.records import (
     context_request,
 )
 from gateway.usecases.refusal import Disclosure, judge_request
-from policies import Evaluation, evaluate
+from policies import Evaluation, Judgement, evaluate
 
 __all__ = ["Disclosed", "Discloser"]
 
@@ -216,19 +216,22 @@ def assemble_under(
 ) -> tuple[Assembly, Evaluation]:
     """The pure core under a policy: the bundle and the evaluation that shaped it. A policy that
     may deny (:func:`may_deny`) gets an index that states no count of what it does not list."""
-    evaluations: list[Evaluation] = []
+    judgements: list[Judgement] = []
     assembly = retrieval.build_context(
         request,
         inputs,
         tokenizer_name=tokenizer_name,
         now=at,
         profile=profile,
-        gate=policy_gate(policy, view, at, evaluations),
+        gate=policy_gate(
+            policy, view, at, judgements, rendered_only=redacts_rendered_only(version)
+        ),
         withhold_count=may_deny(policy.bundle),
         version=version,
     )
-    evaluation = evaluations[-1] if evaluations else evaluate(policy.bundle, view, [], at)
-    return assembly, evaluation
+    if not judgements:
+        return assembly, evaluate(policy.bundle, view, [], at)
+    return assembly, judgements[-1].evaluation()
 
 
 def judged_record(subject: Principal) -> dict[str, str | None]:

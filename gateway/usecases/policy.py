@@ -29,10 +29,12 @@ from gateway.store.database import Connection
 from policies import (
     Bundle,
     Evaluation,
+    Judgement,
     LoadedBundle,
     PolicyLintError,
     default_bundle,
     evaluate,
+    judge,
     load_bundle,
     load_canonical,
 )
@@ -207,35 +209,70 @@ def refuse_unless_required_met(
 
 def verdict(evaluation: Evaluation, memories: Sequence[Candidate | MemoryVersion]) -> GateVerdict:
     """Translate the engine's outcomes into what the core applies."""
-    denied: dict[MemoryId, Exclusion] = {}
-    capped: dict[MemoryId, Exclusion] = {}
+    outcomes = evaluation.outcomes
+    denied, capped = _exclusions(
+        [o.memory_id for o in outcomes],
+        [o.outcome for o in outcomes],
+        [o.rule_id for o in outcomes],
+    )
     rewritten: dict[MemoryId, tuple[str, str]] = {}
-    by_id = {m.memory_id: m for m in memories}
-    for outcome in evaluation.outcomes:
-        memory_id = MemoryId(outcome.memory_id)
-        rule = outcome.rule_id or "default_decision"
-        if outcome.outcome == "deny":
-            denied[memory_id] = Exclusion(memory_id, "policy_denied", rule)
-        elif outcome.outcome == "cap":
-            capped[memory_id] = Exclusion(memory_id, "policy_capped", rule)
-        original = by_id[outcome.memory_id]
-        if (outcome.redacted_heading, outcome.redacted_content) != (
-            original.heading,
-            original.content,
-        ):
-            rewritten[memory_id] = (outcome.redacted_heading, outcome.redacted_content)
+    for outcome, original in zip(outcomes, memories, strict=True):
+        texts = (outcome.redacted_heading, outcome.redacted_content)
+        if texts != (original.heading, original.content):
+            rewritten[MemoryId(outcome.memory_id)] = texts
     return GateVerdict(denied=denied, capped=capped, rewritten=rewritten)
 
 
+def _exclusions(
+    ids: Sequence[str], outcomes: Sequence[str], rule_ids: Sequence[str | None]
+) -> tuple[dict[MemoryId, Exclusion], dict[MemoryId, Exclusion]]:
+    denied: dict[MemoryId, Exclusion] = {}
+    capped: dict[MemoryId, Exclusion] = {}
+    for memory_id, outcome, rule_id in zip(ids, outcomes, rule_ids, strict=True):
+        if outcome == "deny":
+            denied[MemoryId(memory_id)] = Exclusion(
+                MemoryId(memory_id), "policy_denied", rule_id or "default_decision"
+            )
+        elif outcome == "cap":
+            capped[MemoryId(memory_id)] = Exclusion(
+                MemoryId(memory_id), "policy_capped", rule_id or "default_decision"
+            )
+    return denied, capped
+
+
 def policy_gate(
-    policy: PolicyInForce, view: Mapping[str, object], now: datetime, sink: list[Evaluation]
+    policy: PolicyInForce,
+    view: Mapping[str, object],
+    now: datetime,
+    sink: list[Judgement],
+    *,
+    rendered_only: bool,
 ) -> Gate:
-    """A core `Gate` that evaluates the bundle and keeps the evaluation for the receipt."""
+    """A core `Gate` that judges the candidates by the bundle and keeps the judgement for the
+    receipt. `rendered_only`: redact only the texts the core renders (`GateVerdict.disclose`),
+    else every candidate's, as assemblers before `redacts_rendered_only` had it."""
 
     def gate(candidates: Sequence[Candidate]) -> GateVerdict:
-        evaluation = evaluate(policy.bundle, view, [memory_view(c) for c in candidates], now)
-        sink.append(evaluation)
-        return verdict(evaluation, candidates)
+        judgement = judge(policy.bundle, view, [memory_view(c) for c in candidates], now)
+        sink.append(judgement)
+        ids = judgement.ids
+        verdicts = judgement.verdicts
+        denied, capped = _exclusions(ids, verdicts.outcome, verdicts.rule_id)
+        if not rendered_only:
+            texts = judgement.disclose(full=range(len(candidates)))
+            rewritten = {MemoryId(ids[m]): shown for m, shown in texts.items()}
+            return GateVerdict(denied=denied, capped=capped, rewritten=rewritten)
+        position = {c.memory_id: m for m, c in enumerate(candidates)}
+
+        def disclose(
+            headings: Sequence[MemoryId], full: Sequence[MemoryId]
+        ) -> dict[MemoryId, tuple[str, str]]:
+            texts = judgement.disclose(
+                headings=map(position.__getitem__, headings), full=map(position.__getitem__, full)
+            )
+            return {MemoryId(ids[m]): shown for m, shown in texts.items()}
+
+        return GateVerdict(denied=denied, capped=capped, disclose=disclose)
 
     return gate
 

@@ -69,10 +69,11 @@ def test_the_sample_bundles_are_pinned() -> None:
     # The rendered format is part of the replay contract: a change here must come with a new
     # ASSEMBLER_VERSION, because exact replay of old receipts compares bundle hashes; and every
     # version still listed must keep building its old bytes.
-    assert ASSEMBLER_VERSION == "assemble/2026-11-30.2"
+    assert ASSEMBLER_VERSION == "assemble/2026-11-30.3"
     assert sorted(ASSEMBLER_VERSIONS) == [
         "assemble/2026-11-29.1",
         "assemble/2026-11-30.1",
+        "assemble/2026-11-30.2",
         ASSEMBLER_VERSION,
     ]
     assert sample_assembly(700, "assemble/2026-11-29.1").bundle_sha256 == (
@@ -86,6 +87,9 @@ def test_the_sample_bundles_are_pinned() -> None:
     for version in ("assemble/2026-11-29.1", "assemble/2026-11-30.1"):
         withheld = sample_assembly(700, version, withhold_count=True)
         assert withheld.bundle == sample_assembly(700, version).bundle
-    assert sample_assembly(700, withhold_count=True).bundle_sha256 == (
-        "2a77696fa40685a6162cb6608b33b4d4acf35e1a392d617cbaa8a582f4eb813a"
-    )
+    withheld_sha256 = "2a77696fa40685a6162cb6608b33b4d4acf35e1a392d617cbaa8a582f4eb813a"
+    assert sample_assembly(700, withhold_count=True).bundle_sha256 == withheld_sha256
+    # 2026-11-30.3 changes what the gate is asked to redact, not the bytes.
+    for version in ("assemble/2026-11-30.2", ASSEMBLER_VERSION):
+        assert sample_assembly(700, version).bundle_sha256 == grown
+        assert sample_assembly(700, version, withhold_count=True).bundle_sha256 == withheld_sha256
