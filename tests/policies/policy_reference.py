@@ -106,7 +106,11 @@ def reference_evaluate(
     request: Mapping[str, object],
     memories: Sequence[Mapping[str, object]],
     now: datetime,
+    disclosed: Mapping[int, bool] | None = None,
 ) -> Evaluation:
+    """`disclosed`: by position, the memories whose texts are disclosed and whether with their
+    content (else the heading alone); None: every text. Undisclosed texts are neither redacted
+    nor delivered: they are empty in the outcome."""
     if now.utcoffset() is None:
         raise ValueError("now must be a timezone-aware datetime")
     view = {
@@ -147,8 +151,12 @@ def reference_evaluate(
             refused = refused or (Refusal(rule.id, rule.reason) if on else None)
             would_refuse = would_refuse or rule
 
-    def text(memory: Mapping[str, object], key: str) -> str:
+    def text(memory: Mapping[str, object], key: str, m: int) -> str:
         value = memory.get(key)
+        if disclosed is not None and (
+            m not in disclosed or (key == "content" and not disclosed[m])
+        ):
+            return ""
         return value if isinstance(value, str) else ""
 
     ids = []
@@ -165,10 +173,10 @@ def reference_evaluate(
                 "deny",
                 refused.rule_id,
                 refused.rule_id,
-                text(m, "heading"),
-                text(m, "content"),
+                text(memory, "heading", m),
+                text(memory, "content", m),
             )
-            for i, m in zip(ids, memories, strict=True)
+            for m, (i, memory) in enumerate(zip(ids, memories, strict=True))
         )
         return Evaluation(bundle.mode, refused, outcomes, tuple(decisions))
 
@@ -216,7 +224,7 @@ def reference_evaluate(
                     applies.append(rule)
         applies_by_memory.append(applies)
 
-        texts = {key: value if isinstance(value, str) else "" for key, value in raw.items()}
+        texts = {key: text(memory, key, m) for key in raw}
         verdicts = [
             _admit(bundle, rules, errors, applies, enforced, everything)
             for everything in (False, True)

@@ -26,7 +26,7 @@ from policy_helpers import NOW, loaded
 from policy_reference import reference_evaluate
 from test_policy_properties import BUNDLES
 
-from policies import Bundle, Evaluation, evaluate
+from policies import Bundle, Evaluation, evaluate, judge
 
 NAN = float("nan")
 RULE_POOL = [
@@ -185,6 +185,36 @@ def test_evaluate_equals_the_reference(
     bundle: Bundle, request: dict[str, object], items: list[dict[str, object]]
 ) -> None:
     _same(evaluate(bundle, request, items, NOW), reference_evaluate(bundle, request, items, NOW))
+
+
+@st.composite
+def disclosures(draw: st.DrawFn, count: int) -> list[tuple[list[int], list[int]]]:
+    """One to three `disclose` calls: (headings, full) positions, in any order, repeats allowed."""
+    positions = st.lists(st.integers(0, count - 1), max_size=count) if count else st.just([])
+    return draw(st.lists(st.tuples(positions, positions), min_size=1, max_size=3))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bundles(), requests, candidates(), st.data())
+def test_disclosing_some_texts_equals_the_reference(
+    bundle: Bundle, request: dict[str, object], items: list[dict[str, object]], data: st.DataObject
+) -> None:
+    # Redaction on demand: the verdicts are those of the whole evaluation, and redaction (its
+    # decisions, counts and texts) covers exactly the texts disclosed, however the calls come.
+    judgement = judge(bundle, request, items, NOW)
+    disclosed: dict[int, bool] = {}
+    for headings, full in data.draw(disclosures(len(items))):
+        judgement.disclose(headings=headings, full=full)
+        for m in headings:
+            disclosed.setdefault(m, False)
+        disclosed.update(dict.fromkeys(full, True))
+    expected = reference_evaluate(bundle, request, items, NOW, disclosed)
+    _same(judgement.evaluation(), expected)
+    whole = evaluate(bundle, request, items, NOW)
+    verdicts = [
+        (o.outcome, o.outcome_if_enforced, o.rule_id, o.rule_id_if_enforced) for o in whole.outcomes
+    ]
+    assert list(zip(*judgement.verdicts, strict=True)) == verdicts
 
 
 @pytest.mark.parametrize("heavy", [False, True])
