@@ -16,7 +16,7 @@ Python-level step of their own.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from typing import NamedTuple
 
 from policies.budget import run_budget
@@ -143,9 +143,12 @@ class Judgement:
         if min(wanted) < 0 or max(wanted) >= len(self._ids):
             raise IndexError("a disclosed position is out of range")
         known = self._full
-        rising = [m for m in wanted if m not in known or (wanted[m] and not known[m])]
-        for m in rising:
-            known[m] = wanted[m]
+        if known:
+            rising = [m for m in wanted if m not in known or (wanted[m] and not known[m])]
+            known.update(zip(rising, map(wanted.__getitem__, rising), strict=True))
+        else:  # the first disclosure, the common case: all of it is new
+            rising = list(wanted)
+            known.update(wanted)
         if rising and self._plan is not None:
             self._redact(sorted(rising))
         rewritten: dict[int, tuple[str, str]] = {}
@@ -170,13 +173,15 @@ class Judgement:
         """Redact the memories at `positions` (all when None) as far as they are disclosed."""
         assert self._plan is not None
         contents = self._contents
-        if positions is not None and not all(map(self._full.__getitem__, positions)):
-            contents = contents.copy()  # a heading alone: its content is not searched
-            for m in positions:
-                if not self._full[m]:
-                    contents[m] = ""
-        for m in positions or ():
-            self._redacted.pop(m, None)
+        if positions is not None:
+            full = list(compress(positions, map(self._full.__getitem__, positions)))
+            if len(full) < len(positions):  # a heading alone: its content is not searched
+                contents = [""] * len(contents)
+                for m in full:
+                    contents[m] = self._contents[m]
+            if self._redacted:
+                for m in positions:
+                    self._redacted.pop(m, None)
         self._redacted.update(
             redact_all(
                 self._plan,
