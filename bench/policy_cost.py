@@ -1,10 +1,12 @@
 """Policy cost (issue 4): evaluation time for 500 candidates × 20 rules, and what enforce and
 log_only add to a context assembly against policy off, in one run.
 
-1. ``policies.evaluate`` alone: 500 candidate memories (real LongMemEval_S sentences, metadata
-   spread so that every rule fires somewhere, 5 % carrying personal data) × the 20-rule bundle
-   below (require, deny/allow with eq/in/lt/glob/regex/contains_any/older_than, redact, cap, one
-   log_only rule), enforce and log_only.
+1. The engine alone: 500 candidate memories (real LongMemEval_S sentences, metadata spread so
+   that every rule fires somewhere, 5 % carrying personal data) × the 20-rule bundle below
+   (require, deny/allow with eq/in/lt/glob/regex/contains_any/older_than, redact, cap, one
+   log_only rule), enforce and log_only. Per assembly: ``judge``, then redact what an assembly
+   renders (the heading of every memory not denied, the first 6 admitted in full), then the
+   evaluation, as ``assemble_under`` does; ``evaluate()`` redacts every text (search, fetch).
 2. The pure core on recorded inputs (``gather`` once per task, then ``build_context`` with
    ``gate=None`` = policy off, vs ``assemble_under`` with the 20-rule bundle enforced, in
    log_only, and the shipped default bundle). The gateway has no policy-off switch (no side door),
@@ -45,7 +47,7 @@ from gateway.usecases.context import build_context
 from gateway.usecases.disclosure import assemble_under, context_view
 from gateway.usecases.keys import issue_key
 from gateway.usecases.policy import PolicyInForce
-from policies import evaluate, load_bundle
+from policies import Bundle, Evaluation, evaluate, judge, load_bundle
 
 __all__ = ["BUNDLE", "main"]
 
@@ -140,27 +142,43 @@ def _evaluate_cost(runs: int) -> list[list[object]]:
     rows: list[list[object]] = []
     for mode in ("enforce", "log_only"):
         moded = dataclasses.replace(bundle, mode=mode)
-        for _ in range(5):
-            evaluation = evaluate(moded, REQUEST_VIEW, views, now)
-        times = []
-        for _ in range(runs):
-            started = time.perf_counter()
-            evaluation = evaluate(moded, REQUEST_VIEW, views, now)
-            times.append(time.perf_counter() - started)
-        outcomes: dict[str, int] = {}
-        for outcome in evaluation.outcomes:
-            outcomes[outcome.outcome] = outcomes.get(outcome.outcome, 0) + 1
-        rows.append(
-            [
-                mode,
-                len(views),
-                len(bundle.rules),
-                1000 * percentile(times, 50),
-                1000 * percentile(times, 99),
-                len(evaluation.decisions),
-                ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items())),
-            ]
-        )
+        outcomes = evaluate(moded, REQUEST_VIEW, views, now).outcomes
+        headings = [m for m, o in enumerate(outcomes) if o.outcome != "deny"]
+        full = [m for m, o in enumerate(outcomes) if o.outcome == "admit"][:6]
+
+        def per_assembly(
+            moded: Bundle = moded, headings: list[int] = headings, full: list[int] = full
+        ) -> Evaluation:
+            judgement = judge(moded, REQUEST_VIEW, views, now)
+            judgement.disclose(headings=headings, full=full)
+            return judgement.evaluation()
+
+        def every_text(moded: Bundle = moded) -> Evaluation:
+            return evaluate(moded, REQUEST_VIEW, views, now)
+
+        for how, run in (("per assembly", per_assembly), ("evaluate()", every_text)):
+            for _ in range(5):
+                evaluation = run()
+            times = []
+            for _ in range(runs):
+                started = time.perf_counter()
+                evaluation = run()
+                times.append(time.perf_counter() - started)
+            counts: dict[str, int] = {}
+            for outcome in evaluation.outcomes:
+                counts[outcome.outcome] = counts.get(outcome.outcome, 0) + 1
+            rows.append(
+                [
+                    how,
+                    mode,
+                    len(views),
+                    len(bundle.rules),
+                    1000 * percentile(times, 50),
+                    1000 * percentile(times, 99),
+                    len(evaluation.decisions),
+                    ", ".join(f"{k} {v}" for k, v in sorted(counts.items())),
+                ]
+            )
     return rows
 
 
@@ -312,7 +330,8 @@ def main(argv: list[str]) -> int:
         for name, values in http.items()
     ]
     eval_table = markdown_table(
-        ["mode", "memories", "rules", "p50 ms", "p99 ms", "decisions", "outcomes"], eval_rows
+        ["engine", "mode", "memories", "rules", "p50 ms", "p99 ms", "decisions", "outcomes"],
+        eval_rows,
     )
     core_table = markdown_table(["pure core", "n", "p50 ms", "p99 ms", "vs policy off"], core_rows)
     http_table = markdown_table(
@@ -329,7 +348,7 @@ def main(argv: list[str]) -> int:
         "http": http_rows,
     }
     path = write_result("policy", result)
-    print("\npolicies.evaluate, 500 candidates × 20 rules\n")
+    print("\nthe policy engine, 500 candidates × 20 rules\n")
     print(eval_table)
     print(
         f"\npure core on recorded inputs ({args.memories:,} memories, "

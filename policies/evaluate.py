@@ -45,9 +45,7 @@ def evaluate(
     `memory_id`; every other oddity in the inputs (missing fields, values of the wrong type)
     is a finding of the evaluation, never an exception.
     """
-    judgement = judge(bundle, request, memories, now)
-    judgement.disclose_all()
-    return judgement.evaluation()
+    return judge(bundle, request, memories, now).evaluation(full=range(len(memories)))
 
 
 def judge(
@@ -56,8 +54,9 @@ def judge(
     memories: Sequence[Mapping[str, object]],
     now: datetime,
 ) -> Judgement:
-    """As `evaluate`, but redaction waits for `Judgement.disclose`: for a caller that shows
-    only some of the texts (a context assembly), whose receipt then speaks of those alone."""
+    """As `evaluate`, but redaction waits for `Judgement.texts` and `Judgement.evaluation`: for
+    a caller that shows only some of the texts (a context assembly), whose receipt then speaks
+    of those alone."""
     if now.utcoffset() is None:
         raise ValueError("now must be a timezone-aware datetime")
     request_view = {

@@ -1,12 +1,13 @@
 """The memory stages of one evaluation, in two steps: judge every candidate (admit and budget),
-then redact only the texts the caller discloses.
+then redact only the texts the caller shows.
 
 Redaction weighs on neither admission nor caps (a cap reads the stored token count), so it can
 wait until the caller knows what it will show. A context assembly shows a few memories in full
 and the headings of its index, out of hundreds of candidates: redacting all of them would cost
-more than the rest of the evaluation and record decisions about texts nobody was shown.
-`evaluate` discloses every text, for the callers that deliver them all (search, timeline,
-fetch, policy tests).
+more than the rest of the evaluation, and record decisions about texts nobody was shown. The
+assembly asks for the redacted `texts` of what it may render (it needs them to measure the
+bundle), then gives `evaluation` what it did show; `evaluate` shows every text, for the callers
+that deliver them all (search, timeline, fetch, policy tests).
 
 Works on columns (one list per outcome field, one item per memory) filled from the signatures,
 then patched where a cap or redaction changed a memory's fate: most memories cost no
@@ -16,7 +17,7 @@ Python-level step of their own.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, compress, repeat
+from itertools import chain, repeat
 from typing import NamedTuple
 
 from policies.budget import run_budget
@@ -39,11 +40,11 @@ _CAP_VERDICTS: dict[tuple[bool, bool], tuple[str, str, tuple[()], None]] = {
 
 
 class Judgement:
-    """Every candidate judged; redaction waits for `disclose`, and `evaluation` gives the result.
+    """Every candidate judged; redaction waits for `texts` or `evaluation`.
 
-    Positions are indexes into the memories as given. The redaction decisions and redactions of
-    a memory speak of the texts disclosed; a text never disclosed is empty in its outcome (fail
-    closed: the engine hands out no text it was not asked to redact).
+    Positions are indexes into the memories as given. Each text is redacted once, however often
+    it is asked for; the redaction decisions and redactions an evaluation records speak of the
+    texts it is told were shown.
     """
 
     def __init__(
@@ -65,8 +66,10 @@ class Judgement:
         self._ids = _memory_ids(values_of(memories, "memory_id", dicts=dicts))
         self._headings, bad_headings = _texts(values_of(memories, "heading", dicts=dicts))
         self._contents, bad_contents = _texts(values_of(memories, "content", dicts=dicts))
-        self._full: dict[int, bool] = {}  # the disclosed positions: whether with their content
-        self._redacted: dict[int, Redacted] = {}
+        # Redaction done so far, by whether the content was searched too: the positions, and
+        # the results where a rule redacted something.
+        self._computed: dict[bool, set[int]] = {False: set(), True: set()}
+        self._done: dict[bool, dict[int, Redacted]] = {False: {}, True: {}}
         self._admit_decisions: dict[int, list[Decision]] = {}
         self._cap_decisions: dict[int, list[Decision]] = {}
         if plan is None:
@@ -128,91 +131,83 @@ class Judgement:
         Read-only."""
         return self._verdicts
 
-    def disclose(
+    def texts(
         self, *, headings: Iterable[int] = (), full: Iterable[int] = ()
     ) -> dict[int, tuple[str, str]]:
-        """Redact the heading of the memory at each of `headings` and both texts of each at
-        `full` (a position in both counts as `full`). Returns, by position, the (heading,
-        content) to show where redaction rewrote a disclosed text, the content empty where only
-        the heading is disclosed. A memory disclosed again with more of it is redacted afresh.
-        Raises IndexError for a position out of range."""
-        wanted: dict[int, bool] = dict.fromkeys(headings, False)
-        wanted.update(dict.fromkeys(full, True))
-        if not wanted:
-            return {}
-        if min(wanted) < 0 or max(wanted) >= len(self._ids):
-            raise IndexError("a disclosed position is out of range")
-        known = self._full
-        if known:
-            rising = [m for m in wanted if m not in known or (wanted[m] and not known[m])]
-            known.update(zip(rising, map(wanted.__getitem__, rising), strict=True))
-        else:  # the first disclosure, the common case: all of it is new
-            rising = list(wanted)
-            known.update(wanted)
-        if rising and self._plan is not None:
-            self._redact(sorted(rising))
+        """The texts to show, redacted: for the memory at each of `headings` its heading, and
+        for each at `full` both texts (a position in both counts as `full`). Returns, by
+        position, the (heading, content) of those whose texts redaction rewrote, the content
+        empty where only the heading is asked for. Records nothing: what is finally shown is
+        given to `evaluation`. Raises IndexError for a position out of range."""
+        heads, fulls = self._sides(headings, full)
+        self._redact(heads, fulls)
         rewritten: dict[int, tuple[str, str]] = {}
-        for m in sorted(self._redacted.keys() & wanted.keys()):
-            actual = self._redacted[m].actual
-            content = actual.content if wanted[m] else ""
-            if actual.heading != self._headings[m] or content not in ("", self._contents[m]):
-                rewritten[m] = (actual.heading, content)
-        return rewritten
+        for positions, done in ((heads, self._done[False]), (fulls, self._done[True])):
+            for m in done.keys() & positions:
+                actual = done[m].actual
+                content = actual.content if done is self._done[True] else ""
+                if actual.heading != self._headings[m] or content not in ("", self._contents[m]):
+                    rewritten[m] = (actual.heading, content)
+        return dict(sorted(rewritten.items()))
 
-    def disclose_all(self) -> None:
-        """Disclose every text of every memory (as `disclose`, without the texts returned)."""
+    def _sides(self, headings: Iterable[int], full: Iterable[int]) -> tuple[set[int], set[int]]:
+        """(positions shown by heading alone, positions shown in full)."""
+        fulls = set(full)
+        heads = set(headings) - fulls
         count = len(self._ids)
-        if len(self._full) == count and all(self._full.values()):
-            return
-        self._full = dict.fromkeys(range(count), True)
-        self._redacted.clear()
-        if self._plan is not None:
-            self._redact(None)
+        for positions in (heads, fulls):
+            if positions and (min(positions) < 0 or max(positions) >= count):
+                raise IndexError("a shown position is out of range")
+        return heads, fulls
 
-    def _redact(self, positions: list[int] | None) -> None:
-        """Redact the memories at `positions` (all when None) as far as they are disclosed."""
-        assert self._plan is not None
-        contents = self._contents
-        if positions is not None:
-            full = list(compress(positions, map(self._full.__getitem__, positions)))
-            if len(full) < len(positions):  # a heading alone: its content is not searched
-                contents = [""] * len(contents)
-                for m in full:
-                    contents[m] = self._contents[m]
-            if self._redacted:
-                for m in positions:
-                    self._redacted.pop(m, None)
-        self._redacted.update(
-            redact_all(
-                self._plan,
-                self._signatures,
-                self._ids,
-                self._memories,
-                (self._headings, contents),
-                positions,
+    def _redact(self, heads: set[int], fulls: set[int]) -> None:
+        """Redact what is not redacted yet of the headings at `heads` and the texts at `fulls`."""
+        if self._plan is None:
+            return  # refused: every memory is denied, nothing is redacted
+        count = len(self._ids)
+        for positions, with_content in ((heads, False), (fulls, True)):
+            done = self._computed[with_content]
+            todo = positions - done
+            if not todo:
+                continue
+            done |= todo
+            self._done[with_content].update(
+                redact_all(
+                    self._plan,
+                    self._signatures,
+                    self._ids,
+                    self._memories,
+                    # A heading alone: its content is not searched.
+                    (self._headings, self._contents if with_content else [""] * count),
+                    None if len(todo) == count else sorted(todo),
+                )
             )
-        )
 
-    def evaluation(self) -> Evaluation:
-        """What the evaluation found, with the redactions of the texts disclosed so far."""
+    def evaluation(self, *, headings: Iterable[int] = (), full: Iterable[int] = ()) -> Evaluation:
+        """What the evaluation found, its redaction covering the texts shown: the heading of the
+        memory at each of `headings`, both texts of each at `full` (a position in both counts
+        as `full`). A text not shown is empty in its outcome (fail closed: the engine hands out
+        no text it was not asked to redact). Raises IndexError for a position out of range."""
+        heads, fulls = self._sides(headings, full)
+        self._redact(heads, fulls)
         count = len(self._ids)
-        if len(self._full) == count and all(self._full.values()):
-            headings, contents = self._headings.copy(), self._contents.copy()
+        if len(fulls) == count:
+            headings_, contents = self._headings.copy(), self._contents.copy()
         else:
-            headings, contents = [""] * count, [""] * count
-            for m, with_content in self._full.items():
-                headings[m] = self._headings[m]
-                if with_content:
-                    contents[m] = self._contents[m]
+            shown = heads | fulls
+            headings_ = [h if m in shown else "" for m, h in enumerate(self._headings)]
+            contents = [c if m in fulls else "" for m, c in enumerate(self._contents)]
         redactions: list[tuple[Redaction, ...]] = [()] * count
         redactions_if: list[tuple[Redaction, ...]] = [()] * count
         redacting: dict[int, list[Decision]] = {}
-        for m, (actual, as_if, made) in self._redacted.items():
-            redacting[m] = made
-            headings[m], contents[m] = actual.heading, actual.content
-            redactions[m] = actual.redactions()
-            if self._would_refuse is None:
-                redactions_if[m] = redactions[m] if as_if is actual else as_if.redactions()
+        for positions, done in ((heads, self._done[False]), (fulls, self._done[True])):
+            for m in done.keys() & positions:
+                actual, as_if, made = done[m]
+                redacting[m] = made
+                headings_[m], contents[m] = actual.heading, actual.content
+                redactions[m] = actual.redactions()
+                if self._would_refuse is None:
+                    redactions_if[m] = redactions[m] if as_if is actual else as_if.redactions()
 
         caps = self._cap_decisions
         decisions = list(self._request_decisions)
@@ -224,7 +219,7 @@ class Judgement:
         columns = (
             self._ids,
             *self._verdicts,
-            headings,
+            headings_,
             contents,
             redactions,
             redactions_if,

@@ -9,9 +9,11 @@ applies the verdict:
 - ``capped``: the memory stays out of tier 2 but keeps its index line (reason ``policy_capped``);
 - ``rewritten``: the (heading, content) to render instead of the stored ones, e.g. after
   redaction; it applies to the index line and to the tier-2 block.
-- ``disclose``: when set, the texts are rewritten on demand instead: the core calls it once, with
-  the memories whose heading it renders as an index line and those it renders in full, and
-  renders what it returns (``rewritten`` is then not read). A policy redacts only what is shown.
+- ``rewrite``: when set, the texts are rewritten on demand instead: the core calls it once, with
+  the memories whose heading it may render as an index line and those it may render in full
+  (before the layout decides what fits, since a rewritten text has its own length), and renders
+  what it returns (``rewritten`` is then not read). A policy then redacts only what the bundle
+  may show, and records what it did show (``gateway.usecases.disclosure.shown_evaluation``).
 
 A verdict that names a memory the gate was not shown, or carries the wrong reason, is a bug in the
 caller: :func:`check_verdict` raises rather than guessing (fail closed).
@@ -27,10 +29,10 @@ from gateway.core.model import Candidate, Exclusion, ExclusionReason, MemoryId
 
 __all__ = [
     "ADMIT_ALL",
-    "Disclose",
     "Gate",
     "GateVerdict",
     "GateVerdictError",
+    "Rewrite",
     "check_verdict",
 ]
 
@@ -45,7 +47,7 @@ def _empty_rewrites() -> Mapping[MemoryId, tuple[str, str]]:
 
 # (memories shown by heading only, memories shown in full) -> the texts to render for those whose
 # shown texts are rewritten (the content is not read for a heading-only one).
-Disclose = Callable[[Sequence[MemoryId], Sequence[MemoryId]], Mapping[MemoryId, tuple[str, str]]]
+Rewrite = Callable[[Sequence[MemoryId], Sequence[MemoryId]], Mapping[MemoryId, tuple[str, str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,7 @@ class GateVerdict:
     denied: Mapping[MemoryId, Exclusion] = field(default_factory=_empty)
     capped: Mapping[MemoryId, Exclusion] = field(default_factory=_empty)
     rewritten: Mapping[MemoryId, tuple[str, str]] = field(default_factory=_empty_rewrites)
-    disclose: Disclose | None = None
+    rewrite: Rewrite | None = None
 
     def texts_for(
         self, headings: Sequence[MemoryId], full: Sequence[MemoryId]
@@ -61,9 +63,9 @@ class GateVerdict:
         """The texts to render instead of the stored ones, for the memories about to be shown
         (`headings` as index lines, `full` as blocks); raises GateVerdictError if the gate
         rewrites a memory it was not asked about."""
-        if self.disclose is None:
+        if self.rewrite is None:
             return self.rewritten
-        found = self.disclose(headings, full)
+        found = self.rewrite(headings, full)
         asked = {*headings, *full}
         for memory_id in sorted(found):
             if memory_id not in asked:

@@ -231,7 +231,20 @@ def assemble_under(
     )
     if not judgements:
         return assembly, evaluate(policy.bundle, view, [], at)
-    return assembly, judgements[-1].evaluation()
+    return assembly, shown_evaluation(judgements[-1], assembly, version)
+
+
+def shown_evaluation(judgement: Judgement, assembly: Assembly, version: str) -> Evaluation:
+    """The evaluation whose redaction covers what the bundle shows: its index lines (headings)
+    and its blocks (in full); every candidate's texts for assemblers before
+    `redacts_rendered_only`, as their receipts record."""
+    if not redacts_rendered_only(version):
+        return judgement.evaluation(full=range(len(judgement.ids)))
+    position = {memory_id: m for m, memory_id in enumerate(judgement.ids)}
+    return judgement.evaluation(
+        headings=[position[memory_id] for memory_id in assembly.index.entries],
+        full=[position[i.memory_id] for i in assembly.included],
+    )
 
 
 def judged_record(subject: Principal) -> dict[str, str | None]:

@@ -249,7 +249,7 @@ def policy_gate(
     rendered_only: bool,
 ) -> Gate:
     """A core `Gate` that judges the candidates by the bundle and keeps the judgement for the
-    receipt. `rendered_only`: redact only the texts the core renders (`GateVerdict.disclose`),
+    receipt. `rendered_only`: redact only the texts the core may render (`GateVerdict.rewrite`),
     else every candidate's, as assemblers before `redacts_rendered_only` had it."""
 
     def gate(candidates: Sequence[Candidate]) -> GateVerdict:
@@ -259,20 +259,20 @@ def policy_gate(
         verdicts = judgement.verdicts
         denied, capped = _exclusions(ids, verdicts.outcome, verdicts.rule_id)
         if not rendered_only:
-            texts = judgement.disclose(full=range(len(candidates)))
+            texts = judgement.texts(full=range(len(candidates)))
             rewritten = {MemoryId(ids[m]): shown for m, shown in texts.items()}
             return GateVerdict(denied=denied, capped=capped, rewritten=rewritten)
         position = {c.memory_id: m for m, c in enumerate(candidates)}
 
-        def disclose(
+        def rewrite(
             headings: Sequence[MemoryId], full: Sequence[MemoryId]
         ) -> dict[MemoryId, tuple[str, str]]:
-            texts = judgement.disclose(
+            texts = judgement.texts(
                 headings=map(position.__getitem__, headings), full=map(position.__getitem__, full)
             )
             return {MemoryId(ids[m]): shown for m, shown in texts.items()}
 
-        return GateVerdict(denied=denied, capped=capped, disclose=disclose)
+        return GateVerdict(denied=denied, capped=capped, rewrite=rewrite)
 
     return gate
 

@@ -344,3 +344,51 @@ def test_assemble_under_the_two_versions_builds_the_same_bytes() -> None:
         assert fields == new_decided.get(outcome.memory_id, set())
         if outcome.memory_id not in full:
             assert "content" not in fields
+
+
+def test_texts_the_layout_left_out_are_not_recorded_as_redacted() -> None:
+    # The layout is handed redacted texts for everything it may render, since redaction changes
+    # their lengths; the receipt's redaction covers only what it then showed. A long memory
+    # that does not fit (over_budget) and index lines cut by the budget (index_truncated)
+    # were redacted to be measured, yet appear in no decision.
+    loaded = load_bundle(REDACT_EMAILS.decode(), "redact-emails.yaml")
+    policy = PolicyInForce(loaded.digest, "enforce", loaded.bundle, activated=True)
+    long = content_of(1) + " Then follow the runbook. " * 200
+    candidates = [
+        candidate(
+            f"m{i}",
+            heading=heading_of(i),
+            content=long if i == 1 else content_of(i),
+            vector_rank=i + 1,
+            vector_distance=0.05 + i / 20,
+        )
+        for i in range(3)
+    ]
+    index_only = [
+        candidate(f"x{i:03d}", heading=f"Ask x{i}@example.com", content="", confidence=0.5)
+        for i in range(60)
+    ]
+    inputs = ContextInputs(candidates, [*candidates, *index_only], 63)
+    request = ContextRequest(task="t", namespaces=("ops",), budget_tokens=500, top_k=3)
+    assembly, evaluation = assemble_under(
+        request,
+        inputs,
+        policy,
+        {},
+        at=NOW,
+        profile=DEFAULT_PROFILE,
+        tokenizer_name="cl100k_base",
+    )
+    reasons = {e.memory_id: e.reason for e in assembly.excluded}
+    assert reasons["m1"] == "over_budget"
+    assert "index_truncated" in reasons.values()
+    shown_full = {i.memory_id for i in assembly.included}
+    shown = shown_full | set(assembly.index.entries)
+    decided = _decided(evaluation)
+    assert decided and set(decided) <= shown
+    assert "m1" not in shown_full and "content" not in decided.get("m1", set())
+    for memory_id, fields in decided.items():
+        assert "content" not in fields or memory_id in shown_full
+    assert all(
+        not outcome.redactions for outcome in evaluation.outcomes if outcome.memory_id not in shown
+    )

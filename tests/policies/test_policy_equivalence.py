@@ -188,28 +188,41 @@ def test_evaluate_equals_the_reference(
 
 
 @st.composite
-def disclosures(draw: st.DrawFn, count: int) -> list[tuple[list[int], list[int]]]:
-    """One to three `disclose` calls: (headings, full) positions, in any order, repeats allowed."""
+def shown(draw: st.DrawFn, count: int) -> tuple[list[int], list[int]]:
+    """(headings, full) positions, in any order, repeats and overlaps allowed."""
     positions = st.lists(st.integers(0, count - 1), max_size=count) if count else st.just([])
-    return draw(st.lists(st.tuples(positions, positions), min_size=1, max_size=3))
+    return draw(positions), draw(positions)
+
+
+def _disclosed(headings: list[int], full: list[int]) -> dict[int, bool]:
+    return {**dict.fromkeys(headings, False), **dict.fromkeys(full, True)}
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bundles(), requests, candidates(), st.data())
-def test_disclosing_some_texts_equals_the_reference(
+def test_redacting_what_is_shown_equals_the_reference(
     bundle: Bundle, request: dict[str, object], items: list[dict[str, object]], data: st.DataObject
 ) -> None:
-    # Redaction on demand: the verdicts are those of the whole evaluation, and redaction (its
-    # decisions, counts and texts) covers exactly the texts disclosed, however the calls come.
+    # Redaction on demand: whatever texts were asked for before, in whatever order, the
+    # evaluation's verdicts are those of the whole evaluation and its redaction (decisions,
+    # counts, texts) covers exactly the texts it is told were shown. Each `texts` answer is
+    # the reference's rewritten texts for what it asked.
     judgement = judge(bundle, request, items, NOW)
-    disclosed: dict[int, bool] = {}
-    for headings, full in data.draw(disclosures(len(items))):
-        judgement.disclose(headings=headings, full=full)
-        for m in headings:
-            disclosed.setdefault(m, False)
-        disclosed.update(dict.fromkeys(full, True))
-    expected = reference_evaluate(bundle, request, items, NOW, disclosed)
-    _same(judgement.evaluation(), expected)
+    for headings, full in data.draw(st.lists(shown(len(items)), max_size=3)):
+        answer = judgement.texts(headings=headings, full=full)
+        asked = _disclosed(headings, full)
+        expected = reference_evaluate(bundle, request, items, NOW, asked)
+        rewritten = {}
+        for m, outcome in enumerate(expected.outcomes):
+            given = [items[m].get(key) for key in ("heading", "content")]
+            heading, content = (value if isinstance(value, str) else "" for value in given)
+            texts = (outcome.redacted_heading, outcome.redacted_content)
+            if m in asked and (texts[0] != heading or (asked[m] and texts[1] != content)):
+                rewritten[m] = texts
+        assert answer == rewritten
+    headings, full = data.draw(shown(len(items)))
+    found = judgement.evaluation(headings=headings, full=full)
+    _same(found, reference_evaluate(bundle, request, items, NOW, _disclosed(headings, full)))
     whole = evaluate(bundle, request, items, NOW)
     verdicts = [
         (o.outcome, o.outcome_if_enforced, o.rule_id, o.rule_id_if_enforced) for o in whole.outcomes

@@ -1,4 +1,4 @@
-"""The gate's on-demand texts (`GateVerdict.disclose`): the core asks once, for exactly the
+"""The gate's on-demand texts (`GateVerdict.rewrite`): the core asks once, for exactly the
 memories it is about to render (index lines by heading, tier-2 blocks in full), renders what the
 gate returns, refuses texts for memories it did not ask about, and builds the same bytes as a gate
 that hands over the same texts eagerly (`GateVerdict.rewritten`)."""
@@ -46,9 +46,9 @@ class Disclosing:
 
     def __call__(self, shown: Sequence[Candidate]) -> GateVerdict:
         self.shown.append([c.memory_id for c in shown])
-        return GateVerdict(denied=self.denied, capped=self.capped, disclose=self.disclose)
+        return GateVerdict(denied=self.denied, capped=self.capped, rewrite=self.rewrite)
 
-    def disclose(self, headings: Sequence[MemoryId], full: Sequence[MemoryId]) -> Texts:
+    def rewrite(self, headings: Sequence[MemoryId], full: Sequence[MemoryId]) -> Texts:
         self.asked.append((list(headings), list(full)))
         return self.texts
 
@@ -109,7 +109,7 @@ def run(
     )
 
 
-def test_disclose_is_asked_once_for_the_index_members_and_the_top() -> None:
+def test_rewrite_is_asked_once_for_the_index_members_and_the_top() -> None:
     # r1 is capped (out of tier 2, keeps its line), i-b denied (neither), i-dead is dead.
     gate = Disclosing({}, denied=["i-b"], capped=["r1"])
     out = run(gate, request(budget_tokens=4000, top_k=2))
@@ -141,7 +141,7 @@ def test_without_the_index_only_the_top_is_asked_about() -> None:
     assert [i.memory_id for i in out.included] == ["r0", "r1", "r2"]
 
 
-def test_the_texts_disclose_returns_are_what_is_rendered() -> None:
+def test_the_texts_rewrite_returns_are_what_is_rendered() -> None:
     texts = {
         MemoryId("r0"): ("Ask [email]", "Mail [email] about step 0."),
         MemoryId("r3"): ("Ask [email] (r3)", ""),  # beyond top_k: its index line only
@@ -159,7 +159,7 @@ def test_the_texts_disclose_returns_are_what_is_rendered() -> None:
     assert memory_block(by_id["r0"], "Ask [email]", "Mail [email] about step 0.") in bundle
     for gone in ("r0@", "r3@", "a@example.com"):
         assert gone not in bundle
-    # What disclose did not rewrite is rendered as stored.
+    # What the gate did not rewrite is rendered as stored.
     assert memory_block(by_id["r1"], by_id["r1"].heading, by_id["r1"].content) in bundle
     assert index_line(by_id["i-b"], "Index b@example.com") in bundle
     assert set(out.index.entries) == {c.memory_id for c in index if c.memory_id != "i-dead"}
