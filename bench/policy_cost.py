@@ -150,8 +150,8 @@ def _evaluate_cost(runs: int) -> list[list[object]]:
             moded: Bundle = moded, headings: list[int] = headings, full: list[int] = full
         ) -> Evaluation:
             judgement = judge(moded, REQUEST_VIEW, views, now)
-            judgement.disclose(headings=headings, full=full)
-            return judgement.evaluation()
+            judgement.texts(headings=headings, full=full)  # what the layout measures
+            return judgement.evaluation(headings=headings, full=full)  # what it showed
 
         def every_text(moded: Bundle = moded) -> Evaluation:
             return evaluate(moded, REQUEST_VIEW, views, now)

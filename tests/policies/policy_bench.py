@@ -177,14 +177,14 @@ def rendered(bundle: Bundle, items: list[dict[str, object]]) -> tuple[list[int],
 def assembly_timings(
     bundle: Bundle, items: list[dict[str, object]], runs: int = 200
 ) -> tuple[float, float, float, int]:
-    """(p50 ms, p99 ms, min ms, decisions) of judge + disclose(what is rendered) + evaluation."""
+    """(p50 ms, p99 ms, min ms, decisions) of judge + texts(what is rendered) + evaluation."""
     headings, full = rendered(bundle, items)
     times = []
     for run in range(runs + 10):
         start = time.perf_counter()
         judgement = judge(bundle, REQUEST, items, NOW)
-        judgement.disclose(headings=headings, full=full)
-        evaluation = judgement.evaluation()
+        judgement.texts(headings=headings, full=full)  # what the layout measures
+        evaluation = judgement.evaluation(headings=headings, full=full)  # what it showed
         if run >= 10:  # warm-up
             times.append(time.perf_counter() - start)
     times.sort()
