@@ -35,7 +35,7 @@ from policies.conditions import Bound, LeafColumn, MemFn, Result
 from policies.fields import ConditionError, FieldKind
 from policies.plan import Plan
 
-__all__ = ["Fired", "fire_rules", "values_of"]
+__all__ = ["Columns", "Fired", "fire_rules", "values_of"]
 
 _NONE = type(None)
 _PLAIN = frozenset({str, _NONE})
@@ -119,6 +119,24 @@ class _Column:
 _ColumnOf = Callable[[str], _Column]
 
 
+class Columns:
+    """The columns of one evaluation's memories, each built once, on first use (by the rules
+    that read it, and by the evidence of their decisions: explain.py)."""
+
+    __slots__ = ("_built", "dicts", "memories")
+
+    def __init__(self, memories: Sequence[Mapping[str, object]], *, dicts: bool) -> None:
+        self.memories = memories
+        self.dicts = dicts
+        self._built: dict[str, _Column] = {}
+
+    def __call__(self, key: str) -> _Column:
+        known = self._built.get(key)
+        if known is None:
+            known = self._built[key] = _Column(self.memories, key, self.dicts)
+        return known
+
+
 def values_of(memories: Sequence[Mapping[str, object]], key: str, *, dicts: bool) -> list[object]:
     """`memory.get(key)` for each memory; `dicts` says they are all plain dicts (as the gateway
     passes them), whose items are then read in C, falling back when a key is missing."""
@@ -130,19 +148,12 @@ def values_of(memories: Sequence[Mapping[str, object]], key: str, *, dicts: bool
     return [memory.get(key) for memory in memories]
 
 
-def fire_rules(plan: Plan, memories: Sequence[Mapping[str, object]], *, dicts: bool) -> list[Fired]:
-    """The slots that fire or fail on some memory, with their results, in rule order. `dicts`
-    says the memories are all plain dicts (see values_of)."""
+def fire_rules(plan: Plan, column: Columns) -> list[Fired]:
+    """The slots that fire or fail on some memory (those of `column`), with their results, in
+    rule order."""
+    memories = column.memories
     count = len(memories)
     found: list[Fired] = []
-    columns: dict[str, _Column] = {}
-
-    def column(key: str) -> _Column:
-        known = columns.get(key)
-        if known is None:
-            known = columns[key] = _Column(memories, key, dicts)
-        return known
-
     for i, slot in enumerate(plan.slots):
         bound = slot.bound
         if bound is None or bound.fn is None:

@@ -22,7 +22,8 @@ from typing import NamedTuple
 
 from policies.budget import run_budget
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
-from policies.firing import fire_rules, values_of
+from policies.explain import decisions_for
+from policies.firing import Columns, fire_rules, values_of
 from policies.model import Mode, Rule
 from policies.plan import Plan
 from policies.stages import Admission, admit_decisions, signatures
@@ -81,43 +82,41 @@ class Judgement:
             return
         self._signatures = sigs = signatures(
             plan,
-            fire_rules(plan, memories, dicts=dicts),
+            fire_rules(plan, columns := Columns(memories, dicts=dicts)),
             _either(bad_headings, bad_contents),
             count,
         )
         self._verdicts = _admitted(sigs.admissions, self._would_refuse)
-        self._admit_decisions = admit_decisions(plan, sigs.admissions, self._ids, memories)
-        self._cap_decisions = self._budget()
+        self._admit_decisions = admit_decisions(plan, sigs.admissions, self._ids, columns)
+        self._cap_decisions = self._budget(columns)
 
-    def _budget(self) -> dict[int, list[Decision]]:
+    def _budget(self, columns: Columns) -> dict[int, list[Decision]]:
         """Walk the caps; patch the verdicts they change, and return their decisions by memory."""
         plan, sigs = self._plan, self._signatures
         assert plan is not None
-        ids, memories, slots = self._ids, self._memories, plan.slots
         outcome, outcome_if, rule_id, rule_id_if = self._verdicts
         refused_if = self._would_refuse is not None
-        found: dict[int, list[Decision]] = {}
-        for m, i, in_actual, in_if in run_budget(plan, sigs.admissions, sigs.caps, memories):
-            slot = slots[i]
+        # The memories each cap stopped, by (cap slot, on the actual track, if enforced).
+        stops: dict[tuple[int, bool, bool], list[int]] = {}
+        for m, i, in_actual, in_if in run_budget(plan, sigs.admissions, sigs.caps, self._memories):
+            cap_id = plan.slots[i].rule.id
             if in_actual:
-                outcome[m], rule_id[m] = "cap", slot.rule.id
+                outcome[m], rule_id[m] = "cap", cap_id
             if in_if and not refused_if:
-                outcome_if[m], rule_id_if[m] = "cap", slot.rule.id
-            # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
-            decision = tuple.__new__(
-                Decision,
-                (
-                    *slot.prefix,
-                    ids[m],
-                    slot.evidence(memories[m]),
-                    *_CAP_VERDICTS[in_actual, in_if],
-                ),
-            )
-            known = found.get(m)
-            if known is None:
-                found[m] = [decision]
-            else:
-                known.append(decision)
+                outcome_if[m], rule_id_if[m] = "cap", cap_id
+            stops.setdefault((i, in_actual, in_if), []).append(m)
+        found: dict[int, list[Decision]] = {}
+        # In slot order, so that a memory stopped by two caps (one per track) has its
+        # decisions in rule order.
+        for (i, in_actual, in_if), members in sorted(stops.items()):
+            verdicts = _CAP_VERDICTS[in_actual, in_if]
+            made = decisions_for(plan.slots[i], members, self._ids, columns, verdicts)
+            for m, decision in zip(members, made, strict=True):
+                known = found.get(m)
+                if known is None:
+                    found[m] = [decision]
+                else:
+                    known.append(decision)
         return found
 
     @property

@@ -25,6 +25,7 @@ class Slot:
 
     __slots__ = (
         "bound",
+        "by_value",
         "column",
         "const",
         "enforced",
@@ -49,6 +50,8 @@ class Slot:
         self.unknown_applies = not self.is_allow
         self.keys = () if rule.compiled is None else rule.compiled.sorted_keys
         self.evidence_cache: dict[object, tuple[Evidence, ...]] = {}
+        # The same, keyed by the values alone, for columns of one class (explain.py).
+        self.by_value: dict[object, tuple[Evidence, ...]] = {}
         mode = "enforce" if enforced else "log_only"
         self.prefix: _Prefix = (rule.id, rule.stage, rule.effect, mode, enforced, rule.reason)
 
@@ -70,13 +73,15 @@ class Slot:
         try:
             found = self.evidence_cache.get(key)
         except TypeError:  # an unhashable input value (of the wrong kind): explain uncached
-            return self._explain(memory)
+            return self.explain(memory)
         if found is None:
-            found = self.evidence_cache[key] = self._explain(memory)
+            found = self.evidence_cache[key] = self.explain(memory)
         return found
 
-    def _explain(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
-        assert self.bound is not None
+    def explain(self, memory: Mapping[str, object]) -> tuple[Evidence, ...]:
+        """The evidence for this memory, worked out afresh."""
+        if self.bound is None:
+            return ()
         return self.bound.evidence_for(memory)
 
 

@@ -12,21 +12,23 @@ combination for all its memories at once; transform.py redacts and budget.py wal
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from itertools import compress
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 from policies.conditions import Result
 from policies.decisions import Decision, Outcome
+from policies.explain import decisions_for
 from policies.fields import ConditionError
-from policies.firing import Fired
+from policies.firing import Columns, Fired
 from policies.plan import Plan
 
 __all__ = ["Admission", "Signatures", "admit_decisions", "signatures"]
 
 _RECORDS = attrgetter("records")
 _SLOT = itemgetter(0)
+_RECORD_SLOT = lambda item: item[0][0]  # noqa: E731
 _TEXT_ERROR = ConditionError("E001", "memory.heading or memory.content is not a string")
 _T = TypeVar("_T")
 
@@ -46,10 +48,10 @@ class Admission:
         self.admitted_if = self.admit_if[0] == "admit"
         # Redaction only concerns a track on which the memory is admitted.
         self.redactable = self.admitted or self.admitted_if
-        # Per decision to record, in rule order: the rule's fields, its evidence function, and
-        # (outcome, outcome_if_enforced, redactions, error code).
+        # Per decision to record, in rule order: the rule's slot, and (outcome,
+        # outcome_if_enforced, redactions, error code).
         self.records = [
-            (plan.slots[i].prefix, plan.slots[i].evidence, (outcome, outcome_if, (), error))
+            (i, (outcome, outcome_if, (), error))
             for i, outcome, outcome_if, error in _records(plan, fired, errors)
         ]
 
@@ -235,18 +237,29 @@ def _records(
 
 
 def admit_decisions(
-    plan: Plan,
-    admissions: list[Admission],
-    ids: list[str],
-    memories: Sequence[Mapping[str, object]],
+    plan: Plan, admissions: list[Admission], ids: list[str], columns: Columns
 ) -> dict[int, list[Decision]]:
-    """The admit and error decisions, by memory."""
-    found: dict[int, list[Decision]] = {}
+    """The admit and error decisions, by memory: built per rule and verdict, for all the
+    memories that share them at once (explain.py)."""
+    groups: dict[Admission, list[int]] = {}
     for m in compress(range(len(admissions)), map(_RECORDS, admissions)):
-        memory, memory_id = memories[m], ids[m]
-        # tuple.__new__ skips the NamedTuple's Python-level __new__: one per decision adds up.
-        found[m] = [
-            tuple.__new__(Decision, (*prefix, memory_id, evidence(memory), *verdicts))
-            for prefix, evidence, verdicts in admissions[m].records
-        ]
+        groups.setdefault(admissions[m], []).append(m)
+    by_record: dict[tuple[int, tuple[str, str, tuple[()], str | None]], list[int]] = {}
+    for admission, members in groups.items():
+        for record in admission.records:
+            known = by_record.get(record)
+            if known is None:
+                by_record[record] = members.copy()
+            else:
+                known += members
+    found: dict[int, list[Decision]] = {}
+    # In slot order, so that each memory's decisions come in rule order.
+    for (i, verdicts), members in sorted(by_record.items(), key=_RECORD_SLOT):
+        made = decisions_for(plan.slots[i], members, ids, columns, verdicts)
+        for m, decision in zip(members, made, strict=True):
+            known_m = found.get(m)
+            if known_m is None:
+                found[m] = [decision]
+            else:
+                known_m.append(decision)
     return found
