@@ -7,6 +7,8 @@ log_only add to a context assembly against policy off, in one run.
    log_only rule), enforce and log_only. Per assembly: ``judge``, then redact what an assembly
    renders (the heading of every memory not denied, the first 6 admitted in full), then the
    evaluation, as ``assemble_under`` does; ``evaluate()`` redacts every text (search, fetch).
+   The collector is settled first, as ``ctxgw serve`` settles it (gateway/collector.py), and
+   stays so for the rest of the run.
 2. The pure core on recorded inputs (``gather`` once per task, then ``build_context`` with
    ``gate=None`` = policy off, vs ``assemble_under`` with the 20-rule bundle enforced, in
    log_only, and the shipped default bundle). The gateway has no policy-off switch (no side door),
@@ -42,6 +44,7 @@ from bench.harness import (
 )
 from bench.load import run_count
 from bench.stages import gather, open_runtime, principal_for
+from gateway.collector import settle_collector
 from gateway.core.model import ContextRequest
 from gateway.usecases.context import build_context
 from gateway.usecases.disclosure import assemble_under, context_view
@@ -139,6 +142,7 @@ def _evaluate_cost(runs: int) -> list[list[object]]:
     bundle = load_bundle(BUNDLE, "bench.yaml").bundle
     assert len(bundle.rules) == 20
     views = _views(500, now)
+    settle_collector()  # as `ctxgw serve` does: the loaded corpus out of the collector's way
     rows: list[list[object]] = []
     for mode in ("enforce", "log_only"):
         moded = dataclasses.replace(bundle, mode=mode)

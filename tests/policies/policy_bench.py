@@ -13,7 +13,8 @@ rule): `typical` (most candidates pass; 5 % carry PII) and `heavy` (three quarte
 capped or redacted, so most memories produce decisions with evidence). The same data sets are
 then run through the shipped `default` and `strict` bundles, and the bench bundle without its
 redact rules, its cap rules, or both (where the time goes). On a shared machine p50 moves with
-the load; min is the steadier figure to compare runs with.
+the load; min is the steadier figure to compare runs with. The collector is settled first, as
+`ctxgw serve` settles it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from gateway.collector import settle_collector
 from policies import Bundle, evaluate, judge, load_bundle
 from policies.shipped import shipped_bundle
 
@@ -207,6 +209,7 @@ def without(effects: set[str]) -> Bundle:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    settle_collector()  # as `ctxgw serve` does (gateway/collector.py)
     bundles = {
         "bench": bench_bundle(),
         "default": shipped_bundle("default").bundle,
