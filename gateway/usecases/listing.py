@@ -13,7 +13,6 @@ from typing import Any
 import rfc8785
 
 from gateway.core.model import Exclusion, MemoryId, MemoryType
-from gateway.core.ranking import Ranked
 from gateway.core.render import one_line
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
@@ -21,7 +20,13 @@ from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.disclosure import Disclosed, Discloser
 from gateway.usecases.memories import withheld_reason
-from gateway.usecases.policy import PolicyInForce, memory_view, request_view, verdict
+from gateway.usecases.policy import (
+    PolicyInForce,
+    judged_exclusions,
+    memory_view,
+    request_view,
+    verdict,
+)
 from gateway.usecases.records import (
     candidate_record,
     exclusion,
@@ -29,7 +34,7 @@ from gateway.usecases.records import (
     timeline_entry,
 )
 from gateway.usecases.refusal import Disclosure
-from policies import Evaluation, evaluate
+from policies import Evaluation, evaluate, judge
 
 __all__ = ["SNIPPET_CHARS", "fetch", "search", "timeline"]
 
@@ -72,25 +77,27 @@ async def search(
         recall_for=limit,
     )
     ranked = outcome.hits
-    evaluation = evaluate(policy.bundle, view, [memory_view(r.candidate) for r in ranked], now)
-    judged = verdict(evaluation, [r.candidate for r in ranked])
-    hits: list[Ranked] = []
+    judgement = judge(policy.bundle, view, [memory_view(r.candidate) for r in ranked], now)
+    judged = judged_exclusions(judgement)
+    hits: list[int] = []  # positions in `ranked`
     excluded = list(outcome.excluded)
-    for r in ranked:
+    for position, r in enumerate(ranked):
         memory_id = r.candidate.memory_id
         if memory_id in judged.denied:
             excluded.append(judged.denied[memory_id])
         elif memory_id in judged.capped:
             excluded.append(judged.capped[memory_id])
         elif len(hits) < limit:
-            hits.append(r)
+            hits.append(position)
         else:
             excluded.append(Exclusion(memory_id, "below_top_k", f"beyond the limit of {limit}"))
+    # Only the hits are shown (heading and snippet): only they are redacted and recorded so.
+    rewritten = judgement.texts(full=hits)
+    evaluation = judgement.evaluation(full=hits)
     results: list[dict[str, Any]] = []
-    for r in hits:
-        heading, content = judged.rewritten.get(
-            r.candidate.memory_id, (r.candidate.heading, r.candidate.content)
-        )
+    for position in hits:
+        r = ranked[position]
+        heading, content = rewritten.get(position, (r.candidate.heading, r.candidate.content))
         results.append(
             {
                 "memory_id": r.candidate.memory_id,
@@ -121,16 +128,16 @@ async def search(
             ),
             "included": [
                 {
-                    "memory_id": r.candidate.memory_id,
-                    "content_sha256": r.candidate.content_sha256,
-                    "score_micros": r.score_micros,
-                    "rewritten": r.candidate.memory_id in judged.rewritten,
+                    "memory_id": ranked[position].candidate.memory_id,
+                    "content_sha256": ranked[position].candidate.content_sha256,
+                    "score_micros": ranked[position].score_micros,
+                    "rewritten": position in rewritten,
                 }
-                for r in hits
+                for position in hits
             ],
             "excluded": [exclusion(e) for e in excluded],
         },
-        disclosed_ids=[r.candidate.memory_id for r in hits],
+        disclosed_ids=[ranked[position].candidate.memory_id for position in hits],
         payload={"results": results, "excluded": [exclusion(e) for e in excluded]},
     )
 

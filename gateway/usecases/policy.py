@@ -46,6 +46,7 @@ __all__ = [
     "Uploaded",
     "activate_bundle",
     "describe_bundle",
+    "judged_exclusions",
     "lint_or_reject",
     "may_deny",
     "memory_view",
@@ -240,6 +241,13 @@ def _exclusions(
     return denied, capped
 
 
+def judged_exclusions(judgement: Judgement) -> GateVerdict:
+    """The memories a judgement denies or caps (their texts are asked for separately)."""
+    verdicts = judgement.verdicts
+    denied, capped = _exclusions(judgement.ids, verdicts.outcome, verdicts.rule_id)
+    return GateVerdict(denied=denied, capped=capped)
+
+
 def policy_gate(
     policy: PolicyInForce,
     view: Mapping[str, object],
@@ -256,8 +264,8 @@ def policy_gate(
         judgement = judge(policy.bundle, view, [memory_view(c) for c in candidates], now)
         sink.append(judgement)
         ids = judgement.ids
-        verdicts = judgement.verdicts
-        denied, capped = _exclusions(ids, verdicts.outcome, verdicts.rule_id)
+        judged = judged_exclusions(judgement)
+        denied, capped = judged.denied, judged.capped
         if not rendered_only:
             texts = judgement.texts(full=range(len(candidates)))
             rewritten = {MemoryId(ids[m]): shown for m, shown in texts.items()}

@@ -392,3 +392,33 @@ def test_texts_the_layout_left_out_are_not_recorded_as_redacted() -> None:
     assert all(
         not outcome.redactions for outcome in evaluation.outcomes if outcome.memory_id not in shown
     )
+
+
+def test_search_redacts_and_records_its_hits_alone(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    # Search shows a heading and a snippet per hit: the candidates beyond the limit are judged
+    # (every candidate accounted for) but neither redacted nor recorded as redacted.
+    number = _seed(client, agent)
+    activate(client, make_key(role="admin"), REDACT_EMAILS, "enforce")
+    auditor = make_key(role="auditor")
+    response = client.post(
+        "/v1/search", json={"query": "deploy step", "limit": 3}, headers=agent.headers
+    )
+    assert response.status_code == 200, response.text
+    found = response.json()
+    hits = {r["memory_id"] for r in found["results"]}
+    assert len(hits) == 3
+    for result in found["results"]:
+        assert not EMAIL.search(result["heading"] + result["snippet"])
+        assert MARKER in result["snippet"]
+    body = _receipt(client, auditor, found["receipt_id"])
+    candidates = {c["memory_id"] for c in body["candidates"]}
+    assert candidates > hits, "more candidates than hits"
+    redacted = _redacted_fields(body["policy"])
+    assert set(redacted) == hits
+    assert all(fields >= {"content"} for fields in redacted.values())
+    outcomes = _outcome_fields(body["policy"])
+    assert {m for m, fields in outcomes.items() if fields} == hits
+    assert all(r["rewritten"] for r in body["included"])
+    assert set(number) >= candidates
