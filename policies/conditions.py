@@ -117,9 +117,9 @@ class LeafColumn(NamedTuple):
     kind: FieldKind
     op: str
     test: Test
-    # A test of the column's values joined by newlines, False only when `test` is False for
-    # each value (operators.joined_test), or None.
-    joined: Callable[[str], bool] | None
+    # A test of the column's values, UTF-8 encoded and joined by newlines, False only when
+    # `test` is False for each value (operators.joined_test), or None.
+    joined: Callable[[bytes], bool] | None
     # `test` over a list of present values in C (operators.mapped_test), or None.
     mapped: Callable[[list[Any]], list[bool]] | None
 

@@ -224,7 +224,7 @@ def _tested(leaf: LeafColumn, column_of: _ColumnOf) -> list[Result] | None:
             items = column.present()
             if leaf.kind == "str_list":
                 items = list(chain.from_iterable(items))  # type: ignore[arg-type]
-            if not leaf.joined("\n".join(items)):  # type: ignore[arg-type]
+            if not leaf.joined(b"\n".join(map(str.encode, items))):  # type: ignore[arg-type]
                 # No value matches: unknown where missing, False elsewhere.
                 return (
                     [None if value is None else False for value in values]

@@ -135,6 +135,12 @@ def _matcher(op: str, pattern: str) -> Callable[[str], bool]:
             if starts:
                 return lambda v: v.endswith(inner)
             return lambda v: v == inner
+    match_bytes = _bytes_matcher(op, pattern)
+    return lambda v: match_bytes(v.encode())
+
+
+def _bytes_matcher(op: str, pattern: str) -> Callable[[bytes], bool]:
+    """Whether UTF-8 `bytes` match a regex (anywhere) or a glob (whole)."""
     # RE2::Set answers "does it match" without building match objects: half the cost of search.
     if op == "regex":
         matcher = re2.Set.SearchSet(_options())
@@ -147,10 +153,10 @@ def _matcher(op: str, pattern: str) -> Callable[[str], bool]:
     # call per memory and rule is worth skipping its Python frame. Fall back if it changes.
     raw = getattr(matcher, "_set", None)
     if raw is not None and callable(getattr(raw, "Match", None)):
-        match_bytes = raw.Match
-        return lambda v: bool(match_bytes(v.encode()))
+        match_raw = raw.Match
+        return lambda data: bool(match_raw(data))
     match = matcher.Match
-    return lambda v: match(v) is not None
+    return lambda data: match(data) is not None
 
 
 def make_test(op: str, kind: FieldKind, expected: object, now: datetime | None = None) -> Test:
@@ -212,10 +218,11 @@ def mapped_test(
     return None
 
 
-def joined_test(op: str, expected: object) -> Callable[[str], bool] | None:
-    """For a regex: a test of many values joined by newlines that is False only when the
-    leaf's test is False for each of them, so that one RE2 pass can clear a whole column.
-    None for other operators.
+def joined_test(op: str, expected: object) -> Callable[[bytes], bool] | None:
+    """For a regex: a test of many values, UTF-8 encoded and joined by newlines, that is False
+    only when the leaf's test is False for each of them, so that one RE2 pass can clear a whole
+    column. None for other operators. (Joined as bytes: encoding each value and joining costs a
+    third of joining into one str, which any non-ASCII value widens, and encoding that.)
 
     A match within a value is one within the joined text too: the newlines around a value
     stand where the ends of the text were, and RE2's word-boundary assertions (`\\b`, `\\B`,
@@ -226,7 +233,8 @@ def joined_test(op: str, expected: object) -> Callable[[str], bool] | None:
         return None
     if any(anchor in expected for anchor in ("^", "$", "\\A", "\\z")):
         return None
-    return _matcher(op, expected)
+    compile_pattern(op, expected)  # validates, with RE2's message on failure
+    return _bytes_matcher(op, expected)
 
 
 # `partial(f, expected)(actual)` is `f(expected, actual)`, so each entry is the mirror image:
