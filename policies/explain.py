@@ -21,7 +21,7 @@ from policies.decisions import Decision
 from policies.firing import Columns
 from policies.plan import Slot
 
-__all__ = ["decisions_for"]
+__all__ = ["add_decisions", "decisions_for"]
 
 _NONE = type(None)
 # Classes whose equal values render alike: one of them per column makes the values safe keys.
@@ -45,6 +45,25 @@ def decisions_for(
     # __new__: all in C.
     fields = map(add, map(add, repeat(slot.prefix), heads), repeat(verdicts))
     return list(map(tuple.__new__, repeat(Decision), fields))
+
+
+def add_decisions(
+    found: dict[int, list[Decision]],
+    slot: Slot,
+    positions: Sequence[int],
+    ids: Sequence[str],
+    columns: Columns,
+    verdicts: tuple[str, str, tuple[()], str | None],
+) -> None:
+    """Append the decisions of `slot` for the memories at `positions` (decisions_for) to
+    `found`, by memory: called in slot order, each memory's come in rule order."""
+    made = decisions_for(slot, positions, ids, columns, verdicts)
+    for m, decision in zip(positions, made, strict=True):
+        known = found.get(m)
+        if known is None:
+            found[m] = [decision]
+        else:
+            known.append(decision)
 
 
 def evidence_column(

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from policies.budget import run_budget
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
-from policies.explain import decisions_for
+from policies.explain import add_decisions
 from policies.firing import Columns, fire_rules, values_of
 from policies.model import Mode, Rule
 from policies.plan import Plan
@@ -110,13 +110,7 @@ class Judgement:
         # decisions in rule order.
         for (i, in_actual, in_if), members in sorted(stops.items()):
             verdicts = _CAP_VERDICTS[in_actual, in_if]
-            made = decisions_for(plan.slots[i], members, self._ids, columns, verdicts)
-            for m, decision in zip(members, made, strict=True):
-                known = found.get(m)
-                if known is None:
-                    found[m] = [decision]
-                else:
-                    known.append(decision)
+            add_decisions(found, plan.slots[i], members, self._ids, columns, verdicts)
         return found
 
     @property

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from policies.conditions import Result
 from policies.decisions import Decision, Outcome
-from policies.explain import decisions_for
+from policies.explain import add_decisions
 from policies.fields import ConditionError
 from policies.firing import Columns, Fired
 from policies.plan import Plan
@@ -255,11 +255,5 @@ def admit_decisions(
     found: dict[int, list[Decision]] = {}
     # In slot order, so that each memory's decisions come in rule order.
     for (i, verdicts), members in sorted(by_record.items(), key=_RECORD_SLOT):
-        made = decisions_for(plan.slots[i], members, ids, columns, verdicts)
-        for m, decision in zip(members, made, strict=True):
-            known_m = found.get(m)
-            if known_m is None:
-                found[m] = [decision]
-            else:
-                known_m.append(decision)
+        add_decisions(found, plan.slots[i], members, ids, columns, verdicts)
     return found
