@@ -1,7 +1,7 @@
 """Signed, chained, Merkle-logged receipts for every disclosure; verifiable offline.
 
-Pure: depends only on the standard library, ``cryptography`` and ``rfc8785``; reads no clock and
-draws randomness only in the key-generation functions. Modules, one concept each:
+Pure: depends only on the standard library, ``cryptography``, ``rfc8785`` and ``msgspec``; reads
+no clock and draws randomness only in the key-generation functions. Modules, one concept each:
 
 - `receipts.canonical`  RFC 8785 canonical bytes (no floats, ASCII keys), strict decoding
 - `receipts.body`       the receipt header fields: schema, tenant, log {seq, prev}, bundle;
