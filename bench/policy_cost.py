@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import json
 import random
 import time
 from datetime import UTC, datetime, timedelta
@@ -51,6 +52,7 @@ from gateway.usecases.disclosure import assemble_under, context_view
 from gateway.usecases.keys import issue_key
 from gateway.usecases.policy import PolicyInForce
 from policies import Bundle, Evaluation, evaluate, judge, load_bundle
+from receipts.canonical import canonicalize
 
 __all__ = ["BUNDLE", "main"]
 
@@ -186,6 +188,41 @@ def _evaluate_cost(runs: int) -> list[list[object]]:
     return rows
 
 
+def _record_cost(runs: int) -> list[list[object]]:
+    """The audit record of one 500-candidate evaluation (the 20 rules, enforce): rendered to JSON
+    data, canonicalized for the receipt (profile check + msgspec), and the C JSON encoder writing
+    the same bytes, as the baseline."""
+    now = datetime(2026, 11, 30, tzinfo=UTC)
+    evaluation = evaluate(
+        load_bundle(BUNDLE, "bench.yaml").bundle, REQUEST_VIEW, _views(500, now), now
+    )
+
+    def record() -> dict[str, object]:
+        return {
+            "decisions": [d.to_json() for d in evaluation.decisions],
+            "outcomes": [o.to_json() for o in evaluation.outcomes],
+        }
+
+    data = record()
+    size = len(canonicalize(data))
+    steps = {
+        "to_json": record,
+        "canonicalize (receipts)": lambda: canonicalize(data),
+        "json.dumps, sorted, compact (baseline)": lambda: json.dumps(
+            data, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+        ).encode("utf-8"),
+    }
+    rows: list[list[object]] = []
+    for name, step in steps.items():
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            step()
+            times.append(time.perf_counter() - started)
+        rows.append([name, len(evaluation.decisions), size, 1000 * percentile(times, 50)])
+    return rows
+
+
 async def _core_cost(url: str, key: str, queries: tuple[str, ...], runs: int) -> dict[str, Any]:
     loaded = load_bundle(BUNDLE, "bench.yaml")
     now = datetime.now(UTC)
@@ -279,6 +316,8 @@ def main(argv: list[str]) -> int:
         )
     eval_rows = _evaluate_cost(args.eval_runs)
     print("evaluate:", eval_rows, flush=True)
+    record_rows = _record_cost(max(20, args.eval_runs // 3))
+    print("record:", record_rows, flush=True)
     corpus = load_corpus()
     queries = corpus.queries
     with embedded_postgres() as pg:
@@ -347,6 +386,7 @@ def main(argv: list[str]) -> int:
         "machine": info,
         "memories": args.memories,
         "evaluate": eval_rows,
+        "record": record_rows,
         "core_candidates_mean": core["candidates_mean"],
         "core": core_rows,
         "http": http_rows,
@@ -354,6 +394,8 @@ def main(argv: list[str]) -> int:
     path = write_result("policy", result)
     print("\nthe policy engine, 500 candidates × 20 rules\n")
     print(eval_table)
+    print("\nits audit record (the policy member of the receipt)\n")
+    print(markdown_table(["step", "decisions", "canonical bytes", "p50 ms"], record_rows))
     print(
         f"\npure core on recorded inputs ({args.memories:,} memories, "
         f"{core['candidates_mean']:.0f} candidates + index entries per assembly on average)\n"
