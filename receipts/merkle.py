@@ -29,6 +29,7 @@ from receipts.errors import ConsistencyInvalidError, ProofInvalidError
 __all__ = [
     "EMPTY_ROOT",
     "HASH_SIZE",
+    "TILE_SIZE",
     "MerkleFrontier",
     "MerkleTree",
     "consistency_proof",
@@ -36,11 +37,16 @@ __all__ = [
     "leaf_hash",
     "node_hash",
     "root",
+    "tile_roots",
+    "tiled_inclusion_proof",
     "verify_consistency",
     "verify_inclusion",
 ]
 
 HASH_SIZE: Final = 32
+# A tile: the root of 2**TILE_HEIGHT consecutive leaves, aligned (tiled_inclusion_proof).
+TILE_HEIGHT: Final = 8
+TILE_SIZE: Final = 1 << TILE_HEIGHT
 # RFC 9162 §2.1.1: the hash of an empty tree is the hash of the empty string.
 EMPTY_ROOT: Final = hashlib.sha256(b"").digest()
 _LEAF_PREFIX: Final = b"\x00"
@@ -224,18 +230,62 @@ class MerkleTree:
 
     def _range(self, lo: int, hi: int) -> bytes:
         """MTH(D[lo:hi]) for a subtree a proof can name (the class docstring says which)."""
-        if lo == hi:
-            return EMPTY_ROOT
-        # Perfect blocks from lo, largest first, as a binary counter of the leaves from lo.
-        stack: list[tuple[int, bytes]] = []
-        position = lo
-        while position < hi:
-            height = (hi - position).bit_length() - 1
-            if position % (1 << height):  # not a subtree any proof names
-                raise ValueError(f"D[{lo}:{hi}] is not a subtree of the tree")
-            stack.append((height, self._levels[height][position >> height]))
-            position += 1 << height
-        return _fold(stack)
+        return _blocks(lo, hi, lambda height, position: self._levels[height][position >> height])
+
+
+def _blocks(lo: int, hi: int, block: Callable[[int, int], bytes]) -> bytes:
+    """MTH(D[lo:hi]) for a subtree a proof can name (MerkleTree's docstring says which), from
+    ``block(height, position)``: the hash of the perfect block of 2**height leaves there."""
+    if lo == hi:
+        return EMPTY_ROOT
+    # Perfect blocks from lo, largest first, as a binary counter of the leaves from lo.
+    stack: list[tuple[int, bytes]] = []
+    position = lo
+    while position < hi:
+        height = (hi - position).bit_length() - 1
+        if position % (1 << height):  # not a subtree any proof names
+            raise ValueError(f"D[{lo}:{hi}] is not a subtree of the tree")
+        stack.append((height, block(height, position)))
+        position += 1 << height
+    return _fold(stack)
+
+
+def tile_roots(leaves: Sequence[bytes], first: int = 0) -> list[bytes]:
+    """The roots of the complete tiles among ``leaves``, which start at leaf ``first`` (a
+    multiple of TILE_SIZE): tile j covers D[j * TILE_SIZE : (j + 1) * TILE_SIZE]."""
+    if first % TILE_SIZE:
+        raise ValueError(f"tiles start at multiples of {TILE_SIZE}, not at leaf {first}")
+    whole = len(leaves) - len(leaves) % TILE_SIZE
+    return [root(leaves[lo : lo + TILE_SIZE]) for lo in range(0, whole, TILE_SIZE)]
+
+
+def tiled_inclusion_proof(
+    index: int,
+    size: int,
+    tiles: Sequence[bytes],
+    leaves_of: Callable[[int, int], Sequence[bytes]],
+) -> list[bytes]:
+    """PATH(index, D[size]), as `inclusion_proof` gives it, without the whole log: from the
+    roots of its complete tiles (``tiles[j]``, as `tile_roots` gives them; at least
+    ``size // TILE_SIZE``) and ``leaves_of(lo, hi)``, the leaf hashes D[lo:hi], asked only
+    within the tile that holds ``index`` and the incomplete last tile.
+
+    Every subtree a proof names is a fold of perfect aligned blocks (MerkleTree's docstring);
+    one of TILE_SIZE leaves or more is a perfect tree over whole tiles, a smaller one lies in a
+    single tile, and only the tile on the path down to ``index`` or the one at the right edge
+    can hold it. A proof thus reads two tiles of leaves and hashes O(size / TILE_SIZE) nodes,
+    where `inclusion_proof` reads and hashes the whole log.
+    """
+    if len(tiles) < size // TILE_SIZE:
+        raise ValueError(f"a tree of {size} leaves needs {size // TILE_SIZE} tiles")
+
+    def block(height: int, position: int) -> bytes:
+        if height >= TILE_HEIGHT:
+            first = position >> TILE_HEIGHT
+            return root(tiles[first : first + (1 << (height - TILE_HEIGHT))])
+        return root(leaves_of(position, position + (1 << height)))
+
+    return _path(index, size, lambda lo, hi: _blocks(lo, hi, block))
 
 
 class MerkleFrontier:

@@ -33,6 +33,7 @@ from receipts import (
     verify_inclusion,
 )
 from receipts import merkle as merkle_module
+from receipts.merkle import TILE_SIZE, tile_roots, tiled_inclusion_proof
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "merkle_ct.json").read_text())
 CT_LEAVES = [leaf_hash(bytes.fromhex(x)) for x in VECTORS["leaf_inputs"]]
@@ -221,6 +222,67 @@ def test_a_hashed_tree_gives_the_proofs_the_leaves_give(size: int, data: st.Data
         assert tree.inclusion_proof(index) == inclusion_proof(index, leaves)
     with pytest.raises(ValueError, match="outside"):
         tree.inclusion_proof(size)
+
+
+def _tiled(index: int, leaves: list[bytes]) -> tuple[list[bytes], set[int]]:
+    """The tiled proof of `index`, and the tiles whose leaves it read."""
+    read: set[int] = set()
+
+    def leaves_of(lo: int, hi: int) -> list[bytes]:
+        assert 0 < hi - lo <= TILE_SIZE and lo // TILE_SIZE == (hi - 1) // TILE_SIZE
+        read.add(lo // TILE_SIZE)
+        return leaves[lo:hi]
+
+    return tiled_inclusion_proof(index, len(leaves), tile_roots(leaves), leaves_of), read
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.integers(1, 6 * TILE_SIZE + 37), st.data())
+def test_a_tiled_proof_is_the_proof_the_leaves_give(size: int, data: st.DataObject) -> None:
+    """From the tile roots and two tiles of leaves (the one holding the leaf and the
+    incomplete last one), the same proof as from the whole log, at every kind of size."""
+    leaves = _leaves(size)
+    indexes = st.integers(0, size - 1) | st.sampled_from(
+        [i for i in (0, size - 1, TILE_SIZE - 1, TILE_SIZE, size // 2) if i < size]
+    )
+    tree_root = root(leaves)
+    for index in data.draw(st.lists(indexes, min_size=1, max_size=6)):
+        proof, read = _tiled(index, leaves)
+        assert proof == inclusion_proof(index, leaves)
+        verify_inclusion(leaves[index], index, size, proof, tree_root)
+        assert read <= {index // TILE_SIZE, (size - 1) // TILE_SIZE}
+
+
+@pytest.mark.parametrize("size", [TILE_SIZE - 1, TILE_SIZE, TILE_SIZE + 1, 4 * TILE_SIZE])
+def test_tiled_proofs_at_tile_edges(size: int) -> None:
+    leaves = _leaves(size)
+    for index in range(size):
+        assert _tiled(index, leaves)[0] == inclusion_proof(index, leaves)
+
+
+def test_tile_roots_and_their_preconditions() -> None:
+    leaves = _leaves(3 * TILE_SIZE + 5)
+    roots = tile_roots(leaves)
+    assert roots == [root(leaves[j * TILE_SIZE : (j + 1) * TILE_SIZE]) for j in range(3)]
+    assert tile_roots(leaves[TILE_SIZE:], first=TILE_SIZE) == roots[1:]
+    with pytest.raises(ValueError, match="multiples"):
+        tile_roots(leaves, first=1)
+    with pytest.raises(ValueError, match="needs 3 tiles"):
+        tiled_inclusion_proof(0, len(leaves), roots[:2], lambda lo, hi: leaves[lo:hi])
+
+
+def test_a_tiled_proof_hashes_tiles_not_leaves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over 64 tiles, a proof hashes about as many nodes as there are tiles, not leaves."""
+    leaves = _leaves(64 * TILE_SIZE + 3)
+    roots = tile_roots(leaves)
+    for index in (0, len(leaves) // 2, len(leaves) - 1):
+        calls = _count_node_hashes(
+            monkeypatch,
+            functools.partial(
+                tiled_inclusion_proof, index, len(leaves), roots, lambda lo, hi: leaves[lo:hi]
+            ),
+        )
+        assert calls < 64 + 2 * TILE_SIZE
 
 
 def test_a_frontier_resumes_from_its_edge() -> None:
