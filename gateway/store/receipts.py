@@ -29,6 +29,7 @@ __all__ = [
     "append_receipt",
     "find_receipt",
     "insert_checkpoint",
+    "insert_tiles",
     "latest_checkpoint",
     "leaves",
     "leaves_between",
@@ -37,6 +38,8 @@ __all__ = [
     "log_size",
     "recent_receipts",
     "tenants_with_new_receipts",
+    "tile_count",
+    "tiles",
 ]
 
 
@@ -233,6 +236,41 @@ async def leaves_between(conn: Connection, tenant_id: str, first: int, last: int
         {"tenant_id": tenant_id, "first": first, "last": last},
     )
     return [bytes(row[0]) for row in await cur.fetchall()]  # type: ignore[call-overload]
+
+
+async def tiles(conn: Connection, tenant_id: str, count: int) -> list[bytes]:
+    """The stored roots of the tenant's first `count` log tiles, in order; fewer when they are
+    not all stored yet (tiles are written in order, so those stored are a prefix)."""
+    cur = await conn.execute(
+        "SELECT hash FROM receipt_tiles WHERE tenant_id = %(tenant_id)s AND tile < %(count)s"
+        " ORDER BY tile",
+        {"tenant_id": tenant_id, "count": count},
+    )
+    return [bytes(row[0]) for row in await cur.fetchall()]  # type: ignore[call-overload]
+
+
+async def tile_count(conn: Connection, tenant_id: str) -> int:
+    """How many of the tenant's log tiles are stored (a prefix: they are written in order)."""
+    cur = await conn.execute(
+        "SELECT COALESCE(max(tile) + 1, 0) FROM receipt_tiles WHERE tenant_id = %(tenant_id)s",
+        {"tenant_id": tenant_id},
+    )
+    row = await cur.fetchone()
+    return int(row[0]) if row is not None else 0  # type: ignore[call-overload]
+
+
+async def insert_tiles(conn: Connection, tenant_id: str, first: int, roots: list[bytes]) -> None:
+    """Store tile roots `first`, `first + 1`, ...; one already stored is left as it is (two
+    writers compute the same root from the same leaves)."""
+    if not roots:
+        return
+    await conn.execute(
+        "INSERT INTO receipt_tiles (tenant_id, tile, hash)"
+        " SELECT %(tenant_id)s, %(first)s + n - 1, h"
+        " FROM unnest(%(roots)s::bytea[]) WITH ORDINALITY AS t(h, n)"
+        " ON CONFLICT DO NOTHING",
+        {"tenant_id": tenant_id, "first": first, "roots": roots},
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,8 @@ Produced every few seconds while receipts are written (a background task of the 
 demand. The root is computed from the stored leaf hashes, so a checkpoint commits to exactly the
 receipts in the database at its size. Each checkpoint also stores the tree's right edge (at most
 log2 n hashes), so the next one reads and hashes only the receipts appended since: a checkpoint
-costs O(new receipts + log n), not O(n).
+costs O(new receipts + log n), not O(n). It also stores the roots of the log's tiles completed
+since (256 receipts each), from which an inclusion proof is made without reading the whole log.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection, Pool, transaction
 from receipts import MerkleFrontier, Signer, log_origin
+from receipts.merkle import TILE_SIZE, tile_roots
 
-__all__ = ["Checkpointer", "checkpoint_tenant"]
+__all__ = ["Checkpointer", "checkpoint_tenant", "store_tiles"]
 
 _log = logging.getLogger(__name__)
 
@@ -36,7 +38,24 @@ async def checkpoint_tenant(
     note = signer.sign_checkpoint(log_origin(tenant_id), size, tree_root)
     # Two processes may checkpoint the same size at once: same root, first insert wins.
     await receipt_store.insert_checkpoint(conn, tenant_id, size, tree_root, note, frontier.edge)
+    await store_tiles(conn, tenant_id, size)
     return await receipt_store.latest_checkpoint(conn, tenant_id)
+
+
+async def store_tiles(conn: Connection, tenant_id: str, size: int) -> None:
+    """Store the roots of the complete tiles among the tenant's first `size` receipts that are
+    not stored yet (`receipts.tile_roots`); proofs read them (`gateway.usecases.audit.prove`).
+    Tiles are written in order, from the leaves after the last one stored."""
+    count = size // TILE_SIZE
+    stored = await receipt_store.tile_count(conn, tenant_id)
+    if stored >= count:
+        return
+    leaves = await receipt_store.leaves_between(
+        conn, tenant_id, stored * TILE_SIZE + 1, count * TILE_SIZE
+    )
+    await receipt_store.insert_tiles(
+        conn, tenant_id, stored, tile_roots(leaves, stored * TILE_SIZE)
+    )
 
 
 async def _frontier(

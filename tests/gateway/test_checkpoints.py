@@ -11,7 +11,8 @@ from litestar.testing import TestClient
 
 from gateway.settings import Settings
 from gateway.store import receipts as receipt_store
-from receipts import Keyring, root, verify_checkpoint
+from receipts import Keyring, leaf_hash, root, verify_checkpoint, verify_inclusion
+from receipts.merkle import TILE_SIZE, tile_roots
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_receipts_api import disclose_everything
 
@@ -81,3 +82,101 @@ def test_without_a_usable_edge_the_checkpoint_is_rebuilt_from_every_leaf(
     checkpoint = _checkpoint(client, auditor, keyring)
     leaves = _all_leaves(database_url, agent.tenant_id)
     assert (checkpoint.size, checkpoint.root) == (len(leaves), root(leaves))
+
+
+def _append_fillers(database_url: str, tenant_id: str, key_id: str, count: int) -> list[str]:
+    """Append `count` receipts straight into the tenant's log (their leaves are all a proof
+    reads), chained like real ones; their receipt ids."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT size, head FROM receipt_logs WHERE tenant_id = %s", (tenant_id,)
+        ).fetchone()
+        assert row is not None
+        size, head = int(row[0]), bytes(row[1])
+        rows = []
+        for seq in range(size + 1, size + count + 1):
+            body = f"filler receipt {seq}".encode()
+            leaf = leaf_hash(body)
+            rows.append((tenant_id, seq, f"filler-{seq}", key_id, body, head, leaf))
+            head = leaf
+        with conn.transaction():
+            conn.cursor().executemany(
+                "INSERT INTO receipts (tenant_id, seq, receipt_id, kind, key_id, issued_at, body,"
+                " envelope, prev, leaf) VALUES (%s, %s, %s, 'search', %s, now(), %s, '{}', %s, %s)",
+                rows,
+            )
+            conn.execute(
+                "UPDATE receipt_logs SET size = %s, head = %s WHERE tenant_id = %s",
+                (size + count, head, tenant_id),
+            )
+    return [str(r[2]) for r in rows]
+
+
+def _proof(client: TestClient[Any], auditor: Key, receipt_id: str, keyring: Keyring) -> None:
+    response = client.get(f"/v1/receipts/{receipt_id}/proof", headers=auditor.headers)
+    assert response.status_code == 200, response.text
+    proof = response.json()
+    checkpoint = verify_checkpoint(proof["checkpoint"], keyring.checkpoint_keys())
+    verify_inclusion(
+        bytes.fromhex(proof["leaf"]), proof["leaf_index"], checkpoint.size,
+        [bytes.fromhex(h) for h in proof["hashes"]], checkpoint.root,
+    )  # fmt: skip
+
+
+def test_proofs_are_made_from_tiles_without_reading_the_log(
+    client: TestClient[Any],
+    agent: Key,
+    make_key: KeyFactory,
+    settings: Settings,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    auditor = make_key(role="auditor")
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    first = disclose_everything(client, agent)["search"]["receipt_id"]
+    fillers = _append_fillers(database_url, agent.tenant_id, auditor.key_id, 3 * TILE_SIZE + 10)
+    size = len(_all_leaves(database_url, agent.tenant_id))
+    assert _checkpoint(client, auditor, keyring).size == size  # the checkpoint stores the tiles
+    with psycopg.connect(database_url) as conn:
+        stored = [bytes(r[0]) for r in conn.execute(
+            "SELECT hash FROM receipt_tiles WHERE tenant_id = %s ORDER BY tile", (agent.tenant_id,)
+        )]  # fmt: skip
+    assert stored == tile_roots(_all_leaves(database_url, agent.tenant_id))
+    assert len(stored) == size // TILE_SIZE == 3
+
+    def whole_log(*args: object) -> list[bytes]:
+        raise AssertionError("a proof read the whole log")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(receipt_store, "leaves", whole_log)
+        for receipt_id in (first, fillers[TILE_SIZE], fillers[len(fillers) // 2], fillers[-1]):
+            _proof(client, auditor, receipt_id, keyring)
+
+    with psycopg.connect(database_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        conn.execute(
+            "UPDATE receipt_tiles SET hash = hash WHERE tenant_id = %s", (agent.tenant_id,)
+        )
+
+
+def test_tiles_that_do_not_prove_are_not_trusted(
+    client: TestClient[Any],
+    agent: Key,
+    make_key: KeyFactory,
+    settings: Settings,
+    database_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A wrong stored tile (tiles are derived data, never signed) cannot yield a bad proof: the
+    tiled proof is checked against the signed root, and the log's leaves serve instead."""
+    auditor = make_key(role="auditor")
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    disclose_everything(client, agent)
+    fillers = _append_fillers(database_url, agent.tenant_id, auditor.key_id, 2 * TILE_SIZE)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO receipt_tiles (tenant_id, tile, hash) VALUES (%s, 0, %s)",
+            (agent.tenant_id, b"\x07" * 32),
+        )
+    with caplog.at_level("WARNING", logger="gateway.usecases.audit"):
+        _proof(client, auditor, fillers[-1], keyring)
+    assert "do not prove" in caplog.text
