@@ -12,7 +12,9 @@ Both must give the same proofs (checked on every sampled index). Reported: p50/p
 the tree's build time, and the estimated time for the whole export (build + k proofs, vs k
 per-call proofs). Checkpoint: the root from every leaf (before) vs the previous checkpoint's
 stored edge plus the new leaves (`MerkleFrontier.resume`); hashing only, in memory (the gateway
-also stops reading the whole log from PostgreSQL).
+also stops reading the whole log from PostgreSQL). One proof (GET /v1/receipts/{id}/proof): from
+every leaf (before) vs from the stored tile roots and two tiles of leaves
+(`receipts.tiled_inclusion_proof`), with the leaf hashes each reads from the database.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from functools import partial
 
 from bench.harness import machine, markdown_table, percentile, write_result
 from receipts import MerkleFrontier, MerkleTree, inclusion_proof, leaf_hash
+from receipts.merkle import TILE_SIZE, tile_roots, tiled_inclusion_proof
 
 __all__ = ["main"]
 
@@ -118,6 +121,52 @@ def main(argv: list[str]) -> int:
     print(
         markdown_table(
             ["log size", "root from every leaf ms", "from the edge ms", "ratio"], checkpoints
+        )
+    )
+    singles = []
+    for n in (int(size) for size in args.sizes.split(",")):
+        leaves = _leaves(n)
+        tiles = tile_roots(leaves)  # as stored by the checkpoints
+        picked = rng.sample(range(n), min(args.samples, n))
+
+        def tiled(
+            index: int, leaves: list[bytes] = leaves, tiles: list[bytes] = tiles
+        ) -> list[bytes]:
+            return tiled_inclusion_proof(index, len(leaves), tiles, lambda lo, hi: leaves[lo:hi])
+
+        for index in picked:
+            assert tiled(index) == inclusion_proof(index, leaves), index
+        whole = _timed(partial(_per_call, leaves=leaves), picked)
+        from_tiles = _timed(tiled, picked)
+        read = n // TILE_SIZE + 2 * TILE_SIZE
+        singles.append(
+            [
+                f"{n:,}",
+                percentile(whole, 50),
+                percentile(from_tiles, 50),
+                f"{percentile(whole, 50) / percentile(from_tiles, 50):.0f}×",
+                f"{n:,}",
+                f"≤ {read:,}",
+            ]
+        )
+        result["single_" + str(n)] = {
+            "whole_log_p50_ms": percentile(whole, 50),
+            "tiles_p50_ms": percentile(from_tiles, 50),
+            "hashes_read_whole": n,
+            "hashes_read_tiles_at_most": read,
+        }
+    print()
+    print(
+        markdown_table(
+            [
+                "log size",
+                "one proof from every leaf p50 ms",
+                "from tiles p50 ms",
+                "ratio",
+                "hashes read before",
+                "after",
+            ],
+            singles,
         )
     )
     print(f"raw: {write_result('proofs', result)}")
