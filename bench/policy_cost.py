@@ -25,6 +25,7 @@ import dataclasses
 import json
 import random
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -205,7 +206,7 @@ def _record_cost(runs: int) -> list[list[object]]:
 
     data = record()
     size = len(canonicalize(data))
-    steps = {
+    steps: dict[str, Callable[[], object]] = {
         "to_json": record,
         "canonicalize (receipts)": lambda: canonicalize(data),
         "json.dumps, sorted, compact (baseline)": lambda: json.dumps(

@@ -240,7 +240,7 @@ def main(argv: list[str]) -> int:
         "runs": runs,
         "profile": profile_report,
     }
-    path = write_result("speed", result)
+    written = write_result("speed", result)
     print("\nlatency over HTTP (closed loop, c clients), floor = recall() SQL alone\n")
     print(table)
     print("\ngrowth of p50 from the smallest to the largest size\n")
@@ -250,5 +250,5 @@ def main(argv: list[str]) -> int:
     if profile_report:
         print("\ncProfile of the in-process context path at the largest size\n")
         print(profile_report)
-    print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)}")
+    print(f"\nwritten to {written.relative_to(OUT_DIR.parent.parent)}")
     return 0

@@ -95,7 +95,7 @@ def main(argv: list[str]) -> int:
         }
         for i, (heading, content) in enumerate(memories(args.memories))
     ]
-    tasks = [items[i]["content"].split(".")[0] for i in range(0, len(items), 10)]
+    tasks = [str(items[i]["content"]).split(".")[0] for i in range(0, len(items), 10)]
     if args.quick:
         tasks = tasks[:5]
     rows: list[list[object]] = []
