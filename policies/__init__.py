@@ -6,8 +6,8 @@ Pure: no framework, database, clock or randomness (`now` is passed in); it impor
     load_bundle(source, filename) -> LoadedBundle      lint + compile; raises PolicyLintError
     lint(source, filename) -> tuple[LintIssue, ...]     every finding, never raises
     evaluate(bundle, request, memories, now) -> Evaluation
-    judge(bundle, request, memories, now) -> Judgement  redaction on demand (.disclose), then
-                                                        .evaluation(): for callers that show a few
+    judge(bundle, request, memories, now) -> Judgement  verdicts now; .texts(...) redacts what may
+                                                        be shown, .evaluation(...) records what was
     canonical_bytes(bundle) / bundle_digest(bundle) / load_canonical(canonical)
     run_suite(path) -> SuiteResult, junit_xml(results) -> str
     default_bundle() -> LoadedBundle                    the shipped allow-by-default bundle

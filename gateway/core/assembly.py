@@ -78,7 +78,7 @@ __all__ = [
 _FIXED_INDEX_SHARE = "assemble/2026-11-29.1"  # the index kept to its share
 _ALWAYS_COUNTED = "assemble/2026-11-30.1"  # room the memories leave flows back to the index
 _COUNT_WITHHELD = "assemble/2026-11-30.2"  # no count in "…more" when the gate can deny
-# The same bytes; the gate is asked to redact only the texts rendered (GateVerdict.disclose),
+# The same bytes; the gate is asked to redact only the texts rendered (GateVerdict.rewrite),
 # so the receipt's redaction decisions speak of those alone.
 ASSEMBLER_VERSION = "assemble/2026-11-30.3"
 ASSEMBLER_VERSIONS = frozenset(
