@@ -32,6 +32,7 @@ __all__ = [
     "TILE_SIZE",
     "MerkleFrontier",
     "MerkleTree",
+    "TiledTree",
     "consistency_proof",
     "inclusion_proof",
     "leaf_hash",
@@ -266,26 +267,59 @@ def tiled_inclusion_proof(
     leaves_of: Callable[[int, int], Sequence[bytes]],
 ) -> list[bytes]:
     """PATH(index, D[size]), as `inclusion_proof` gives it, without the whole log: from the
-    roots of its complete tiles (``tiles[j]``, as `tile_roots` gives them; at least
-    ``size // TILE_SIZE``) and ``leaves_of(lo, hi)``, the leaf hashes D[lo:hi], asked only
-    within the tile that holds ``index`` and the incomplete last tile.
+    roots of its complete tiles and two tiles of leaves (`TiledTree` says how)."""
+    return TiledTree(size, tiles, leaves_of).inclusion_proof(index)
+
+
+class TiledTree:
+    """A tree of ``size`` leaves known by the roots of its complete tiles (``tiles[j]``, as
+    `tile_roots` gives them; at least ``size // TILE_SIZE``) and, on demand, the leaves of the
+    tiles its proofs need: ``leaves_of(lo, hi)`` gives D[lo:hi] for one whole tile (the last
+    one may be incomplete).
 
     Every subtree a proof names is a fold of perfect aligned blocks (MerkleTree's docstring);
-    one of TILE_SIZE leaves or more is a perfect tree over whole tiles, a smaller one lies in a
-    single tile, and only the tile on the path down to ``index`` or the one at the right edge
-    can hold it. A proof thus reads two tiles of leaves and hashes O(size / TILE_SIZE) nodes,
-    where `inclusion_proof` reads and hashes the whole log.
+    one of TILE_SIZE leaves or more is a perfect tree over whole tiles, hashed once here into a
+    `MerkleTree` over the tile roots; a smaller one lies in a single tile, and only the tile on
+    the path down to the proven leaf or the one at the right edge can hold it. A proof thus
+    reads at most two tiles of leaves (each read and hashed once, however many proofs use it),
+    where `inclusion_proof` reads and hashes the whole log: O(size / TILE_SIZE) hashes up front,
+    then O(TILE_SIZE + log n) per new tile and O(log² n) lookups per proof.
     """
-    if len(tiles) < size // TILE_SIZE:
-        raise ValueError(f"a tree of {size} leaves needs {size // TILE_SIZE} tiles")
 
-    def block(height: int, position: int) -> bytes:
+    __slots__ = ("_leaves_of", "_size", "_tiles", "_upper")
+
+    def __init__(
+        self, size: int, tiles: Sequence[bytes], leaves_of: Callable[[int, int], Sequence[bytes]]
+    ) -> None:
+        complete = size // TILE_SIZE
+        if len(tiles) < complete:
+            raise ValueError(f"a tree of {size} leaves needs {complete} tiles")
+        self._size = size
+        self._upper = MerkleTree(tiles[:complete])
+        self._leaves_of = leaves_of
+        self._tiles: dict[int, MerkleTree] = {}
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def root(self) -> bytes:
+        return _blocks(0, self._size, self._block)
+
+    def inclusion_proof(self, index: int) -> list[bytes]:
+        """PATH(index, D[size]), as `inclusion_proof` gives it."""
+        return _path(index, self._size, lambda lo, hi: _blocks(lo, hi, self._block))
+
+    def _block(self, height: int, position: int) -> bytes:
         if height >= TILE_HEIGHT:
-            first = position >> TILE_HEIGHT
-            return root(tiles[first : first + (1 << (height - TILE_HEIGHT))])
-        return root(leaves_of(position, position + (1 << height)))
-
-    return _path(index, size, lambda lo, hi: _blocks(lo, hi, block))
+            return self._upper._levels[height - TILE_HEIGHT][position >> height]
+        tile = position >> TILE_HEIGHT
+        tree = self._tiles.get(tile)
+        if tree is None:
+            first = tile * TILE_SIZE
+            leaves = self._leaves_of(first, min(first + TILE_SIZE, self._size))
+            tree = self._tiles[tile] = MerkleTree(leaves)
+        return tree._levels[height][(position - tile * TILE_SIZE) >> height]
 
 
 class MerkleFrontier:

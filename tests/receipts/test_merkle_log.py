@@ -33,7 +33,7 @@ from receipts import (
     verify_inclusion,
 )
 from receipts import merkle as merkle_module
-from receipts.merkle import TILE_SIZE, tile_roots, tiled_inclusion_proof
+from receipts.merkle import TILE_SIZE, TiledTree, tile_roots, tiled_inclusion_proof
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "merkle_ct.json").read_text())
 CT_LEAVES = [leaf_hash(bytes.fromhex(x)) for x in VECTORS["leaf_inputs"]]
@@ -258,6 +258,28 @@ def test_tiled_proofs_at_tile_edges(size: int) -> None:
     leaves = _leaves(size)
     for index in range(size):
         assert _tiled(index, leaves)[0] == inclusion_proof(index, leaves)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 5 * TILE_SIZE + 99), st.data())
+def test_a_tiled_tree_reads_each_tile_once_for_many_proofs(size: int, data: st.DataObject) -> None:
+    """What a filtered export does: many proofs, one tree above the tiles, each tile of leaves
+    read once and only if a proof needs it."""
+    leaves = _leaves(size)
+    reads: list[int] = []
+
+    def leaves_of(lo: int, hi: int) -> list[bytes]:
+        assert lo % TILE_SIZE == 0 and hi == min(lo + TILE_SIZE, size)
+        reads.append(lo // TILE_SIZE)
+        return leaves[lo:hi]
+
+    tree = TiledTree(size, tile_roots(leaves), leaves_of)
+    assert tree.size == size and tree.root() == root(leaves)
+    indexes = data.draw(st.lists(st.integers(0, size - 1), max_size=12))
+    for index in indexes:
+        assert tree.inclusion_proof(index) == inclusion_proof(index, leaves)
+    assert len(reads) == len(set(reads))
+    assert set(reads) <= {i // TILE_SIZE for i in indexes} | {(size - 1) // TILE_SIZE}
 
 
 def test_tile_roots_and_their_preconditions() -> None:
