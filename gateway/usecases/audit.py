@@ -37,7 +37,7 @@ from receipts import (
     verify_envelope,
     verify_inclusion,
 )
-from receipts.merkle import TILE_SIZE, tiled_inclusion_proof
+from receipts.merkle import TILE_SIZE, TiledTree
 
 _log = logging.getLogger(__name__)
 
@@ -191,17 +191,9 @@ async def _tiled_proof(
     roots = await receipt_store.tiles(conn, row.tenant_id, size // TILE_SIZE)
     if len(roots) != size // TILE_SIZE:
         return None
-    by_tile: dict[int, list[bytes]] = {}
-    for tile in {index // TILE_SIZE, (size - 1) // TILE_SIZE}:
-        first = tile * TILE_SIZE
-        last = min(first + TILE_SIZE, size)
-        by_tile[tile] = await receipt_store.leaves_between(conn, row.tenant_id, first + 1, last)
-
-    def leaves_of(lo: int, hi: int) -> list[bytes]:
-        tile = lo // TILE_SIZE
-        return by_tile[tile][lo - tile * TILE_SIZE : hi - tile * TILE_SIZE]
-
-    hashes = tiled_inclusion_proof(index, size, roots, leaves_of)
+    log = _LogTiles(row.tenant_id, size, roots)
+    await log.read(conn, {index // TILE_SIZE, (size - 1) // TILE_SIZE})
+    hashes = log.inclusion_proof(index)
     try:
         verify_inclusion(bytes(row.leaf), index, size, hashes, bytes(checkpoint.root))
     except ProofInvalidError:
@@ -222,13 +214,10 @@ async def export_lines(
     Unfiltered, the export is the whole log up to a fresh checkpoint, so a verifier recomputes
     the root itself. Filtered, every line carries its inclusion proof to that checkpoint."""
     async with transaction(pool) as conn:
-        checkpoint = await checkpoint_tenant(conn, signer, tenant_id)
+        checkpoint = await checkpoint_tenant(conn, signer, tenant_id)  # stores the tiles too
         if checkpoint is None:
             return
-        leaves = await receipt_store.leaves(conn, tenant_id, checkpoint.size)
-    # Hashed once: each filtered line's proof is then O(log² n) lookups, not O(n) hashes.
-    tree = MerkleTree(leaves)
-    assert tree.root() == bytes(checkpoint.root), "stored leaves disagree with the checkpoint"
+        tree = await _proving_tree(conn, tenant_id, checkpoint)
     filtered = where != receipt_store.ReceiptFilter(limit=where.limit)
     cursor = 0
     while True:
@@ -243,7 +232,9 @@ async def export_lines(
         )
         async with transaction(pool) as conn:
             rows = await receipt_store.list_receipts(conn, tenant_id, page_filter)
-        rows = [r for r in rows if r.seq <= checkpoint.size]
+            rows = [r for r in rows if r.seq <= checkpoint.size]
+            if filtered and isinstance(tree, _LogTiles):
+                await tree.read(conn, {(r.seq - 1) // TILE_SIZE for r in rows})
         for r in rows:
             proof = tree.inclusion_proof(r.seq - 1) if filtered else None
             yield export_line(
@@ -257,6 +248,45 @@ async def export_lines(
             break
         cursor = rows[-1].seq
     yield checkpoint_line(checkpoint.note)
+
+
+class _LogTiles:
+    """The tenant's log at a checkpoint as a `TiledTree`: the tile roots, and the leaves of the
+    tiles the proofs asked for so far (`read` them first, in the caller's transaction)."""
+
+    def __init__(self, tenant_id: str, size: int, tiles: list[bytes]) -> None:
+        self.tenant_id = tenant_id
+        self.leaves: dict[int, list[bytes]] = {}
+        self.tree = TiledTree(size, tiles, lambda lo, hi: self.leaves[lo // TILE_SIZE])
+
+    async def read(self, conn: Connection, tiles: set[int]) -> None:
+        size = self.tree.size
+        for tile in sorted(tiles - self.leaves.keys()):
+            first = tile * TILE_SIZE
+            self.leaves[tile] = await receipt_store.leaves_between(
+                conn, self.tenant_id, first + 1, min(first + TILE_SIZE, size)
+            )
+
+    def inclusion_proof(self, index: int) -> list[bytes]:
+        return self.tree.inclusion_proof(index)
+
+
+async def _proving_tree(
+    conn: Connection, tenant_id: str, checkpoint: receipt_store.CheckpointRow
+) -> _LogTiles | MerkleTree:
+    """What an export's proofs come from: the log's tiles, when they give the checkpoint's root
+    (the last tile of leaves read to check it); else every leaf, hashed once."""
+    size = checkpoint.size
+    tiles = await receipt_store.tiles(conn, tenant_id, size // TILE_SIZE)
+    if len(tiles) == size // TILE_SIZE:
+        log = _LogTiles(tenant_id, size, tiles)
+        await log.read(conn, {(size - 1) // TILE_SIZE})
+        if log.tree.root() == bytes(checkpoint.root):
+            return log
+        _log.warning("stored tiles of %s do not give checkpoint %d's root", tenant_id, size)
+    tree = MerkleTree(await receipt_store.leaves(conn, tenant_id, size))
+    assert tree.root() == bytes(checkpoint.root), "stored leaves disagree with the checkpoint"
+    return tree
 
 
 def origin_of(tenant_id: str) -> str:

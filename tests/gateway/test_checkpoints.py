@@ -11,7 +11,7 @@ from litestar.testing import TestClient
 
 from gateway.settings import Settings
 from gateway.store import receipts as receipt_store
-from receipts import Keyring, leaf_hash, root, verify_checkpoint, verify_inclusion
+from receipts import Keyring, leaf_hash, root, verify_checkpoint, verify_export, verify_inclusion
 from receipts.merkle import TILE_SIZE, tile_roots
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_receipts_api import disclose_everything
@@ -180,3 +180,44 @@ def test_tiles_that_do_not_prove_are_not_trusted(
     with caplog.at_level("WARNING", logger="gateway.usecases.audit"):
         _proof(client, auditor, fillers[-1], keyring)
     assert "do not prove" in caplog.text
+
+
+def test_a_filtered_export_proves_its_lines_from_tiles(
+    client: TestClient[Any],
+    agent: Key,
+    make_key: KeyFactory,
+    settings: Settings,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Receipts on both sides of a long stretch of the log: the export reads the tile roots and
+    the tiles its lines lie in, never the whole log, and every line proves offline."""
+    auditor = make_key(role="auditor")
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    disclose_everything(client, agent)
+    _append_fillers(database_url, agent.tenant_id, auditor.key_id, 4 * TILE_SIZE)
+    _checkpoint(client, auditor, keyring)  # the first checkpoint reads every leaf, once
+    disclose_everything(client, agent)
+    size = len(_all_leaves(database_url, agent.tenant_id))
+    read: list[tuple[int, int]] = []
+    real_between = receipt_store.leaves_between
+
+    async def counted(conn: Any, tenant_id: str, first: int, last: int) -> list[bytes]:
+        read.append((first, last))
+        return await real_between(conn, tenant_id, first, last)
+
+    def whole_log(*args: object) -> list[bytes]:
+        raise AssertionError("the export read the whole log")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(receipt_store, "leaves", whole_log)
+        patch.setattr(receipt_store, "leaves_between", counted)
+        export = client.get("/v1/receipts/export?kind=fetch", headers=auditor.headers)
+    assert export.status_code == 200, export.text
+    lines = export.text.splitlines()
+    report = verify_export(lines, keyring)
+    assert report.receipts == report.proven == 2 and not report.complete
+    assert report.checkpoint is not None and report.checkpoint.size == size
+    # The receipts since the last checkpoint, the last tile and the first line's tile: not the
+    # log's 1,032 leaves.
+    assert sum(last - first + 1 for first, last in read) < 2 * TILE_SIZE
