@@ -76,20 +76,20 @@ def main(argv: list[str]) -> int:
         export_after = build_ms + sum(hashed)
         # The gateway now: the stored tile roots, hashed once, and the tiles the lines lie in.
         tiles = tile_roots(leaves)
-        read: set[int] = set()
+        starts: set[int] = set()  # of the tiles whose leaves were read
 
         def tile_of(
-            lo: int, hi: int, leaves: list[bytes] = leaves, read: set[int] = read
+            lo: int, hi: int, leaves: list[bytes] = leaves, starts: set[int] = starts
         ) -> list[bytes]:
-            read.add(lo)
+            starts.add(lo)
             return leaves[lo:hi]
 
         start = time.perf_counter()
-        tiled = TiledTree(n, tiles, tile_of)
-        tiled_proofs = [tiled.inclusion_proof(index) for index in exported]
+        tiled_tree = TiledTree(n, tiles, tile_of)
+        tiled_proofs = [tiled_tree.inclusion_proof(index) for index in exported]
         export_tiled = (time.perf_counter() - start) * 1e3
         assert tiled_proofs == [tree.inclusion_proof(index) for index in exported]
-        tiled_read = len(tiles) + sum(min(TILE_SIZE, n - lo) for lo in read)
+        tiled_read = len(tiles) + sum(min(TILE_SIZE, n - lo) for lo in starts)
         rows.append(
             [
                 f"{n:,}",
