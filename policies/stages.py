@@ -28,7 +28,6 @@ __all__ = ["Admission", "Signatures", "admit_decisions", "signatures"]
 
 _RECORDS = attrgetter("records")
 _SLOT = itemgetter(0)
-_RECORD_SLOT = lambda item: item[0][0]  # noqa: E731
 _TEXT_ERROR = ConditionError("E001", "memory.heading or memory.content is not a string")
 _T = TypeVar("_T")
 
@@ -254,6 +253,11 @@ def admit_decisions(
                 known += members
     found: dict[int, list[Decision]] = {}
     # In slot order, so that each memory's decisions come in rule order.
-    for (i, verdicts), members in sorted(by_record.items(), key=_RECORD_SLOT):
+    for (i, verdicts), members in sorted(by_record.items(), key=_record_slot):
         add_decisions(found, plan.slots[i], members, ids, columns, verdicts)
     return found
+
+
+def _record_slot(item: tuple[tuple[int, object], list[int]]) -> int:
+    """The slot of a (record, memories) item: records of one slot never meet in one memory."""
+    return item[0][0]
