@@ -192,7 +192,7 @@ async def _tiled_proof(
     if len(roots) != size // TILE_SIZE:
         return None
     log = _LogTiles(row.tenant_id, size, roots)
-    await log.read(conn, {index // TILE_SIZE, (size - 1) // TILE_SIZE})
+    await log.read(conn, {index // TILE_SIZE, *log.edge})
     hashes = log.inclusion_proof(index)
     try:
         verify_inclusion(bytes(row.leaf), index, size, hashes, bytes(checkpoint.root))
@@ -267,6 +267,13 @@ class _LogTiles:
                 conn, self.tenant_id, first + 1, min(first + TILE_SIZE, size)
             )
 
+    @property
+    def edge(self) -> set[int]:
+        """The incomplete last tile, whose leaves the root and every proof need; none when the
+        log ends on a tile's end."""
+        size = self.tree.size
+        return {size // TILE_SIZE} if size % TILE_SIZE else set()
+
     def inclusion_proof(self, index: int) -> list[bytes]:
         return self.tree.inclusion_proof(index)
 
@@ -280,7 +287,7 @@ async def _proving_tree(
     tiles = await receipt_store.tiles(conn, tenant_id, size // TILE_SIZE)
     if len(tiles) == size // TILE_SIZE:
         log = _LogTiles(tenant_id, size, tiles)
-        await log.read(conn, {(size - 1) // TILE_SIZE})
+        await log.read(conn, log.edge)
         if log.tree.root() == bytes(checkpoint.root):
             return log
         _log.warning("stored tiles of %s do not give checkpoint %d's root", tenant_id, size)

@@ -221,3 +221,32 @@ def test_a_filtered_export_proves_its_lines_from_tiles(
     # The receipts since the last checkpoint, the last tile and the first line's tile: not the
     # log's 1,032 leaves.
     assert sum(last - first + 1 for first, last in read) < 2 * TILE_SIZE
+
+
+def test_a_log_that_ends_on_a_tile_edge_proves_from_tiles_alone(
+    client: TestClient[Any],
+    agent: Key,
+    make_key: KeyFactory,
+    settings: Settings,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With every tile complete there is no last tile to read: a proof reads its own tile."""
+    auditor = make_key(role="auditor")
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    disclose_everything(client, agent)
+    real = len(_all_leaves(database_url, agent.tenant_id))
+    fillers = _append_fillers(database_url, agent.tenant_id, auditor.key_id, 2 * TILE_SIZE - real)
+    assert _checkpoint(client, auditor, keyring).size == 2 * TILE_SIZE
+    read: list[tuple[int, int]] = []
+    real_between = receipt_store.leaves_between
+
+    async def counted(conn: Any, tenant_id: str, first: int, last: int) -> list[bytes]:
+        read.append((first, last))
+        return await real_between(conn, tenant_id, first, last)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(receipt_store, "leaves_between", counted)
+        _proof(client, auditor, fillers[-1], keyring)
+        _proof(client, auditor, fillers[0], keyring)
+    assert read == [(TILE_SIZE + 1, 2 * TILE_SIZE), (1, TILE_SIZE)]
