@@ -19,6 +19,7 @@ from psycopg.rows import class_row
 
 from gateway.store.database import Connection
 from gateway.store.errors import ReceiptWriteError
+from receipts.dsse import b64encode
 
 __all__ = [
     "CheckpointRow",
@@ -37,6 +38,7 @@ __all__ = [
     "lock_head",
     "log_size",
     "recent_receipts",
+    "stored_envelope",
     "tenants_with_new_receipts",
     "tile_count",
     "tiles",
@@ -59,11 +61,26 @@ class ReceiptRow:
     key_id: str
     issued_at: datetime
     body: bytes
-    envelope: dict[str, Any]
+    envelope: dict[str, Any]  # the whole DSSE envelope, payload included (stored_envelope)
     leaf: bytes
     bundle_sha256: str | None
     policy_digest: str | None
     parent_receipt_id: str | None
+
+    def __post_init__(self) -> None:
+        if "payload" not in self.envelope:  # stored without it: the payload is the body
+            whole = {**self.envelope, "payload": b64encode(bytes(self.body))}
+            object.__setattr__(self, "envelope", whole)
+
+
+def stored_envelope(envelope: dict[str, Any], body: bytes) -> dict[str, Any]:
+    """The DSSE envelope as stored: without its payload when the payload is the body, which is
+    stored beside it (base64 inside the JSON would store every body a second time, a third
+    larger, for PostgreSQL to parse on each insert). Rows read back carry the whole envelope
+    again (`ReceiptRow`); rows written before this stored it whole, and read the same."""
+    if envelope.get("payload") == b64encode(body):
+        return {key: value for key, value in envelope.items() if key != "payload"}
+    return envelope  # not the body: kept whole, for verification to report
 
 
 _ENSURE_LOG = "INSERT INTO receipt_logs (tenant_id) VALUES (%(tenant_id)s) ON CONFLICT DO NOTHING"
@@ -150,7 +167,7 @@ async def _append(
             "key_id": receipt.key_id,
             "issued_at": receipt.issued_at,
             "body": body,
-            "envelope": json.dumps(envelope),
+            "envelope": json.dumps(stored_envelope(envelope, body)),
             "prev": head.head,
             "leaf": leaf,
             "bundle_sha256": receipt.bundle_sha256,

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,18 @@ from litestar.testing import AsyncTestClient, TestClient
 
 from gateway.http.app import create_app
 from gateway.settings import Settings
+from gateway.store.receipts import ReceiptRow, stored_envelope
 from receipts import (
+    Envelope,
     Keyring,
     VerificationError,
     decode_body,
     verify_checkpoint,
     verify_export,
     verify_inclusion,
+    verify_receipt,
 )
+from receipts.dsse import b64encode
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed
 
@@ -264,3 +269,45 @@ def test_a_filtered_export_proves_each_line_offline(
     tampered[1] = json.dumps(item)
     with pytest.raises(VerificationError):
         verify_export(tampered, keyring)
+
+
+def test_a_body_is_stored_once_and_read_back_in_its_envelope(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, settings: Settings, database_url: str
+) -> None:
+    """The DSSE payload is the body: the row keeps it once (`body`), its envelope the
+    signatures, and the API gives the whole envelope again, which verifies offline."""
+    receipt_id = disclose_everything(client, agent)["context"]["receipt_id"]
+    with psycopg.connect(database_url) as conn:
+        stored = conn.execute(
+            "SELECT bool_or(envelope ? 'payload'), count(*) FROM receipts WHERE tenant_id = %s",
+            (agent.tenant_id,),
+        ).fetchone()
+    assert stored is not None and stored[0] is False and stored[1] >= 4
+    auditor = make_key(role="auditor")
+    receipt = client.get(f"/v1/receipts/{receipt_id}", headers=auditor.headers).json()
+    envelope = Envelope.from_json(receipt["envelope"])
+    assert decode_body(envelope.payload) == receipt["body"]
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    verify_receipt(envelope, agent.tenant_id, keyring.public())
+
+
+def test_rows_stored_with_their_payload_read_the_same() -> None:
+    body = b'{"a":1}'
+    whole = {
+        "payload": b64encode(body),
+        "payloadType": "t",
+        "signatures": [{"keyid": "k", "sig": "c2ln"}],
+    }
+    assert stored_envelope(whole, body) == {"payloadType": "t", "signatures": whole["signatures"]}
+    # A payload that is not the body is kept, for verification to report.
+    assert stored_envelope(whole, b"other") == whole
+
+    def row(envelope: dict[str, Any]) -> ReceiptRow:
+        return ReceiptRow(
+            tenant_id="t", seq=1, receipt_id="r", kind="context", agent_id=None, key_id="k",
+            issued_at=datetime(2026, 11, 30, tzinfo=UTC), body=body, envelope=envelope, leaf=b"",
+            bundle_sha256=None, policy_digest=None, parent_receipt_id=None,
+        )  # fmt: skip
+
+    assert row(whole).envelope == whole
+    assert row(stored_envelope(whole, body)).envelope == whole
