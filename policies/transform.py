@@ -64,17 +64,17 @@ def redact_all(
     contents as disclosed."""
     admissions, redact_sets = signatures.admissions, signatures.redacts
     headings, contents = texts
+    picked_admissions, picked_sets = admissions, redact_sets
     if positions is not None:
-        admissions = list(map(admissions.__getitem__, positions))
-        redact_sets = list(map(redact_sets.__getitem__, positions))
+        picked_admissions = list(map(admissions.__getitem__, positions))
+        picked_sets = list(map(redact_sets.__getitem__, positions))
     # The memories with redact rules on a track that admits them (in C, no step per memory).
     wanted = list(
         compress(
             range(len(ids)) if positions is None else positions,
-            map(and_, map(bool, redact_sets), map(_REDACTABLE, admissions)),
+            map(and_, map(bool, picked_sets), map(_REDACTABLE, picked_admissions)),
         )
     )
-    admissions, redact_sets = signatures.admissions, signatures.redacts
     # The cheap pre-check first, on all of them at once per set of redact rules: most texts
     # have nothing any detector can hit.
     by_set: dict[tuple[int, ...], list[int]] = {}
