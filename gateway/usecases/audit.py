@@ -187,12 +187,10 @@ async def _tiled_proof(
     holding it, the incomplete last one): O(n / 256) hashes read, not O(n). None when the stored
     tiles do not give a proof that verifies against the checkpoint's root."""
     size, index = checkpoint.size, row.seq - 1
-    await store_tiles(conn, row.tenant_id, size)  # a log older than its tiles, or none yet
-    roots = await receipt_store.tiles(conn, row.tenant_id, size // TILE_SIZE)
-    if len(roots) != size // TILE_SIZE:
+    log = await _LogTiles.load(conn, row.tenant_id, size)
+    if log is None:
         return None
-    log = _LogTiles(row.tenant_id, size, roots)
-    await log.read(conn, {index // TILE_SIZE, *log.edge})
+    await log.read(conn, {index // TILE_SIZE})
     hashes = log.inclusion_proof(index)
     try:
         verify_inclusion(bytes(row.leaf), index, size, hashes, bytes(checkpoint.root))
@@ -259,6 +257,20 @@ class _LogTiles:
         self.leaves: dict[int, list[bytes]] = {}
         self.tree = TiledTree(size, tiles, lambda lo, hi: self.leaves[lo // TILE_SIZE])
 
+    @classmethod
+    async def load(cls, conn: Connection, tenant_id: str, size: int) -> _LogTiles | None:
+        """The log's first `size` receipts by their tiles (stored first where a log older than
+        its tiles lacks them) and the leaves of the incomplete last one, which the root and
+        every proof need; None when the stored tiles are not all there."""
+        await store_tiles(conn, tenant_id, size)
+        tiles = await receipt_store.tiles(conn, tenant_id, size // TILE_SIZE)
+        if len(tiles) != size // TILE_SIZE:
+            return None
+        log = cls(tenant_id, size, tiles)
+        if size % TILE_SIZE:
+            await log.read(conn, {size // TILE_SIZE})
+        return log
+
     async def read(self, conn: Connection, tiles: set[int]) -> None:
         size = self.tree.size
         for tile in sorted(tiles - self.leaves.keys()):
@@ -267,13 +279,6 @@ class _LogTiles:
                 conn, self.tenant_id, first + 1, min(first + TILE_SIZE, size)
             )
 
-    @property
-    def edge(self) -> set[int]:
-        """The incomplete last tile, whose leaves the root and every proof need; none when the
-        log ends on a tile's end."""
-        size = self.tree.size
-        return {size // TILE_SIZE} if size % TILE_SIZE else set()
-
     def inclusion_proof(self, index: int) -> list[bytes]:
         return self.tree.inclusion_proof(index)
 
@@ -281,13 +286,11 @@ class _LogTiles:
 async def _proving_tree(
     conn: Connection, tenant_id: str, checkpoint: receipt_store.CheckpointRow
 ) -> _LogTiles | MerkleTree:
-    """What an export's proofs come from: the log's tiles, when they give the checkpoint's root
-    (the last tile of leaves read to check it); else every leaf, hashed once."""
+    """What an export's proofs come from: the log's tiles, when they give the checkpoint's root;
+    else every leaf, hashed once."""
     size = checkpoint.size
-    tiles = await receipt_store.tiles(conn, tenant_id, size // TILE_SIZE)
-    if len(tiles) == size // TILE_SIZE:
-        log = _LogTiles(tenant_id, size, tiles)
-        await log.read(conn, log.edge)
+    log = await _LogTiles.load(conn, tenant_id, size)
+    if log is not None:
         if log.tree.root() == bytes(checkpoint.root):
             return log
         _log.warning("stored tiles of %s do not give checkpoint %d's root", tenant_id, size)
