@@ -3,6 +3,7 @@ hashes only the receipts appended since (gateway.usecases.checkpoints)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import psycopg
@@ -112,6 +113,19 @@ def _append_fillers(database_url: str, tenant_id: str, key_id: str, count: int) 
     return [str(r[2]) for r in rows]
 
 
+def _counting_leaves_between(
+    read: list[tuple[int, int]],
+) -> Callable[[Any, str, int, int], Awaitable[list[bytes]]]:
+    """`receipt_store.leaves_between` noting each (first, last) seq range it reads in `read`."""
+    real_between = receipt_store.leaves_between
+
+    async def counted(conn: Any, tenant_id: str, first: int, last: int) -> list[bytes]:
+        read.append((first, last))
+        return await real_between(conn, tenant_id, first, last)
+
+    return counted
+
+
 def _proof(client: TestClient[Any], auditor: Key, receipt_id: str, keyring: Keyring) -> None:
     response = client.get(f"/v1/receipts/{receipt_id}/proof", headers=auditor.headers)
     assert response.status_code == 200, response.text
@@ -200,11 +214,7 @@ def test_a_filtered_export_proves_its_lines_from_tiles(
     disclose_everything(client, agent)
     size = len(_all_leaves(database_url, agent.tenant_id))
     read: list[tuple[int, int]] = []
-    real_between = receipt_store.leaves_between
-
-    async def counted(conn: Any, tenant_id: str, first: int, last: int) -> list[bytes]:
-        read.append((first, last))
-        return await real_between(conn, tenant_id, first, last)
+    counted = _counting_leaves_between(read)
 
     def whole_log(*args: object) -> list[bytes]:
         raise AssertionError("the export read the whole log")
@@ -239,11 +249,7 @@ def test_a_log_that_ends_on_a_tile_edge_proves_from_tiles_alone(
     fillers = _append_fillers(database_url, agent.tenant_id, auditor.key_id, 2 * TILE_SIZE - real)
     assert _checkpoint(client, auditor, keyring).size == 2 * TILE_SIZE
     read: list[tuple[int, int]] = []
-    real_between = receipt_store.leaves_between
-
-    async def counted(conn: Any, tenant_id: str, first: int, last: int) -> list[bytes]:
-        read.append((first, last))
-        return await real_between(conn, tenant_id, first, last)
+    counted = _counting_leaves_between(read)
 
     with monkeypatch.context() as patch:
         patch.setattr(receipt_store, "leaves_between", counted)
