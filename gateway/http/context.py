@@ -8,12 +8,13 @@ from litestar import Request, post
 
 from gateway.core.model import ContextRequest
 from gateway.errors import FieldError, InvalidRequestError
-from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ContextIn, SearchIn, TimelineIn
 from gateway.usecases import listing
 from gateway.usecases.context import check_as_of, resolve_namespaces
+from gateway.usecases.work import unit_of_work
 
 __all__ = ["ROUTES"]
 
@@ -36,7 +37,10 @@ async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[
     body = decode_struct(decode_json(await request.body()), ContextIn)
     _require_text(body.task, "task")
     now = runtime.clock()
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         if body.as_of is None:
             principal.require_role("agent", "admin")
         else:
@@ -69,7 +73,10 @@ async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) 
     body = decode_struct(decode_json(await request.body()), SearchIn)
     _require_text(body.query, "query")
     now = runtime.clock()
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("agent", "admin")
         disclosed = await listing.search(
             runtime.discloser,
@@ -94,7 +101,10 @@ async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) 
 async def memory_timeline(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), TimelineIn)
     now = runtime.clock()
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("agent", "admin")
         disclosed = await listing.timeline(
             runtime.discloser, conn, principal, body.ids, body.purpose, now

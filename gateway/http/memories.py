@@ -14,13 +14,14 @@ from gateway.errors import (
     InvalidRequestError,
     NotFoundError,
 )
-from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_json, decode_struct
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
 from gateway.usecases import listing
 from gateway.usecases.memories import WriteOutcome, delete_memory
+from gateway.usecases.work import unit_of_work
 
 __all__ = ["ROUTES"]
 
@@ -81,7 +82,10 @@ async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> 
     if errors:
         raise InvalidRequestError(f"{len(errors)} invalid field(s)", tuple(errors))
     draft = _draft(decode_struct(data, MemoryIn), runtime.settings.max_content_bytes)
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         [result] = await runtime.writer.write(conn, principal, [draft])
     if isinstance(result, Exception):
         raise result
@@ -107,7 +111,10 @@ async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> d
         # it could not have meant. Per-item results below are for state conflicts only.
         raise InvalidRequestError(f"{len(errors)} invalid field(s) in the batch", tuple(errors))
     drafts = [_draft(decode_struct(item, MemoryIn), limit) for item in batch.items]
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         results = await runtime.writer.write(conn, principal, drafts)
     items: list[dict[str, Any]] = []
     for index, result in enumerate(results):
@@ -135,7 +142,10 @@ async def remove_memory(
 ) -> dict[str, Any]:
     body = await request.body()
     delete_in = decode_struct(decode_json(body), DeleteIn)
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         at = await delete_memory(conn, principal, memory_id, delete_in.reason, runtime.clock())
     return {"memory_id": memory_id, "deleted_at": at.isoformat(), "reason": delete_in.reason}
 
@@ -149,7 +159,10 @@ async def remove_memory(
 async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     fetch_in = decode_struct(decode_json(await request.body()), FetchIn)
     now = runtime.clock()
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("agent", "admin")
         disclosed = await listing.fetch(
             runtime.discloser, conn, principal, fetch_in.ids, fetch_in.purpose, now

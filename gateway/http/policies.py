@@ -7,11 +7,12 @@ from typing import Any
 from litestar import Request, Response, get, post
 from litestar.params import FromPath
 
-from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body, text_body
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ActivateIn
 from gateway.usecases.policy import activate_bundle, describe_bundle, upload_bundle
+from gateway.usecases.work import unit_of_work
 
 __all__ = ["ROUTES"]
 
@@ -25,7 +26,10 @@ __all__ = ["ROUTES"]
 async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Any]:
     source = await request.body()
     filename = request.headers.get("x-policy-filename", "policy.yaml")[:200]
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         uploaded = await upload_bundle(conn, principal, source, filename)
     return Response(
         {
@@ -49,7 +53,10 @@ async def activate(
     body = decode_struct(decode_json(await request.body()), ActivateIn)
     now = runtime.clock()
     registry = runtime.discloser.policies
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         await activate_bundle(conn, principal, registry, digest, body.mode, now)
     return {"digest": digest, "mode": body.mode, "activated_at": now.isoformat()}
 
@@ -57,7 +64,10 @@ async def activate(
 @get("/v1/policies/active", summary="The bundle in force for this tenant")
 async def active(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     registry = runtime.discloser.policies
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("admin", "auditor")
         in_force = await registry.in_force(conn, principal.tenant_id, runtime.clock())
         described = await describe_bundle(conn, principal, registry, in_force.digest)
@@ -68,7 +78,10 @@ async def active(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[s
 async def by_digest(
     request: Request[Any, Any, Any], runtime: RuntimeDep, digest: FromPath[str]
 ) -> dict[str, Any]:
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         return await describe_bundle(conn, principal, runtime.discloser.policies, digest)
 
 

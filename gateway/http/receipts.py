@@ -10,7 +10,7 @@ from litestar.params import FromPath
 from litestar.response import Response, Stream
 
 from gateway.errors import FieldError, InvalidRequestError, NotFoundError
-from gateway.http.auth import RuntimeDep, unit_of_work
+from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body, query_parameters
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
@@ -22,6 +22,7 @@ from gateway.usecases.keys import authenticate
 from gateway.usecases.recorded import REPLAYABLE
 from gateway.usecases.refusal import REFUSAL_KIND
 from gateway.usecases.what_if import what_if_window
+from gateway.usecases.work import unit_of_work
 from receipts import decode_body
 
 __all__ = ["ROUTES"]
@@ -63,7 +64,10 @@ def _query(request: Request[Any, Any, Any]) -> receipt_store.ReceiptFilter:
 )
 async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     where = _query(request)
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("auditor", "admin")
         rows = await receipt_store.list_receipts(conn, principal.tenant_id, where)
     return {
@@ -95,7 +99,10 @@ async def export(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Stream
 async def get_receipt(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> dict[str, Any]:
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         row = await find_visible(conn, principal, receipt_id)
     return {**_summary(row), "body": decode_body(bytes(row.body)), "envelope": row.envelope}
 
@@ -104,7 +111,10 @@ async def get_receipt(
 async def verify(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> dict[str, Any]:
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
         checks = await verify_stored(conn, row, runtime.discloser.recorder.signer)
@@ -119,7 +129,10 @@ async def verify(
 async def proof(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> dict[str, Any]:
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
         found = await prove(conn, row, runtime.discloser.recorder.signer)
@@ -134,7 +147,10 @@ async def proof(
 
 @get("/v1/log/checkpoint", summary="The latest signed checkpoint (signed-note text)")
 async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[str]:
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("auditor", "admin")
         latest = await checkpoint_tenant(
             conn, runtime.discloser.recorder.signer, principal.tenant_id
@@ -159,7 +175,10 @@ async def replay(
             "a candidate policy is only used by mode what_if",
             (FieldError("mode", "use what_if to replay under another policy"),),
         )
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         replayed = await runtime.replayer.replay(
             conn,
             principal,
@@ -180,7 +199,10 @@ async def replay(
 )
 async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
     body = decode_struct(decode_json(await request.body()), WhatIfIn)
-    async with unit_of_work(request, runtime) as (conn, principal):
+    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
+        conn,
+        principal,
+    ):
         principal.require_role("admin", "auditor")
         policy = await runtime.replayer.candidate_policy(
             conn, principal.tenant_id, body.policy_digest, body.policy_yaml

@@ -3,7 +3,7 @@
 An enforced `require` rule that is not met refuses the whole request (403 `policy_refused`)
 before anything is read. A refusal is a policy decision, so it leaves the same evidence as a
 disclosure: a receipt of kind `refusal`, written by the same `Recorder` (same log, seq/prev
-chain, signatures, Merkle leaf) inside the request's transaction, which `unit_of_work` commits
+chain, signatures, Merkle leaf) inside the request's transaction, which `gateway.usecases.work.unit_of_work` commits
 although the request fails. Besides the header every receipt has (schema, receipt_id, kind,
 tenant_id, log, issued_at, subject from the API key, parent_receipt_id), its body holds::
 

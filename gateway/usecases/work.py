@@ -1,0 +1,49 @@
+"""The unit of work: one transaction per request, identity from the key.
+
+Every use case that reads or writes opens its work here; the HTTP edge passes the raw
+`Authorization` header and never sees a connection.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from gateway.errors import PolicyRefusedError
+from gateway.principal import Principal
+from gateway.store.database import Connection, Pool, transaction
+from gateway.usecases.keys import authenticate
+
+__all__ = ["unit_of_work"]
+
+_log = logging.getLogger(__name__)
+
+
+@asynccontextmanager
+async def unit_of_work(
+    pool: Pool, authorization: str | None
+) -> AsyncIterator[tuple[Connection, Principal]]:
+    """Authenticate and open the request's transaction; it commits before the response is built,
+    so nothing is answered that is not durably recorded.
+
+    Errors roll it back, but one: a policy refusal whose receipt was written commits that
+    receipt, then fails the request. If the commit fails, the request is refused all the same,
+    without a receipt id."""
+    refused: PolicyRefusedError | None = None
+    try:
+        async with transaction(pool) as conn:
+            principal = await authenticate(conn, authorization)
+            try:
+                yield conn, principal
+            except PolicyRefusedError as exc:
+                if exc.receipt_id is None:
+                    raise
+                refused = exc  # leave the block normally: the refusal receipt commits
+    except Exception as exc:
+        if refused is None:
+            raise
+        _log.error("the receipt %s of a refusal did not commit: %s", refused.receipt_id, exc)
+        raise PolicyRefusedError(refused.rule_id, refused.reason) from exc
+    if refused is not None:
+        raise refused
