@@ -6,11 +6,11 @@ log_only add to a context assembly against policy off, in one run.
    (require, deny/allow with eq/in/lt/glob/regex/contains_any/older_than, redact, cap, one
    log_only rule), enforce and log_only. Per assembly: ``judge``, then redact what an assembly
    renders (the heading of every memory not denied, the first 6 admitted in full), then the
-   evaluation, as ``assemble_under`` does; ``evaluate()`` redacts every text (search, fetch).
+   evaluation, as ``gateway.usecases.disclosure.compose`` does; ``evaluate()`` redacts every text (search, fetch).
    The collector is settled first, as ``ctxgw serve`` settles it (gateway/collector.py), and
    stays so for the rest of the run.
-2. The pure core on recorded inputs (``gather`` once per task, then ``build_context`` with
-   ``gate=None`` = policy off, vs ``assemble_under`` with the 20-rule bundle enforced, in
+2. The pure core on recorded inputs (``gather`` once per task, then ``assemble`` with no
+   verdict = policy off, vs ``compose`` with the 20-rule bundle enforced, in
    log_only, and the shipped default bundle). The gateway has no policy-off switch (no side door),
    so policy off exists only here, in-process.
 3. POST /v1/context over HTTP with the shipped default, the 20-rule bundle enforced, and in
@@ -47,11 +47,12 @@ from bench.harness import (
 from bench.load import run_count
 from bench.stages import gather, open_runtime, principal_for
 from gateway.collector import settle_collector
+from gateway.core.assembly import assemble
 from gateway.core.model import ContextRequest
-from gateway.usecases.context import build_context
-from gateway.usecases.disclosure import assemble_under, context_view
+from gateway.core.tokens import load_tokenizer
+from gateway.usecases.disclosure import Admitted, compose, context_view
 from gateway.usecases.keys import issue_key
-from gateway.usecases.policy import PolicyInForce
+from gateway.usecases.policy import PolicyInForce, request_stage
 from policies import Bundle, Evaluation, evaluate, judge, load_bundle
 from receipts.canonical import canonicalize
 
@@ -250,26 +251,28 @@ async def _core_cost(url: str, key: str, queries: tuple[str, ...], runs: int) ->
             )
             inputs, _ = await gather(runtime, principal, request, now)
             recorded.append((request, inputs))
-        times: dict[str, list[float]] = {"policy off (gate=None)": [], **{k: [] for k in policies}}
+        times: dict[str, list[float]] = {"policy off (no verdict)": [], **{k: [] for k in policies}}
         candidates = [len(i.candidates) + len(i.index_entries) for _, i in recorded]
         tokenizer = runtime.discloser.tokenizer_name
         profile = runtime.discloser.profile
         for _ in range(3):  # rounds, interleaved, so that machine noise hits every variant
             for request, inputs in recorded:
                 started = time.perf_counter()
-                build_context(request, inputs, tokenizer_name=tokenizer, now=now, profile=profile)
-                times["policy off (gate=None)"].append(time.perf_counter() - started)
+                assemble(
+                    request,
+                    inputs.candidates,
+                    inputs.index_entries,
+                    inputs.total_live,
+                    profile=profile,
+                    tokenizer=load_tokenizer(tokenizer),
+                    now=now,
+                )
+                times["policy off (no verdict)"].append(time.perf_counter() - started)
                 for name, policy in policies.items():
                     started = time.perf_counter()
-                    assemble_under(
-                        request,
-                        inputs,
-                        policy,
-                        context_view(principal, request),
-                        at=now,
-                        profile=profile,
-                        tokenizer_name=tokenizer,
-                    )
+                    view = context_view(principal, request)
+                    admitted = Admitted(policy, request_stage(policy, view, now))
+                    compose(request, inputs, admitted, runtime.discloser.makers, at=now)
                     times[name].append(time.perf_counter() - started)
     return {"times": times, "candidates_mean": sum(candidates) / len(candidates)}
 
@@ -351,7 +354,7 @@ def main(argv: list[str]) -> int:
                 )
             )
         info = machine(pg)
-    off = percentile(core["times"]["policy off (gate=None)"], 50)
+    off = percentile(core["times"]["policy off (no verdict)"], 50)
     core_rows = [
         [
             name,

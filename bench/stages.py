@@ -15,14 +15,15 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 
+from gateway.core.assembly import Found
 from gateway.core.model import ContextRequest
 from gateway.principal import Principal
 from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
 from gateway.store import retrieval
 from gateway.store.database import transaction
-from gateway.usecases.context import ContextInputs, recall_limit
-from gateway.usecases.disclosure import assemble_under, context_view
+from gateway.usecases.context import recall_limit
+from gateway.usecases.disclosure import Admitted, compose, context_view
 from gateway.usecases.keys import authenticate
 from gateway.usecases.policy import refuse_unless_required_met
 
@@ -56,8 +57,8 @@ def _scope(principal: Principal, request: ContextRequest, now: datetime) -> retr
 
 async def gather(
     runtime: Runtime, principal: Principal, request: ContextRequest, now: datetime
-) -> tuple[ContextInputs, dict[str, float]]:
-    """What ``gather_context`` returns, with the time of each query (seconds)."""
+) -> tuple[Found, dict[str, float]]:
+    """What ``gateway.usecases.context.find`` returns, with the time of each query (seconds)."""
     times: dict[str, float] = {}
     async with transaction(runtime.pool) as conn:
         inputs = await _gather(runtime, conn, principal, request, now, times)
@@ -71,7 +72,7 @@ async def _gather(
     request: ContextRequest,
     now: datetime,
     times: dict[str, float],
-) -> ContextInputs:
+) -> Found:
     from gateway.core.fill import index_share
 
     scope = _scope(principal, request, now)
@@ -93,7 +94,7 @@ async def _gather(
     total_live = await retrieval.live_count(conn, scope)  # type: ignore[arg-type]
     t4 = time.perf_counter()
     times.update(embed=t1 - t0, recall=t2 - t1, index=t3 - t2, live_count=t4 - t3)
-    return ContextInputs(candidates, index, total_live)
+    return Found(tuple(candidates), tuple(index), total_live)
 
 
 async def timed_context(
@@ -106,9 +107,8 @@ async def timed_context(
 ) -> dict[str, float]:
     """One context assembly in one transaction, committed; seconds per stage and in total.
 
-    With ``receipt`` the core and the receipt run through ``Discloser.assemble_and_record``, as
-    the endpoint does; without, the same core runs through ``assemble_under`` and no receipt is
-    written (so the transaction is read-only)."""
+    The core runs through ``compose``, as the endpoint does; with ``receipt`` the receipt is
+    written by ``Discloser.record``, without it none is (so the transaction is read-only)."""
     discloser = runtime.discloser
     times: dict[str, float] = {}
     started = time.perf_counter()
@@ -116,24 +116,13 @@ async def timed_context(
         t0 = time.perf_counter()
         view = context_view(principal, request)
         policy = await discloser.policies.in_force(conn, principal.tenant_id, now)
-        refuse_unless_required_met(policy, view, now)
+        admitted = Admitted(policy, refuse_unless_required_met(policy, view, now))
         times["policy_in_force"] = time.perf_counter() - t0
-        inputs = await _gather(runtime, conn, principal, request, now, times)
+        found = await _gather(runtime, conn, principal, request, now, times)
         t1 = time.perf_counter()
+        composed = compose(request, found, admitted, discloser.makers, at=now)
         if receipt:
-            await discloser.assemble_and_record(
-                conn, principal, request, inputs, policy, at=now, issued_at=now
-            )
-        else:
-            assemble_under(
-                request,
-                inputs,
-                policy,
-                view,
-                at=now,
-                profile=discloser.profile,
-                tokenizer_name=discloser.tokenizer_name,
-            )
+            await discloser.record(conn, principal, composed, issued_at=now)
         t2 = time.perf_counter()
         times["core_and_receipt" if receipt else "core"] = t2 - t1
     ended = time.perf_counter()

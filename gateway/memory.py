@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from gateway.core.model import MemoryType
+from gateway.core.model import Candidate, MemoryId, MemoryType
 
-__all__ = ["MemoryDraft", "MemoryVersion"]
+__all__ = ["MemoryDraft", "MemoryVersion", "candidate_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +56,31 @@ class MemoryVersion:
     heading_tokens: int
     tokens: int
     embedding_model: str
+
+
+def candidate_of(row: Mapping[str, Any]) -> Candidate:
+    """The one way a stored version becomes a core `Candidate`: from its columns (a store row,
+    or a `MemoryVersion`'s fields with the signals a receipt recorded)."""
+    return Candidate(
+        memory_id=MemoryId(row["memory_id"]),
+        namespace=row["namespace"],
+        memory_type=row["memory_type"],
+        heading=row["heading"],
+        content=row["content"],
+        confidence=row["confidence"],
+        labels=tuple(row["labels"]),
+        source_type=row["source_type"],
+        source_ref=row["source_ref"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        deleted_at=row["deleted_at"],
+        superseded_by=MemoryId(row["superseded_by"]) if row["superseded_by"] else None,
+        content_sha256=row["content_sha256"],
+        tokens=row["tokens"],
+        heading_tokens=row["heading_tokens"],
+        vector_rank=row.get("vector_rank"),
+        vector_distance=row.get("vector_distance"),
+        lexical_rank=row.get("lexical_rank"),
+        lexical_score=row.get("lexical_score"),
+        erased_at=row["erased_at"],
+    )

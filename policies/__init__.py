@@ -6,6 +6,8 @@ Pure: no framework, database, clock or randomness (`now` is passed in); it impor
     load_bundle(source, filename) -> LoadedBundle      lint + compile; raises PolicyLintError
     lint(source, filename) -> tuple[LintIssue, ...]     every finding, never raises
     evaluate(bundle, request, memories, now) -> Evaluation
+    judge_request(bundle, request, now) -> RequestJudgement   the request stage, once;
+                                                        .judge(memories) -> Judgement
     judge(bundle, request, memories, now) -> Judgement  verdicts now; .texts(...) redacts what may
                                                         be shown, .evaluation(...) records what was
     canonical_bytes(bundle) / bundle_digest(bundle) / load_canonical(canonical)
@@ -19,7 +21,7 @@ only on misuse (a naive `now`: ValueError; a memory without a string memory_id: 
 from policies.conditions import AllOf, AnyOf, Condition, Evidence, FieldCondition, Not
 from policies.decisions import Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.digest import bundle_digest, canonical_bytes, load_canonical, normalize
-from policies.evaluate import evaluate, judge
+from policies.evaluate import RequestJudgement, evaluate, judge, judge_request
 from policies.issues import LintIssue, PolicyLintError
 from policies.judgement import Judgement, Verdicts
 from policies.lint import LoadedBundle, lint, load_bundle
@@ -46,6 +48,7 @@ __all__ = [
     "PolicyLintError",
     "Redaction",
     "Refusal",
+    "RequestJudgement",
     "Rule",
     "SuiteResult",
     "Verdicts",
@@ -54,6 +57,7 @@ __all__ = [
     "default_bundle",
     "evaluate",
     "judge",
+    "judge_request",
     "junit_xml",
     "lint",
     "load_bundle",

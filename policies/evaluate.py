@@ -18,6 +18,7 @@ A cap with `max_tokens` treats a memory without a valid token count as not fitti
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 from policies.conditions import Evidence
@@ -27,7 +28,7 @@ from policies.judgement import Judgement
 from policies.model import Bundle, Rule
 from policies.plan import Plan, bind_slots
 
-__all__ = ["evaluate", "judge"]
+__all__ = ["RequestJudgement", "evaluate", "judge", "judge_request"]
 
 _REQUEST_FIELDS = tuple(spec for spec in FIELDS.values() if spec.scope == "request")
 
@@ -48,6 +49,43 @@ def evaluate(
     return judge(bundle, request, memories, now).evaluation(full=range(len(memories)))
 
 
+@dataclass(frozen=True, slots=True)
+class RequestJudgement:
+    """The request stage of one evaluation, judged once: whether an enforced `require`
+    refuses (`refused`), and its decisions. The memory stages follow with `judge`, bound to the
+    same request and instant, so a disclosure decides its refusal before reading any memory and
+    never runs the request rules twice."""
+
+    bundle: Bundle
+    refused: Refusal | None
+    would_refuse: Rule | None
+    decisions: tuple[Decision, ...]
+    plan: Plan | None  # None when refused: every memory is then denied
+
+    def judge(self, memories: Sequence[Mapping[str, object]]) -> Judgement:
+        """Judge `memories` (in rank order, best first); redaction waits for
+        `Judgement.texts` and `Judgement.evaluation`."""
+        stage = (self.refused, self.would_refuse, list(self.decisions))
+        return Judgement(self.bundle.mode, self.plan, memories, stage)
+
+    def evaluation(self) -> Evaluation:
+        """The request stage alone, as an evaluation of no memories (a refusal's record)."""
+        return self.judge([]).evaluation()
+
+
+def judge_request(bundle: Bundle, request: Mapping[str, object], now: datetime) -> RequestJudgement:
+    """Run the request stage of `bundle` for `request` at `now`."""
+    if now.utcoffset() is None:
+        raise ValueError("now must be a timezone-aware datetime")
+    request_view = {
+        spec.key: check_value(spec.kind, request.get(spec.key)) for spec in _REQUEST_FIELDS
+    }
+    decisions: list[Decision] = []
+    refused, would_refuse = _request_stage(bundle, request_view, now, decisions)
+    plan = None if refused is not None else Plan(bundle, bind_slots(bundle, request_view, now))
+    return RequestJudgement(bundle, refused, would_refuse, tuple(decisions), plan)
+
+
 def judge(
     bundle: Bundle,
     request: Mapping[str, object],
@@ -57,15 +95,7 @@ def judge(
     """As `evaluate`, but redaction waits for `Judgement.texts` and `Judgement.evaluation`: for
     a caller that shows only some of the texts (a context assembly), whose receipt then speaks
     of those alone."""
-    if now.utcoffset() is None:
-        raise ValueError("now must be a timezone-aware datetime")
-    request_view = {
-        spec.key: check_value(spec.kind, request.get(spec.key)) for spec in _REQUEST_FIELDS
-    }
-    decisions: list[Decision] = []
-    refused, would_refuse = _request_stage(bundle, request_view, now, decisions)
-    plan = None if refused is not None else Plan(bundle, bind_slots(bundle, request_view, now))
-    return Judgement(bundle.mode, plan, memories, (refused, would_refuse, decisions))
+    return judge_request(bundle, request, now).judge(memories)
 
 
 def _request_stage(

@@ -1,4 +1,10 @@
-"""Assembling a context bundle: liveness, ranking, the policy gate, fill and render, accounted for.
+"""Assembling a context bundle, in stages that each take the previous one's value:
+
+    prepare (liveness, ranking) -> the policy judges `Prepared.judged` -> select (verdict, top_k,
+    index lines) -> the policy redacts `Selection.headings` / `Selection.full` -> lay_out (fill,
+    render) -> Assembly
+
+The core never calls out: the use case runs the policy between the stages, on values.
 
 Accounting rule. Every memory passed in (``candidates`` ∪ ``index_entries``, by memory_id, each
 once) ends up in exactly one of:
@@ -18,12 +24,11 @@ The bundle never contains the task. With no live memory at all (``total_live == 
 live passed in) it says so; below the smallest header's cost it is the empty string.
 
 The count in the index's "…N more" line is ``total_live`` minus the lines shown, and
-``total_live`` counts every live memory in scope, denied ones too. So when the caller's gate can
-deny (``withhold_count``, which the caller decides from the policy's shape, never from the
-data), nothing in the bundle may depend on the denied memories (from :data:`ASSEMBLER_VERSION`
-on; earlier versions always state the count):
+``total_live`` counts every live memory in scope, denied ones too. So when the policy can deny
+(``withhold_count``, which the caller decides from the policy's shape, never from the data),
+nothing in the bundle may depend on the denied memories:
 
-- the line states no count, and appears only when the index leaves out a memory the gate let
+- the line states no count, and appears only when the index leaves out a memory the policy let
   through, or when the store's index fetch was cut (more may be listable);
 - the empty notice (:data:`gateway.core.render.EMPTY_VISIBLE`) appears when nothing passed in
   is visible and the fetch was not cut, whether nothing is stored or everything is denied.
@@ -35,9 +40,10 @@ included; it only matters when the scope holds more memories than the budget's i
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from types import MappingProxyType
 
 from gateway.core.fill import (
     choose_header,
@@ -48,7 +54,6 @@ from gateway.core.fill import (
     index_share,
     index_takes_slack,
 )
-from gateway.core.gate import ADMIT_ALL, Gate, check_verdict
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly, IncludedMemory, IndexReport, ProfileRef
@@ -61,49 +66,71 @@ from gateway.core.render import (
     memory_block,
 )
 from gateway.core.tokens import Tokenizer
+from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, check_texts, check_verdict
 
 __all__ = [
-    "ASSEMBLER_VERSION",
-    "ASSEMBLER_VERSIONS",
+    "ASSEMBLER",
+    "Assembler",
     "AssemblyInputError",
+    "Found",
+    "Prepared",
+    "Selection",
+    "UnknownAssemblerError",
     "assemble",
-    "redacts_rendered_only",
-    "takes_slack",
-    "withholds_count",
+    "lay_out",
+    "prepare",
+    "resolve_assembler",
+    "select",
 ]
 
-# Names the rendering and fill rules for receipts: exact replay of a receipt is only promised by
-# an assembler that still builds the version that wrote it. Bump it with any change to the bytes
-# a bundle is made of, and keep building the old versions (``version=``) so old receipts replay.
-_FIXED_INDEX_SHARE = "assemble/2026-11-29.1"  # the index kept to its share
-_ALWAYS_COUNTED = "assemble/2026-11-30.1"  # room the memories leave flows back to the index
-_COUNT_WITHHELD = "assemble/2026-11-30.2"  # no count in "…more" when the gate can deny
-# The same bytes; the gate is asked to redact only the texts rendered (GateVerdict.rewrite),
-# so the receipt's redaction decisions speak of those alone.
-ASSEMBLER_VERSION = "assemble/2026-11-30.3"
-ASSEMBLER_VERSIONS = frozenset(
-    {_FIXED_INDEX_SHARE, _ALWAYS_COUNTED, _COUNT_WITHHELD, ASSEMBLER_VERSION}
-)
+
+@dataclass(frozen=True, slots=True)
+class Assembler:
+    """Names the rendering and fill rules for receipts: exact replay of a receipt is promised only
+    by an assembler that still builds the version that wrote it.
+
+    The rule: any change to the bytes a bundle is made of is a new version, and a new version is
+    a new frozen value of this class (what differs is a field of it, read by the stages), chosen
+    once per request with :func:`resolve_assembler` — never booleans threaded through the core.
+    Old versions are kept only once a release that wrote them has been deployed; before 1.0 there
+    is one."""
+
+    version: str
 
 
-def takes_slack(version: str) -> bool:
-    """Whether assembler ``version`` lets the index grow into room the memories left."""
-    return version != _FIXED_INDEX_SHARE
+ASSEMBLER = Assembler(version="assemble/2026-11-30.3")
+_ASSEMBLERS = {ASSEMBLER.version: ASSEMBLER}
 
 
-def redacts_rendered_only(version: str) -> bool:
-    """Whether assembler ``version`` has the policy redact only the texts it renders (earlier
-    ones had every candidate's texts redacted, and their receipts record that)."""
-    return version not in (_FIXED_INDEX_SHARE, _ALWAYS_COUNTED, _COUNT_WITHHELD)
+class UnknownAssemblerError(LookupError):
+    """A receipt names an assembler version this gateway does not build."""
+
+    def __init__(self, version: str) -> None:
+        super().__init__(f"unknown assembler version {version!r}")
+        self.version = version
 
 
-def withholds_count(version: str) -> bool:
-    """Whether assembler ``version`` honours ``withhold_count`` (earlier ones always count)."""
-    return version not in (_FIXED_INDEX_SHARE, _ALWAYS_COUNTED)
+def resolve_assembler(version: str) -> Assembler:
+    """The assembler that builds ``version``; raises :class:`UnknownAssemblerError`."""
+    found = _ASSEMBLERS.get(version)
+    if found is None:
+        raise UnknownAssemblerError(version)
+    return found
 
 
 class AssemblyInputError(ValueError):
     """The inputs break the core's preconditions (naive datetimes, impossible budgets)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the store found for a request: retrieval candidates (live and dead near matches),
+    index entries (confidence desc, then memory_id, cut to :func:`gateway.core.fill.index_reach`)
+    and the count of live memories in scope."""
+
+    candidates: tuple[Candidate, ...]
+    index_entries: tuple[Candidate, ...]
+    total_live: int
 
 
 def _aware(value: datetime | None) -> bool:
@@ -124,7 +151,7 @@ def _check_inputs(
     if total_live < 0:
         raise AssemblyInputError(f"total_live must not be negative, got {total_live}")
     for c in members:
-        if not (_aware(c.created_at) and _aware(c.expires_at) and _aware(c.deleted_at)):
+        if not all(map(_aware, (c.created_at, c.expires_at, c.deleted_at, c.erased_at))):
             raise AssemblyInputError(f"memory {c.memory_id} has a naive datetime")
 
 
@@ -138,59 +165,84 @@ def _unique(candidates: Sequence[Candidate], seen: set[MemoryId]) -> list[Candid
     return kept
 
 
-def assemble(
-    request: ContextRequest,
-    candidates: Sequence[Candidate],
-    index_entries: Sequence[Candidate],
-    total_live: int,
-    *,
-    profile: RankingProfile,
-    tokenizer: Tokenizer,
-    now: datetime,
-    gate: Gate | None = None,
-    withhold_count: bool = False,
-    version: str = ASSEMBLER_VERSION,
-) -> Assembly:
-    """Build the bundle for ``request`` from the store's candidates, at the pinned ``now``.
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """Liveness and ranking done at the pinned ``now``: what the policy judges, in its order."""
 
-    ``index_entries`` come ordered by confidence desc then memory_id and roughly cut by the store
-    (to :func:`gateway.core.fill.index_reach`); ``total_live`` counts the live memories in the
-    namespaces. ``gate`` is called exactly once (see :mod:`gateway.core.gate`); without it
-    everything live is admitted unchanged. ``withhold_count``: the gate can deny memories (the
-    caller judges it from the policy alone, so that whether the count is shown says nothing about
-    the data); the index's "more" line then states no count, where ``version`` supports it (see
-    :func:`withholds_count`). ``version`` is one of :data:`ASSEMBLER_VERSIONS`.
-    """
-    if version not in ASSEMBLER_VERSIONS:
-        raise AssemblyInputError(f"unknown assembler version {version!r}")
+    request: ContextRequest
+    profile: RankingProfile
+    total_live: int
+    ranked: tuple[Ranked, ...]  # the live retrieval candidates, best first
+    index_order: tuple[Candidate, ...]  # every index entry once, in index order
+    index_only: tuple[Candidate, ...]  # the live index entries that were not retrieved
+    retrieved: Mapping[MemoryId, Candidate]
+    dead: tuple[Exclusion, ...]  # retrieved or index-only, dead at ``now``
+
+    @property
+    def judged(self) -> tuple[Candidate, ...]:
+        """Every live memory that could reach the bundle, as the policy judges them: the ranked
+        tier-2 candidates in rank order, then the index-only entries in index order (each once;
+        the order matters to caps)."""
+        ranked = tuple(r.candidate for r in self.ranked)
+        return ranked + self.index_only if self.request.include_index else ranked
+
+
+def prepare(
+    request: ContextRequest, found: Found, *, profile: RankingProfile, now: datetime
+) -> Prepared:
+    """Check the inputs, split the live from the dead and rank the live candidates."""
     seen: set[MemoryId] = set()
-    retrieved = _unique(candidates, seen)
-    retrieved_by_id = {c.memory_id: c for c in retrieved}
-    index_order = _unique(index_entries, set())
-    index_only = _unique(index_entries, seen)
-    _check_inputs(request, [*retrieved, *index_only], total_live, now)
-    with_count = not (withhold_count and withholds_count(version))
-
-    excluded: dict[MemoryId, Exclusion] = {}
+    retrieved = _unique(found.candidates, seen)
+    index_only = _unique(found.index_entries, seen)
+    _check_inputs(request, [*retrieved, *index_only], found.total_live, now)
     live_retrieved = split_live(retrieved, now)
     live_index_only = split_live(index_only, now)
-    for exclusion in (*live_retrieved.dead, *live_index_only.dead):
-        excluded[exclusion.memory_id] = exclusion
-    dead_ids = set(excluded)
+    return Prepared(
+        request=request,
+        profile=profile,
+        total_live=found.total_live,
+        ranked=tuple(rank(live_retrieved.live, profile, now)),
+        index_order=tuple(_unique(found.index_entries, set())),
+        index_only=live_index_only.live,
+        retrieved=MappingProxyType({c.memory_id: c for c in retrieved}),
+        dead=(*live_retrieved.dead, *live_index_only.dead),
+    )
 
-    ranked = rank(live_retrieved.live, profile, now)
-    gated = [r.candidate for r in ranked]
-    if request.include_index:
-        gated.extend(live_index_only.live)
-    verdict = ADMIT_ALL if gate is None else gate(tuple(gated))
-    check_verdict(verdict, gated)
-    for candidate in gated:
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What may be shown once the verdict is applied: the index lines (live, not denied, in index
+    order) and the top_k admitted candidates, with the exclusions decided so far."""
+
+    prepared: Prepared
+    verdict: Verdict
+    top: tuple[Ranked, ...]
+    index_members: tuple[Candidate, ...]
+    excluded: Mapping[MemoryId, Exclusion]
+
+    @property
+    def headings(self) -> tuple[MemoryId, ...]:
+        """The memories whose heading may be shown as an index line."""
+        return tuple(m.memory_id for m in self.index_members)
+
+    @property
+    def full(self) -> tuple[MemoryId, ...]:
+        """The memories that may be shown in full."""
+        return tuple(r.candidate.memory_id for r in self.top)
+
+
+def select(prepared: Prepared, verdict: Verdict = ADMIT_ALL) -> Selection:
+    """Apply the policy's verdict on :attr:`Prepared.judged`, then top_k."""
+    request = prepared.request
+    check_verdict(verdict, {c.memory_id for c in prepared.judged})
+    excluded: dict[MemoryId, Exclusion] = {e.memory_id: e for e in prepared.dead}
+    dead_ids = set(excluded)
+    for candidate in prepared.judged:
         denial = verdict.denied.get(candidate.memory_id)
         if denial is not None:
             excluded[candidate.memory_id] = denial
-
     admitted: list[Ranked] = []
-    for r in ranked:
+    for r in prepared.ranked:
         memory_id = r.candidate.memory_id
         cap = verdict.capped.get(memory_id)
         if memory_id in excluded:
@@ -206,53 +258,68 @@ def assemble(
             "below_top_k",
             f"ranked {position} among admitted candidates; top_k is {request.top_k}",
         )
-
     # Index lines: live and not denied, in index order; a retrieved memory shows that version.
-    index_members = [
-        retrieved_by_id.get(entry.memory_id, entry)
-        for entry in (index_order if request.include_index else ())
+    index_members = tuple(
+        prepared.retrieved.get(entry.memory_id, entry)
+        for entry in (prepared.index_order if request.include_index else ())
         if entry.memory_id not in dead_ids and entry.memory_id not in verdict.denied
-    ]
-    listable, empty = (
-        total_live,
-        total_live == 0 and not (live_retrieved.live or live_index_only.live),
     )
+    return Selection(prepared, verdict, tuple(top), index_members, MappingProxyType(excluded))
+
+
+def lay_out(
+    selection: Selection,
+    texts: Texts,
+    *,
+    tokenizer: Tokenizer,
+    withhold_count: bool = False,
+) -> Assembly:
+    """Fit and render the selection within the budget, with ``texts`` (the policy's rewritten
+    texts of memories in :attr:`Selection.headings` or :attr:`Selection.full`) in place of the
+    stored ones. ``withhold_count``: the policy can deny memories (judged from its shape alone,
+    so that whether the count is shown says nothing about the data); the index's "more" line
+    then states no count."""
+    prepared, verdict = selection.prepared, selection.verdict
+    request, total_live = prepared.request, prepared.total_live
+    top, index_members = selection.top, selection.index_members
+    check_texts(texts, {*selection.headings, *selection.full})
+    excluded = dict(selection.excluded)
+    with_count = not withhold_count
+    live_any = bool(prepared.ranked or prepared.index_only)
+    listable, empty = total_live, total_live == 0 and not live_any
     if not with_count:
         # Neither whether the "more" line appears nor the empty notice may depend on how many
-        # memories are denied: the index could list what the gate let through, plus more when
-        # the store's fetch was cut (its reach depends on the budget); "empty" means nothing
-        # visible and nothing beyond the fetch, and says so in words true either way.
-        cut = total_live > len(index_order)
+        # memories are denied: the index could list what the policy let through, plus more
+        # when the store's fetch was cut (its reach depends on the budget); "empty" means
+        # nothing visible and nothing beyond the fetch, and says so in words true either way.
+        cut = total_live > len(prepared.index_order)
         listable = len(index_members) + cut
-        visible = any(
-            c.memory_id not in verdict.denied for c in (*live_retrieved.live, *live_index_only.live)
+        visible = any(r.candidate.memory_id not in verdict.denied for r in prepared.ranked) or any(
+            c.memory_id not in verdict.denied for c in prepared.index_only
         )
         empty = request.include_index and not cut and not visible
-    rendered = verdict.texts_for(
-        [m.memory_id for m in index_members], [r.candidate.memory_id for r in top]
-    )
 
     def text_of(candidate: Candidate) -> tuple[str, str]:
-        return rendered.get(candidate.memory_id, (candidate.heading, candidate.content))
+        return texts.get(candidate.memory_id, (candidate.heading, candidate.content))
 
+    blocks = [memory_block(r.candidate, *text_of(r.candidate)) for r in top]
     layout = _layout(
         request,
         [index_line(m, text_of(m)[0]) for m in index_members],
-        [memory_block(r.candidate, *text_of(r.candidate)) for r in top],
+        blocks,
         listable,
         empty=empty,
         tokenizer=tokenizer,
-        slack_to_index=index_takes_slack(request, assembler_allows=takes_slack(version)),
         with_count=with_count,
     )
-
+    delivered = set(layout.delivered)
     for position, r in enumerate(top):
-        if position not in set(layout.delivered):
+        if position not in delivered:
             memory_id = r.candidate.memory_id
             excluded[memory_id] = Exclusion(memory_id, "over_budget", layout.over_budget(position))
     shown_ids = tuple(m.memory_id for m in index_members[: layout.index_shown])
     shown_set = set(shown_ids)
-    for candidate in live_index_only.live:
+    for candidate in prepared.index_only:
         memory_id = candidate.memory_id
         if memory_id not in excluded and memory_id not in shown_set:
             excluded[memory_id] = Exclusion(memory_id, "index_truncated", layout.index_truncated)
@@ -260,12 +327,13 @@ def assemble(
     included = tuple(
         _included(
             top[i],
-            tokens=tokenizer.count(memory_block(top[i].candidate, *text_of(top[i].candidate))),
-            rewritten=top[i].candidate.memory_id in rendered,
+            tokens=tokenizer.count(blocks[i]),
+            rewritten=top[i].candidate.memory_id in texts,
         )
         for i in layout.delivered
     )
     bundle, tokens_used = layout.bundle, layout.tokens
+    profile = prepared.profile
     return Assembly(
         bundle=bundle,
         bundle_sha256=hashlib.sha256(bundle.encode("utf-8")).hexdigest(),
@@ -285,6 +353,30 @@ def assemble(
         ranking_profile=ProfileRef(version=profile.version, digest=profile.digest),
         prefix_chars=layout.prefix_chars,
     )
+
+
+def assemble(
+    request: ContextRequest,
+    candidates: Sequence[Candidate],
+    index_entries: Sequence[Candidate],
+    total_live: int,
+    *,
+    profile: RankingProfile,
+    tokenizer: Tokenizer,
+    now: datetime,
+    verdict: Verdict = ADMIT_ALL,
+    rewritten: Texts = MappingProxyType({}),
+    withhold_count: bool = False,
+) -> Assembly:
+    """The stages in one call, for a verdict and rewritten texts known beforehand (tests,
+    benchmarks, a policy that rewrites nothing): ``rewritten`` may name any judged memory; only
+    the texts of memories the selection may show are used."""
+    found = Found(tuple(candidates), tuple(index_entries), total_live)
+    selection = select(prepare(request, found, profile=profile, now=now), verdict)
+    shown = {*selection.headings, *selection.full}
+    check_texts(rewritten, {c.memory_id for c in selection.prepared.judged})
+    texts = {m: t for m, t in rewritten.items() if m in shown}
+    return lay_out(selection, texts, tokenizer=tokenizer, withhold_count=withhold_count)
 
 
 def _included(ranked: Ranked, *, tokens: int, rewritten: bool) -> IncludedMemory:
@@ -334,7 +426,6 @@ def _layout(
     *,
     empty: bool,
     tokenizer: Tokenizer,
-    slack_to_index: bool,
     with_count: bool,
 ) -> _Layout:
     budget = request.budget_tokens
@@ -357,7 +448,7 @@ def _layout(
         tail.tokens,
         f"the index share of {share} tokens is full",
     )
-    if slack_to_index:
+    if index_takes_slack(request):
         rest = tail.bundle[len(prefix) :]
         grown, tokens = grow_index(
             tokenizer,

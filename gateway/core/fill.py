@@ -60,16 +60,16 @@ def index_share(request: ContextRequest) -> int:
     return request.budget_tokens * DEFAULT_INDEX_SHARE_PERCENT // 100
 
 
-def index_takes_slack(request: ContextRequest, *, assembler_allows: bool) -> bool:
-    """Whether room the memories leave flows back to the index: when the assembler version
-    allows it and the request did not fix ``index_budget_tokens``."""
-    return assembler_allows and request.include_index and request.index_budget_tokens is None
+def index_takes_slack(request: ContextRequest) -> bool:
+    """Whether room the memories leave flows back to the index: unless the request fixed
+    ``index_budget_tokens``."""
+    return request.include_index and request.index_budget_tokens is None
 
 
-def index_reach(request: ContextRequest, *, takes_slack: bool) -> int:
+def index_reach(request: ContextRequest) -> int:
     """The most tokens the index can end up with: its share, or the whole budget when it takes
     the slack (:func:`index_takes_slack`), since the memories may leave that much room."""
-    return request.budget_tokens if takes_slack else index_share(request)
+    return request.budget_tokens if index_takes_slack(request) else index_share(request)
 
 
 def choose_header(tokenizer: Tokenizer, budget: int) -> str | None:

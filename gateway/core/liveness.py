@@ -1,7 +1,7 @@
 """Which memory versions were live at a pinned instant.
 
-A version is dead at ``now`` when it was deleted or superseded at or before ``now``, or when it
-expired at or before ``now``. Deletion is checked first, so a version that was both superseded and
+A version is dead at ``now`` when it was erased (at any time: nothing of it is left to show), when
+it was deleted or superseded at or before ``now``, or when it expired at or before ``now``. Deletion is checked first, so a version that was both superseded and
 expired is reported as superseded (the more useful fact: a newer version exists). Dead versions are
 still candidates so that the receipt can say why they are absent; they never reach a bundle.
 """
@@ -27,6 +27,10 @@ class LivenessSplit:
 
 def dead_reason(candidate: Candidate, now: datetime) -> Exclusion | None:
     """The exclusion that keeps ``candidate`` out of a bundle assembled at ``now``, if any."""
+    if candidate.erased_at is not None:
+        return Exclusion(
+            candidate.memory_id, "deleted", f"erased at {candidate.erased_at.isoformat()}"
+        )
     deleted_at = candidate.deleted_at
     if deleted_at is not None and deleted_at <= now:
         if candidate.superseded_by is not None:

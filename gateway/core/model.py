@@ -77,6 +77,8 @@ class Candidate:
     heading_tokens: int
     vector_rank: int | None = None
     vector_distance: float | None = None
+    # Erased (right to be forgotten): dead at every instant, since no text is left to show.
+    erased_at: datetime | None = None
     lexical_rank: int | None = None
     lexical_score: float | None = None
 

@@ -17,7 +17,8 @@ from typing import Any
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from gateway.core.model import Candidate, MemoryId, MemoryType
+from gateway.core.model import Candidate, MemoryType
+from gateway.memory import candidate_of
 from gateway.store.database import Connection
 
 __all__ = ["INDEX_LINE_OVERHEAD_TOKENS", "Scope", "index_entries", "live_count", "recall"]
@@ -99,32 +100,6 @@ _LIVE_NOW = sql.SQL(
 )
 
 
-def _candidate(row: dict[str, Any]) -> Candidate:
-    return Candidate(
-        memory_id=MemoryId(row["memory_id"]),
-        namespace=row["namespace"],
-        memory_type=row["memory_type"],
-        heading=row["heading"],
-        content=row["content"],
-        confidence=row["confidence"],
-        labels=tuple(row["labels"]),
-        source_type=row["source_type"],
-        source_ref=row["source_ref"],
-        created_at=row["created_at"],
-        expires_at=row["expires_at"],
-        # An erased version is dead for disclosure whatever its other state.
-        deleted_at=row["deleted_at"] or row["erased_at"],
-        superseded_by=MemoryId(row["superseded_by"]) if row["superseded_by"] else None,
-        content_sha256=row["content_sha256"],
-        tokens=row["tokens"],
-        heading_tokens=row["heading_tokens"],
-        vector_rank=row.get("vector_rank"),
-        vector_distance=row.get("vector_distance"),
-        lexical_rank=row.get("lexical_rank"),
-        lexical_score=row.get("lexical_score"),
-    )
-
-
 async def index_entries(
     conn: Connection, scope: Scope, budget_tokens: int, *, with_content: bool = True
 ) -> list[Candidate]:
@@ -160,7 +135,7 @@ async def index_entries(
     }
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(query, params)
-        return [_candidate(row) for row in await cur.fetchall()]
+        return [candidate_of(row) for row in await cur.fetchall()]
 
 
 async def live_count(conn: Connection, scope: Scope) -> int:
@@ -285,4 +260,4 @@ async def recall(
             " set_config('hnsw.ef_search', '100', true)"
         )
         await cur.execute(query, params)
-        return [_candidate(row) for row in await cur.fetchall()]
+        return [candidate_of(row) for row in await cur.fetchall()]

@@ -9,12 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.core.assembly import ASSEMBLER_VERSION, assemble, takes_slack
-from gateway.core.fill import index_reach, index_takes_slack
-from gateway.core.gate import Gate
+from gateway.core.assembly import Found
+from gateway.core.fill import index_reach
 from gateway.core.liveness import split_live
-from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryType
-from gateway.core.outcome import Assembly
+from gateway.core.model import ContextRequest, Exclusion, MemoryType
 from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
 from gateway.embedding import Embedder, HashEmbedder
 from gateway.errors import FieldError, InvalidRequestError
@@ -26,12 +24,10 @@ from gateway.store import retrieval
 from gateway.store.database import Connection
 
 __all__ = [
-    "ContextInputs",
     "SearchOutcome",
     "TimelineOutcome",
-    "build_context",
     "check_as_of",
-    "gather_context",
+    "find",
     "readable_versions",
     "recall_limit",
     "resolve_namespaces",
@@ -91,30 +87,20 @@ async def _embed(embedder: Embedder, text: str) -> list[float]:
     return (await asyncio.to_thread(embedder.embed, [text]))[0]
 
 
-@dataclass(frozen=True, slots=True)
-class ContextInputs:
-    """Everything the pure core needs, as the store returned it (receipts record it all)."""
-
-    candidates: list[Candidate]
-    index_entries: list[Candidate]
-    total_live: int
-
-
-async def gather_context(
+async def find(
     conn: Connection,
     embedder: Embedder,
     principal: Principal,
     request: ContextRequest,
-    now: datetime,
+    at: datetime,
     *,
     historical: bool = False,
-    version: str = ASSEMBLER_VERSION,
     index_content: bool = True,
-) -> ContextInputs:
-    """Candidates, index entries and the live count at `now` (`historical`: a past instant),
-    as assembler `version` needs them (how far the index may reach). Without `index_content`,
-    index entries come without their content (`without_index_content`)."""
-    scope = _scope(principal, request.namespaces, request.memory_types, now, historical)
+) -> Found:
+    """The store's candidates, index entries and live count at `at` (`historical`: a past
+    instant). Without `index_content`, index entries come without their content
+    (`without_index_content`)."""
+    scope = _scope(principal, request.namespaces, request.memory_types, at, historical)
     vector = await _embed(embedder, request.task)
     total_live = await retrieval.live_count(conn, scope)
     candidates = await retrieval.recall(
@@ -126,50 +112,22 @@ async def gather_context(
         limit=recall_limit(request.top_k),
         corpus_size=total_live,
     )
-    slack = index_takes_slack(request, assembler_allows=takes_slack(version))
-    reach = index_reach(request, takes_slack=slack)
+    reach = index_reach(request)
     index = (
         await retrieval.index_entries(conn, scope, reach, with_content=index_content)
         if reach > 0
         else []
     )
-    return ContextInputs(candidates, index, total_live)
+    return Found(tuple(candidates), tuple(index), total_live)
 
 
-def without_index_content(inputs: ContextInputs) -> ContextInputs:
-    """`inputs` with the index entries' contents empty, as `gather_context` fetches them for a
-    policy that reads no content (replay loads whole versions, and must evaluate the same).
-    Only index lines come from index entries, and they show headings; a memory that is also a
-    retrieval candidate is rendered from its candidate."""
-    index = [dataclasses.replace(entry, content="") for entry in inputs.index_entries]
-    return ContextInputs(inputs.candidates, index, inputs.total_live)
-
-
-def build_context(
-    request: ContextRequest,
-    inputs: ContextInputs,
-    *,
-    tokenizer_name: str,
-    now: datetime,
-    profile: RankingProfile = DEFAULT_PROFILE,
-    gate: Gate | None = None,
-    withhold_count: bool = False,
-    version: str = ASSEMBLER_VERSION,
-) -> Assembly:
-    from gateway.core.tokens import load_tokenizer
-
-    return assemble(
-        request,
-        inputs.candidates,
-        inputs.index_entries,
-        inputs.total_live,
-        profile=profile,
-        tokenizer=load_tokenizer(tokenizer_name),
-        now=now,
-        gate=gate,
-        withhold_count=withhold_count,
-        version=version,
-    )
+def without_index_content(found: Found) -> Found:
+    """`found` with the index entries' contents empty, as `find` fetches them for a policy that
+    reads no content (replay loads whole versions, and must evaluate the same). Only index lines
+    come from index entries, and they show headings; a memory that is also a retrieval candidate
+    is rendered from its candidate."""
+    index = tuple(dataclasses.replace(entry, content="") for entry in found.index_entries)
+    return Found(found.candidates, index, found.total_live)
 
 
 @dataclass(frozen=True, slots=True)

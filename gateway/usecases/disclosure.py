@@ -1,11 +1,15 @@
-"""Every disclosure, one shape: judge by the policy in force, decide in the pure core, then write
-the receipt in the same transaction before anything is answered (ARCHITECTURE §1, rules 1-3).
+"""Every disclosure, one pipeline (ARCHITECTURE §1, rules 1-3):
 
-Each disclosure returns the exact payload to send and its receipt id, or raises
-`PolicyRefusedError` once the refusal is receipted (`gateway.usecases.refusal`). The receipt's
-`bundle` hashes the exact bytes delivered: the bundle string for context (here); for search,
-timeline and fetch (`gateway.usecases.listing`) the RFC 8785 form of the disclosed list as sent
-(an auditor re-canonicalizes the response field).
+    scope -> candidates (store) -> judgement (policy, once) -> assembly (pure) -> record (receipt)
+    -> response
+
+Each stage takes the previous stage's value and returns its own. `Discloser.admit` judges the
+request stage once (a refusal is receipted, then raised: `gateway.usecases.refusal`); the memory
+stages follow from that same judgement. `compose` is the pure middle of a context bundle: the core
+prepares and ranks, the policy judges what could be shown, the core selects, the policy redacts
+exactly the selected texts, the core lays the bundle out. `Discloser.record` writes the receipt in
+the request's transaction before anything is answered. The list disclosures (search, timeline,
+fetch) share the admission, the verdict and the record: `gateway.usecases.listing`.
 """
 
 from __future__ import annotations
@@ -14,10 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.core.assembly import ASSEMBLER_VERSION, redacts_rendered_only
+from gateway.core.assembly import ASSEMBLER, Assembler, Found, lay_out, prepare, select
 from gateway.core.model import ContextRequest
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
+from gateway.core.tokens import load_tokenizer
 from gateway.embedding import Embedder
 from gateway.principal import Principal
 from gateway.store.database import Connection
@@ -26,9 +31,13 @@ from gateway.usecases.policy import (
     PolicyInForce,
     PolicyRegistry,
     may_deny,
-    policy_gate,
+    memory_view,
     reads_content,
+    request_stage,
     request_view,
+    shown_evaluation,
+    shown_texts,
+    verdict_of,
 )
 from gateway.usecases.receipting import Recorder, rfc3339
 from gateway.usecases.records import (
@@ -37,10 +46,18 @@ from gateway.usecases.records import (
     context_payload,
     context_request,
 )
-from gateway.usecases.refusal import Disclosure, judge_request
-from policies import Evaluation, Judgement, evaluate
+from gateway.usecases.refusal import Disclosure, receipt_refusal
+from policies import Evaluation, RequestJudgement
 
-__all__ = ["Disclosed", "Discloser"]
+__all__ = [
+    "Admitted",
+    "Composed",
+    "Disclosed",
+    "Discloser",
+    "Makers",
+    "compose",
+    "context_view",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,27 +67,106 @@ class Disclosed:
 
 
 @dataclass(frozen=True, slots=True)
+class Admitted:
+    """A request the policy in force let through its request stage; `judging` judges the
+    memories next, bound to the same request view and instant."""
+
+    policy: PolicyInForce
+    judging: RequestJudgement
+
+
+@dataclass(frozen=True, slots=True)
+class Makers:
+    """What makes a bundle's bytes, as its receipt's `assembler` member names it: a replay
+    rebuilds with the recorded ones."""
+
+    assembler: Assembler
+    tokenizer: str
+    profile: RankingProfile
+    embedder_model: str
+    embedder_dim: int
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "version": self.assembler.version,
+            "tokenizer": self.tokenizer,
+            "ranking_profile": {**self.profile.canonical(), "digest": self.profile.digest},
+            "embedder": {"model": self.embedder_model, "dim": self.embedder_dim},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """A bundle made: the request, what the store found, how and under which policy, the result
+    and the evaluation that shaped it. Everything a context receipt records."""
+
+    request: ContextRequest
+    found: Found
+    at: datetime
+    policy: PolicyInForce
+    makers: Makers
+    assembly: Assembly
+    evaluation: Evaluation
+
+
+def compose(
+    request: ContextRequest,
+    found: Found,
+    admitted: Admitted,
+    makers: Makers,
+    *,
+    at: datetime,
+) -> Composed:
+    """The pure middle of a context bundle. The policy judges every memory that could reach the
+    bundle once, and redacts only the texts the selection may show; the evaluation recorded
+    speaks of what the bundle did show (its index lines by heading, its blocks in full). A
+    policy that may deny (`may_deny`) gets an index that states no count of what it omits."""
+    prepared = prepare(request, found, profile=makers.profile, now=at)
+    judgement = admitted.judging.judge([memory_view(c) for c in prepared.judged])
+    selection = select(prepared, verdict_of(judgement))
+    texts = shown_texts(judgement, selection.headings, selection.full)
+    assembly = lay_out(
+        selection,
+        texts,
+        tokenizer=load_tokenizer(makers.tokenizer),
+        withhold_count=may_deny(admitted.policy.bundle),
+    )
+    evaluation = shown_evaluation(
+        judgement, assembly.index.entries, [i.memory_id for i in assembly.included]
+    )
+    return Composed(request, found, at, admitted.policy, makers, assembly, evaluation)
+
+
+def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
+    return request_view(
+        principal,
+        purpose=request.purpose,
+        namespaces=request.namespaces,
+        budget_tokens=request.budget_tokens,
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class Discloser:
     embedder: Embedder
     tokenizer_name: str
     recorder: Recorder
     policies: PolicyRegistry
     profile: RankingProfile = DEFAULT_PROFILE
-    # Which assembler builds new bundles; replays build the version their receipt names.
-    assembler_version: str = ASSEMBLER_VERSION
+    assembler: Assembler = ASSEMBLER
 
-    def assembler_record(
-        self, profile: RankingProfile | None = None, version: str | None = None
-    ) -> dict[str, Any]:
-        profile = profile or self.profile
-        return {
-            "version": version or self.assembler_version,
-            "tokenizer": self.tokenizer_name,
-            "ranking_profile": {**profile.canonical(), "digest": profile.digest},
-            "embedder": {"model": self.embedder.model, "dim": self.embedder.dim},
-        }
+    @property
+    def makers(self) -> Makers:
+        """What builds new bundles; replays build with what their receipt names."""
+        return Makers(
+            self.assembler,
+            self.tokenizer_name,
+            self.profile,
+            self.embedder.model,
+            self.embedder.dim,
+        )
 
-    async def policy_for(
+    async def admit(
         self,
         conn: Connection,
         principal: Principal,
@@ -80,23 +176,25 @@ class Discloser:
         request: dict[str, Any],
         at: datetime,
         issued_at: datetime,
-    ) -> PolicyInForce:
-        """The policy in force at `at`, once the request stage lets the request through; a
+    ) -> Admitted:
+        """The policy in force at `at`, once its request stage lets the request through; a
         refusal is receipted before it is raised (`gateway.usecases.refusal`)."""
         principal.require_purpose(request["purpose"])
         policy = await self.policies.in_force(conn, principal.tenant_id, at)
-        await judge_request(
-            conn,
-            self.recorder,
-            principal,
-            policy,
-            view,
-            disclosure=disclosure,
-            request=request,
-            at=at,
-            issued_at=issued_at,
-        )
-        return policy
+        judging = request_stage(policy, view, at)
+        if judging.refused is not None:
+            await receipt_refusal(
+                conn,
+                self.recorder,
+                principal,
+                policy,
+                judging,
+                disclosure=disclosure,
+                request=request,
+                at=at,
+                issued_at=issued_at,
+            )
+        return Admitted(policy, judging)
 
     async def context(
         self,
@@ -109,7 +207,7 @@ class Discloser:
         """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
         liveness, the policy in force and its time predicates are all pinned to that instant."""
         at = as_of or now
-        policy = await self.policy_for(
+        admitted = await self.admit(
             conn,
             principal,
             context_view(principal, request),
@@ -118,59 +216,39 @@ class Discloser:
             at=at,
             issued_at=now,
         )
-        inputs = await retrieval.gather_context(
+        found = await retrieval.find(
             conn,
             self.embedder,
             principal,
             request,
             at,
             historical=as_of is not None,
-            version=self.assembler_version,
-            index_content=reads_content(policy.bundle),
+            index_content=reads_content(admitted.policy.bundle),
         )
-        disclosed, _, _ = await self.assemble_and_record(
-            conn, principal, request, inputs, policy, at=at, issued_at=now, as_of=as_of
-        )
-        return disclosed
+        composed = compose(request, found, admitted, self.makers, at=at)
+        return await self.record(conn, principal, composed, issued_at=now, as_of=as_of)
 
-    async def assemble_and_record(
+    async def record(
         self,
         conn: Connection,
         principal: Principal,
-        request: ContextRequest,
-        inputs: retrieval.ContextInputs,
-        policy: PolicyInForce,
+        composed: Composed,
         *,
-        at: datetime,
         issued_at: datetime,
         as_of: datetime | None = None,
         kind: str = "context",
-        profile: RankingProfile | None = None,
-        extra: dict[str, Any] | None = None,
+        judged: Principal | None = None,
         parent_receipt_id: str | None = None,
-        policy_subject: Principal | None = None,
-        tokenizer_name: str | None = None,
-        version: str | None = None,
-    ) -> tuple[Disclosed, Assembly, Evaluation]:
-        """The pure core on given inputs, then the receipt; shared by context and replay, so a
-        replay receipt holds everything a context receipt holds and can be replayed in turn.
+        extra: dict[str, Any] | None = None,
+    ) -> Disclosed:
+        """Receipt a composed bundle; shared by context and replay, so a replay receipt holds
+        everything a context receipt holds and can be replayed in turn.
 
-        `policy_subject` is whom the policy judges (a replay judges the original agent, while
-        the receipt names the auditor who replayed); the receipt then records it as `judged`,
-        so a replay of this replay judges the same agent."""
-        profile = profile or self.profile
-        version = version or self.assembler_version
-        assembly, evaluation = assemble_under(
-            request,
-            inputs,
-            policy,
-            context_view(policy_subject or principal, request),
-            at=at,
-            profile=profile,
-            tokenizer_name=tokenizer_name or self.tokenizer_name,
-            version=version,
-        )
-        policy_record = policy.record(evaluation)
+        `judged` is whom the policy judged when not the caller (a replay judges the original
+        agent, while the receipt names the auditor who replayed); the receipt records it, so a
+        replay of this replay judges the same agent."""
+        assembly, found, request = composed.assembly, composed.found, composed.request
+        policy_record = composed.policy.record(composed.evaluation)
         receipt_id = await self.recorder.record(
             conn,
             principal,
@@ -180,82 +258,29 @@ class Discloser:
             delivered=assembly.bundle.encode("utf-8"),
             members={
                 "request": context_request(request, as_of),
-                "at": rfc3339(at),
+                "at": rfc3339(composed.at),
                 "policy": policy_record,
-                "assembler": self.assembler_record(profile, version),
+                "assembler": composed.makers.record(),
                 "candidates": sorted(
-                    (candidate_record(c) for c in inputs.candidates),
+                    (candidate_record(c) for c in found.candidates),
                     key=lambda r: r["memory_id"],
                 ),
                 "index_input": {
-                    "ids": [c.memory_id for c in inputs.index_entries],
-                    "total_live": inputs.total_live,
+                    "ids": [c.memory_id for c in found.index_entries],
+                    "total_live": found.total_live,
                 },
                 **assembly_members(assembly),
-                **({} if policy_subject is None else {"judged": judged_record(policy_subject)}),
+                **({} if judged is None else {"judged": judged_record(judged)}),
                 **(extra or {}),
             },
             disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
-            policy_digest=policy.digest,
+            policy_digest=composed.policy.digest,
             parent_receipt_id=parent_receipt_id,
         )
         payload = {**context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
-        return Disclosed(payload, receipt_id), assembly, evaluation
-
-
-def assemble_under(
-    request: ContextRequest,
-    inputs: retrieval.ContextInputs,
-    policy: PolicyInForce,
-    view: dict[str, object],
-    *,
-    at: datetime,
-    profile: RankingProfile,
-    tokenizer_name: str,
-    version: str = ASSEMBLER_VERSION,
-) -> tuple[Assembly, Evaluation]:
-    """The pure core under a policy: the bundle and the evaluation that shaped it. A policy that
-    may deny (:func:`may_deny`) gets an index that states no count of what it does not list."""
-    judgements: list[Judgement] = []
-    assembly = retrieval.build_context(
-        request,
-        inputs,
-        tokenizer_name=tokenizer_name,
-        now=at,
-        profile=profile,
-        gate=policy_gate(
-            policy, view, at, judgements, rendered_only=redacts_rendered_only(version)
-        ),
-        withhold_count=may_deny(policy.bundle),
-        version=version,
-    )
-    if not judgements:
-        return assembly, evaluate(policy.bundle, view, [], at)
-    return assembly, shown_evaluation(judgements[-1], assembly, version)
-
-
-def shown_evaluation(judgement: Judgement, assembly: Assembly, version: str) -> Evaluation:
-    """The evaluation whose redaction covers what the bundle shows: its index lines (headings)
-    and its blocks (in full); every candidate's texts for assemblers before
-    `redacts_rendered_only`, as their receipts record."""
-    if not redacts_rendered_only(version):
-        return judgement.evaluation(full=range(len(judgement.ids)))
-    position = {memory_id: m for m, memory_id in enumerate(judgement.ids)}
-    return judgement.evaluation(
-        headings=[position[memory_id] for memory_id in assembly.index.entries],
-        full=[position[i.memory_id] for i in assembly.included],
-    )
+        return Disclosed(payload, receipt_id)
 
 
 def judged_record(subject: Principal) -> dict[str, str | None]:
     """Whom a replay's policy judged: the original agent, as its receipt's `subject` named it."""
     return {"agent_id": subject.agent_id, "key_id": subject.key_id, "role": subject.role}
-
-
-def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
-    return request_view(
-        principal,
-        purpose=request.purpose,
-        namespaces=request.namespaces,
-        budget_tokens=request.budget_tokens,
-    )

@@ -1,32 +1,29 @@
 """The list disclosures: search (ranked snippets), timeline (a memory's versions) and fetch
-(memories in full). Each judges by the policy in force, then receipts exactly the list it sends:
-the receipt's `bundle` hashes the RFC 8785 form of that list (an auditor re-canonicalizes the
-response field). The shape they share with context is `gateway.usecases.disclosure`.
+(memories in full). Each goes through the pipeline of `gateway.usecases.disclosure`: admission
+(the request stage, once), the memories judged by the same judgement, one application of its
+verdict (`_partition`: denied and capped memories are withheld, the rest shown up to a limit),
+redaction of exactly the texts shown, then the receipt of exactly the list sent: its `bundle`
+hashes the RFC 8785 form of that list (an auditor re-canonicalizes the response field).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import rfc8785
 
-from gateway.core.model import Exclusion, MemoryId, MemoryType
+from gateway.core.model import Candidate, Exclusion, MemoryId, MemoryType
 from gateway.core.render import one_line
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
-from gateway.usecases.disclosure import Disclosed, Discloser
+from gateway.usecases.disclosure import Admitted, Disclosed, Discloser
 from gateway.usecases.memories import withheld_reason
-from gateway.usecases.policy import (
-    PolicyInForce,
-    judged_exclusions,
-    memory_view,
-    request_view,
-    verdict,
-)
+from gateway.usecases.policy import memory_view, request_view, shown_evaluation, verdict_of
 from gateway.usecases.records import (
     candidate_record,
     exclusion,
@@ -34,11 +31,44 @@ from gateway.usecases.records import (
     timeline_entry,
 )
 from gateway.usecases.refusal import Disclosure
-from policies import Evaluation, evaluate, judge
+from policies import Evaluation, Judgement
 
 __all__ = ["SNIPPET_CHARS", "fetch", "search", "timeline"]
 
 SNIPPET_CHARS = 120
+
+
+@dataclass(frozen=True, slots=True)
+class _Partition:
+    """A judgement applied to memories in order: the positions shown, and an exclusion for every
+    other one (policy first, then the limit)."""
+
+    shown: list[int]
+    excluded: list[Exclusion]
+
+
+def _partition(judgement: Judgement, limit: int | None = None) -> _Partition:
+    verdict = verdict_of(judgement)
+    shown: list[int] = []
+    excluded: list[Exclusion] = []
+    for position, memory_id in enumerate(map(MemoryId, judgement.ids)):
+        blocked = verdict.denied.get(memory_id) or verdict.capped.get(memory_id)
+        if blocked is not None:
+            excluded.append(blocked)
+        elif limit is None or len(shown) < limit:
+            shown.append(position)
+        else:
+            excluded.append(Exclusion(memory_id, "below_top_k", f"beyond the limit of {limit}"))
+    return _Partition(shown, excluded)
+
+
+def _texts(
+    judgement: Judgement, positions: Sequence[int], memories: Sequence[Candidate | MemoryVersion]
+) -> list[tuple[str, str]]:
+    """The (heading, content) shown for the memories at `positions`, redacted where a rule
+    says so."""
+    rewritten = judgement.texts(full=positions)
+    return [rewritten.get(m, (memories[m].heading, memories[m].content)) for m in positions]
 
 
 async def search(
@@ -61,7 +91,7 @@ async def search(
         "limit": limit,
         "purpose": purpose,
     }
-    policy = await discloser.policy_for(
+    admitted = await discloser.admit(
         conn, principal, view, disclosure="search", request=request, at=now, issued_at=now
     )
     outcome = await retrieval.search(
@@ -77,27 +107,17 @@ async def search(
         recall_for=limit,
     )
     ranked = outcome.hits
-    judgement = judge(policy.bundle, view, [memory_view(r.candidate) for r in ranked], now)
-    judged = judged_exclusions(judgement)
-    hits: list[int] = []  # positions in `ranked`
-    excluded = list(outcome.excluded)
-    for position, r in enumerate(ranked):
-        memory_id = r.candidate.memory_id
-        if memory_id in judged.denied:
-            excluded.append(judged.denied[memory_id])
-        elif memory_id in judged.capped:
-            excluded.append(judged.capped[memory_id])
-        elif len(hits) < limit:
-            hits.append(position)
-        else:
-            excluded.append(Exclusion(memory_id, "below_top_k", f"beyond the limit of {limit}"))
-    # Only the hits are shown (heading and snippet): only they are redacted and recorded so.
+    candidates = [r.candidate for r in ranked]
+    judgement = admitted.judging.judge([memory_view(c) for c in candidates])
+    parts = _partition(judgement, limit)
+    hits = parts.shown  # positions in `ranked`
+    excluded = [*outcome.excluded, *parts.excluded]
     rewritten = judgement.texts(full=hits)
-    evaluation = judgement.evaluation(full=hits)
+    ids = [c.memory_id for c in candidates]
+    evaluation = shown_evaluation(judgement, (), [ids[m] for m in hits])
     results: list[dict[str, Any]] = []
-    for position in hits:
+    for position, (heading, content) in zip(hits, _texts(judgement, hits, candidates), strict=True):
         r = ranked[position]
-        heading, content = rewritten.get(position, (r.candidate.heading, r.candidate.content))
         results.append(
             {
                 "memory_id": r.candidate.memory_id,
@@ -117,12 +137,12 @@ async def search(
         kind="search",
         now=now,
         purpose=purpose,
-        policy=policy,
+        admitted=admitted,
         evaluation=evaluation,
         delivered=results,
         request=request,
         members={
-            "assembler": discloser.assembler_record(),
+            "assembler": discloser.makers.record(),
             "candidates": sorted(
                 (candidate_record(r.candidate) for r in ranked), key=lambda x: x["memory_id"]
             ),
@@ -150,15 +170,17 @@ async def timeline(
     purpose: str | None,
     now: datetime,
 ) -> Disclosed:
-    view, request, policy = await _by_ids(
+    request, admitted = await _by_ids(
         discloser, conn, principal, ids, purpose, now, disclosure="timeline"
     )
     found = await retrieval.timeline(conn, principal, ids)
-    evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in found.entries], now)
-    judged = verdict(evaluation, found.entries)
-    shown = [v for v in found.entries if MemoryId(v.memory_id) not in judged.denied]
+    judgement = admitted.judging.judge([memory_view(v) for v in found.entries])
+    parts = _partition(judgement)
+    shown = [found.entries[m] for m in parts.shown]
+    # Metadata only: no text of any memory is shown, so none is redacted or recorded.
+    evaluation = shown_evaluation(judgement, (), ())
     entries = [timeline_entry(v) for v in shown]
-    excluded = sorted(judged.denied.values(), key=lambda e: e.memory_id)
+    excluded = sorted(parts.excluded, key=lambda e: e.memory_id)
     return await _disclose_list(
         discloser,
         conn,
@@ -166,7 +188,7 @@ async def timeline(
         kind="timeline",
         now=now,
         purpose=purpose,
-        policy=policy,
+        admitted=admitted,
         evaluation=evaluation,
         delivered=entries,
         request=request,
@@ -192,7 +214,7 @@ async def fetch(
     purpose: str | None,
     now: datetime,
 ) -> Disclosed:
-    view, request, policy = await _by_ids(
+    request, admitted = await _by_ids(
         discloser, conn, principal, ids, purpose, now, disclosure="fetch"
     )
     unique = list(dict.fromkeys(ids))
@@ -208,19 +230,17 @@ async def fetch(
             live.append(version)
         else:
             withheld.append({"memory_id": memory_id, "reason": reason, "detail": ""})
-    evaluation = evaluate(policy.bundle, view, [memory_view(v) for v in live], now)
-    judged = verdict(evaluation, live)
-    memories: list[dict[str, Any]] = []
-    delivered_versions: list[MemoryVersion] = []
-    for version in live:
-        memory_id = MemoryId(version.memory_id)
-        blocked = judged.denied.get(memory_id) or judged.capped.get(memory_id)
-        if blocked is not None:
-            withheld.append(exclusion(blocked))
-            continue
-        heading, content = judged.rewritten.get(memory_id, (version.heading, version.content))
-        memories.append(memory_payload(version, heading, content))
-        delivered_versions.append(version)
+    judgement = admitted.judging.judge([memory_view(v) for v in live])
+    parts = _partition(judgement)
+    withheld.extend(exclusion(e) for e in parts.excluded)
+    delivered_versions = [live[m] for m in parts.shown]
+    texts = _texts(judgement, parts.shown, live)
+    rewritten = {live[m].memory_id for m in judgement.texts(full=parts.shown)}
+    evaluation = shown_evaluation(judgement, (), [v.memory_id for v in delivered_versions])
+    memories = [
+        memory_payload(v, heading, content)
+        for v, (heading, content) in zip(delivered_versions, texts, strict=True)
+    ]
     missing = [i for i in unique if i not in versions]
     withheld.sort(key=lambda w: w["memory_id"])
     return await _disclose_list(
@@ -230,7 +250,7 @@ async def fetch(
         kind="fetch",
         now=now,
         purpose=purpose,
-        policy=policy,
+        admitted=admitted,
         evaluation=evaluation,
         delivered=memories,
         request=request,
@@ -239,7 +259,7 @@ async def fetch(
                 {
                     "memory_id": v.memory_id,
                     "content_sha256": v.content_sha256,
-                    "rewritten": MemoryId(v.memory_id) in judged.rewritten,
+                    "rewritten": v.memory_id in rewritten,
                 }
                 for v in delivered_versions
             ],
@@ -260,15 +280,15 @@ async def _by_ids(
     now: datetime,
     *,
     disclosure: Disclosure,
-) -> tuple[dict[str, object], dict[str, Any], PolicyInForce]:
-    """A request by memory ids (timeline, fetch): its policy view (no namespaces, no budget),
-    its record, and the policy in force once the request stage lets it through."""
+) -> tuple[dict[str, Any], Admitted]:
+    """A request by memory ids (timeline, fetch): its record, admitted by the policy in force
+    (its view carries no namespaces and no budget)."""
     view = request_view(principal, purpose=purpose, namespaces=(), budget_tokens=None)
     request: dict[str, Any] = {"ids": list(ids), "purpose": purpose}
-    policy = await discloser.policy_for(
+    admitted = await discloser.admit(
         conn, principal, view, disclosure=disclosure, request=request, at=now, issued_at=now
     )
-    return view, request, policy
+    return request, admitted
 
 
 async def _disclose_list(
@@ -279,7 +299,7 @@ async def _disclose_list(
     kind: str,
     now: datetime,
     purpose: str | None,
-    policy: PolicyInForce,
+    admitted: Admitted,
     evaluation: Evaluation,
     delivered: list[dict[str, Any]],
     request: dict[str, Any],
@@ -289,6 +309,7 @@ async def _disclose_list(
 ) -> Disclosed:
     """Receipt a list disclosure (search, timeline, fetch): the bundle hash covers the
     RFC 8785 form of exactly the list sent."""
+    policy = admitted.policy
     policy_record = policy.record(evaluation)
     receipt_id = await discloser.recorder.record(
         conn,

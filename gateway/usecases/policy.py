@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from gateway.core.gate import Gate, GateVerdict
 from gateway.core.model import Candidate, Exclusion, MemoryId
+from gateway.core.verdict import Verdict
 from gateway.errors import (
     FieldError,
     InvalidRequestError,
@@ -32,9 +32,9 @@ from policies import (
     Judgement,
     LoadedBundle,
     PolicyLintError,
+    RequestJudgement,
     default_bundle,
-    evaluate,
-    judge,
+    judge_request,
     load_bundle,
     load_canonical,
 )
@@ -46,16 +46,17 @@ __all__ = [
     "Uploaded",
     "activate_bundle",
     "describe_bundle",
-    "judged_exclusions",
     "lint_or_reject",
     "may_deny",
     "memory_view",
-    "policy_gate",
     "reads_content",
     "refuse_unless_required_met",
     "request_stage",
     "request_view",
+    "shown_evaluation",
+    "shown_texts",
     "upload_bundle",
+    "verdict_of",
 ]
 
 Mode = Literal["enforce", "log_only"]
@@ -190,46 +191,35 @@ def reads_content(bundle: Bundle) -> bool:
     return "content" in bundle.memory_fields()
 
 
-def request_stage(policy: PolicyInForce, view: Mapping[str, object], now: datetime) -> Evaluation:
+def request_stage(
+    policy: PolicyInForce, view: Mapping[str, object], now: datetime
+) -> RequestJudgement:
     """Run the request stage alone (no memories); `refused` is set when an enforced `require`
-    is not met."""
-    return evaluate(policy.bundle, view, [], now)
+    is not met. The memory stages follow from it (`RequestJudgement.judge`)."""
+    return judge_request(policy.bundle, view, now)
 
 
 def refuse_unless_required_met(
     policy: PolicyInForce, view: Mapping[str, object], now: datetime
-) -> Evaluation:
+) -> RequestJudgement:
     """The request stage as a bare gate: an enforced `require` that is not met raises
     `PolicyRefusedError` (403) and records nothing. Disclosures go through
-    `gateway.usecases.refusal.judge_request`, which receipts the refusal first."""
-    evaluation = request_stage(policy, view, now)
-    if evaluation.refused is not None:
-        raise PolicyRefusedError(evaluation.refused.rule_id, evaluation.refused.reason)
-    return evaluation
+    `gateway.usecases.disclosure.Discloser.admit`, which receipts the refusal first."""
+    judging = request_stage(policy, view, now)
+    if judging.refused is not None:
+        raise PolicyRefusedError(judging.refused.rule_id, judging.refused.reason)
+    return judging
 
 
-def verdict(evaluation: Evaluation, memories: Sequence[Candidate | MemoryVersion]) -> GateVerdict:
-    """Translate the engine's outcomes into what the core applies."""
-    outcomes = evaluation.outcomes
-    denied, capped = _exclusions(
-        [o.memory_id for o in outcomes],
-        [o.outcome for o in outcomes],
-        [o.rule_id for o in outcomes],
-    )
-    rewritten: dict[MemoryId, tuple[str, str]] = {}
-    for outcome, original in zip(outcomes, memories, strict=True):
-        texts = (outcome.redacted_heading, outcome.redacted_content)
-        if texts != (original.heading, original.content):
-            rewritten[MemoryId(outcome.memory_id)] = texts
-    return GateVerdict(denied=denied, capped=capped, rewritten=rewritten)
-
-
-def _exclusions(
-    ids: Sequence[str], outcomes: Sequence[str], rule_ids: Sequence[str | None]
-) -> tuple[dict[MemoryId, Exclusion], dict[MemoryId, Exclusion]]:
+def verdict_of(judgement: Judgement) -> Verdict:
+    """The memories a judgement denies or caps, as the core applies them (their texts are asked
+    for separately, for what is shown: `shown_texts`)."""
     denied: dict[MemoryId, Exclusion] = {}
     capped: dict[MemoryId, Exclusion] = {}
-    for memory_id, outcome, rule_id in zip(ids, outcomes, rule_ids, strict=True):
+    verdicts = judgement.verdicts
+    for memory_id, outcome, rule_id in zip(
+        judgement.ids, verdicts.outcome, verdicts.rule_id, strict=True
+    ):
         if outcome == "deny":
             denied[MemoryId(memory_id)] = Exclusion(
                 MemoryId(memory_id), "policy_denied", rule_id or "default_decision"
@@ -238,51 +228,32 @@ def _exclusions(
             capped[MemoryId(memory_id)] = Exclusion(
                 MemoryId(memory_id), "policy_capped", rule_id or "default_decision"
             )
-    return denied, capped
+    return Verdict(denied=denied, capped=capped)
 
 
-def judged_exclusions(judgement: Judgement) -> GateVerdict:
-    """The memories a judgement denies or caps (their texts are asked for separately)."""
-    verdicts = judgement.verdicts
-    denied, capped = _exclusions(judgement.ids, verdicts.outcome, verdicts.rule_id)
-    return GateVerdict(denied=denied, capped=capped)
+def shown_texts(
+    judgement: Judgement, headings: Sequence[MemoryId], full: Sequence[MemoryId]
+) -> dict[MemoryId, tuple[str, str]]:
+    """The redacted texts of the memories about to be shown (`headings` as index lines, `full`
+    in full), for those whose texts redaction rewrote. Records nothing (`shown_evaluation`
+    records what was finally shown)."""
+    position = {memory_id: m for m, memory_id in enumerate(judgement.ids)}
+    texts = judgement.texts(
+        headings=[position[m] for m in headings], full=[position[m] for m in full]
+    )
+    ids = judgement.ids
+    return {MemoryId(ids[m]): shown for m, shown in texts.items()}
 
 
-def policy_gate(
-    policy: PolicyInForce,
-    view: Mapping[str, object],
-    now: datetime,
-    sink: list[Judgement],
-    *,
-    rendered_only: bool,
-) -> Gate:
-    """A core `Gate` that judges the candidates by the bundle and keeps the judgement for the
-    receipt. `rendered_only`: redact only the texts the core may render (`GateVerdict.rewrite`),
-    else every candidate's, as assemblers before `redacts_rendered_only` had it."""
-
-    def gate(candidates: Sequence[Candidate]) -> GateVerdict:
-        judgement = judge(policy.bundle, view, [memory_view(c) for c in candidates], now)
-        sink.append(judgement)
-        ids = judgement.ids
-        judged = judged_exclusions(judgement)
-        denied, capped = judged.denied, judged.capped
-        if not rendered_only:
-            texts = judgement.texts(full=range(len(candidates)))
-            rewritten = {MemoryId(ids[m]): shown for m, shown in texts.items()}
-            return GateVerdict(denied=denied, capped=capped, rewritten=rewritten)
-        position = {c.memory_id: m for m, c in enumerate(candidates)}
-
-        def rewrite(
-            headings: Sequence[MemoryId], full: Sequence[MemoryId]
-        ) -> dict[MemoryId, tuple[str, str]]:
-            texts = judgement.texts(
-                headings=map(position.__getitem__, headings), full=map(position.__getitem__, full)
-            )
-            return {MemoryId(ids[m]): shown for m, shown in texts.items()}
-
-        return GateVerdict(denied=denied, capped=capped, rewrite=rewrite)
-
-    return gate
+def shown_evaluation(
+    judgement: Judgement, headings: Sequence[str], full: Sequence[str]
+) -> Evaluation:
+    """The evaluation whose redaction covers what was shown: the headings of `headings`, both
+    texts of `full`."""
+    position = {memory_id: m for m, memory_id in enumerate(judgement.ids)}
+    return judgement.evaluation(
+        headings=[position[m] for m in headings], full=[position[m] for m in full]
+    )
 
 
 def lint_or_reject(source: str, filename: str) -> LoadedBundle:

@@ -12,16 +12,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from gateway.core.assembly import ASSEMBLER_VERSION, ASSEMBLER_VERSIONS
-from gateway.core.model import Candidate, ContextRequest, MemoryId
+from gateway.core.assembly import Found, UnknownAssemblerError, resolve_assembler
+from gateway.core.model import Candidate, ContextRequest
 from gateway.core.outcome import Assembly
+from gateway.core.ranking import RankingProfile
 from gateway.errors import InvalidRequestError
-from gateway.memory import MemoryVersion
+from gateway.memory import MemoryVersion, candidate_of
 from gateway.principal import Principal
 from gateway.store import memories as memory_store
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
-from gateway.usecases import context as retrieval
+from gateway.usecases.disclosure import Makers
 from policies import Evaluation
 from receipts import decode_body
 
@@ -29,10 +30,10 @@ __all__ = [
     "REPLAYABLE",
     "Problem",
     "Recorded",
-    "assembler_version",
     "diff",
     "read_recorded",
-    "recorded_inputs",
+    "recorded_found",
+    "recorded_makers",
     "with_judged_subject",
 ]
 
@@ -129,46 +130,30 @@ async def with_judged_subject(conn: Connection, recorded: Recorded) -> Recorded:
     return dataclasses.replace(recorded, subject=subject)
 
 
-def assembler_version(recorded: Recorded) -> str:
-    """The assembler version that wrote the receipt when this gateway still builds it (so exact
-    replay can match), else the current one."""
-    version = recorded.body["assembler"]["version"]
-    return version if version in ASSEMBLER_VERSIONS else ASSEMBLER_VERSION
-
-
-def _float(text: str | None) -> float | None:
-    return None if text is None else float(text)
-
-
-def _candidate(version: MemoryVersion, signals: dict[str, Any] | None) -> Candidate:
-    signals = signals or {}
-    return Candidate(
-        memory_id=MemoryId(version.memory_id),
-        namespace=version.namespace,
-        memory_type=version.memory_type,
-        heading=version.heading,
-        content=version.content,
-        confidence=version.confidence,
-        labels=tuple(version.labels),
-        source_type=version.source_type,
-        source_ref=version.source_ref,
-        created_at=version.created_at,
-        expires_at=version.expires_at,
-        deleted_at=version.deleted_at,
-        superseded_by=MemoryId(version.superseded_by) if version.superseded_by else None,
-        content_sha256=version.content_sha256,
-        tokens=version.tokens,
-        heading_tokens=version.heading_tokens,
-        vector_rank=signals.get("vector_rank"),
-        vector_distance=_float(signals.get("vector_distance")),
-        lexical_rank=signals.get("lexical_rank"),
-        lexical_score=_float(signals.get("lexical_score")),
+def recorded_makers(recorded: Recorded) -> Makers:
+    """What made the recorded bundle (assembler, tokenizer, ranking profile, embedder), to build
+    it again; a 422 `assembler_unknown` when this gateway does not build its assembler."""
+    record = recorded.body["assembler"]
+    try:
+        assembler = resolve_assembler(record["version"])
+    except UnknownAssemblerError as exc:
+        raise InvalidRequestError(
+            f"receipt {recorded.receipt_id} was assembled by {exc.version}, which this gateway "
+            "does not build: its bundle cannot be rebuilt",
+            code="assembler_unknown",
+        ) from None
+    profile = {k: v for k, v in record["ranking_profile"].items() if k != "digest"}
+    embedder = record["embedder"]
+    return Makers(
+        assembler,
+        record["tokenizer"],
+        RankingProfile.from_canonical(profile),
+        embedder["model"],
+        embedder["dim"],
     )
 
 
-async def recorded_inputs(
-    conn: Connection, recorded: Recorded
-) -> tuple[retrieval.ContextInputs, list[Problem]]:
+async def recorded_found(conn: Connection, recorded: Recorded) -> tuple[Found, list[Problem]]:
     """The recorded candidates and index entries, as the versioned store holds them today."""
     body = recorded.body
     signals = {c["memory_id"]: c for c in body["candidates"]}
@@ -191,9 +176,28 @@ async def recorded_inputs(
             problems.append(
                 Problem("content_mismatch", "stored content differs from the receipt", memory_id)
             )
-    candidates = [_candidate(versions[c], signals[c]) for c in sorted(signals) if c in versions]
-    index = [_candidate(versions[i], None) for i in index_ids if i in versions]
-    return retrieval.ContextInputs(candidates, index, body["index_input"]["total_live"]), problems
+
+    def candidate(memory_id: str, recorded_signals: dict[str, Any] | None) -> Candidate:
+        fields = {f.name: getattr(versions[memory_id], f.name) for f in _VERSION_FIELDS}
+        if recorded_signals is not None:
+            fields |= {
+                "vector_rank": recorded_signals["vector_rank"],
+                "vector_distance": _float(recorded_signals["vector_distance"]),
+                "lexical_rank": recorded_signals["lexical_rank"],
+                "lexical_score": _float(recorded_signals["lexical_score"]),
+            }
+        return candidate_of(fields)
+
+    candidates = tuple(candidate(c, signals[c]) for c in sorted(signals) if c in versions)
+    index = tuple(candidate(i, None) for i in index_ids if i in versions)
+    return Found(candidates, index, body["index_input"]["total_live"]), problems
+
+
+_VERSION_FIELDS = dataclasses.fields(MemoryVersion)
+
+
+def _float(text: str | None) -> float | None:
+    return None if text is None else float(text)
 
 
 def diff(original: Recorded, replayed: Assembly, evaluation: Evaluation) -> dict[str, Any]:

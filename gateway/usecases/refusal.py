@@ -43,7 +43,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from gateway.errors import FieldError, InvalidRequestError, PolicyRefusedError
 from gateway.principal import Principal
@@ -51,7 +51,7 @@ from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from gateway.usecases.policy import PolicyInForce, request_stage, request_view
 from gateway.usecases.receipting import Recorder, rfc3339
-from policies import Evaluation
+from policies import RequestJudgement
 from receipts import REFUSAL_KIND, decode_body
 
 __all__ = [
@@ -59,8 +59,8 @@ __all__ = [
     "REFUSAL_REPLAY_KIND",
     "Disclosure",
     "RecordedRefusal",
-    "judge_request",
     "read_refusal",
+    "receipt_refusal",
     "replay_refusal",
 ]
 
@@ -70,24 +70,22 @@ REFUSAL_REPLAY_KIND = "refusal_replay"
 Disclosure = Literal["context", "search", "timeline", "fetch"]
 
 
-async def judge_request(
+async def receipt_refusal(
     conn: Connection,
     recorder: Recorder,
     principal: Principal,
     policy: PolicyInForce,
-    view: Mapping[str, object],
+    judging: RequestJudgement,
     *,
     disclosure: Disclosure,
     request: Mapping[str, Any],
     at: datetime,
     issued_at: datetime,
-) -> Evaluation:
-    """The request stage. When an enforced `require` refuses, receipt the refusal, then raise
-    `PolicyRefusedError` naming the receipt."""
-    evaluation = request_stage(policy, view, at)
-    refusal = evaluation.refused
-    if refusal is None:
-        return evaluation
+) -> NoReturn:
+    """Receipt the refusal `judging` decided, then raise `PolicyRefusedError` naming the
+    receipt."""
+    refusal = judging.refused
+    assert refusal is not None, "only a refused request is receipted as a refusal"
     receipt_id: str | None
     try:
         receipt_id = await recorder.record(
@@ -101,7 +99,7 @@ async def judge_request(
                 "disclosure": disclosure,
                 "request": dict(request),
                 "at": rfc3339(at),
-                "policy": policy.record(evaluation),
+                "policy": policy.record(judging.evaluation()),
                 "refused": refusal.to_json(),
             },
             disclosed_ids=[],
@@ -185,7 +183,7 @@ async def replay_refusal(
     """Judge the recorded request under `policy` at the recorded instant; the payload and the
     id of the `refusal_replay` receipt written for it."""
     body = recorded.body
-    evaluation = request_stage(policy, recorded.view, recorded.at)
+    evaluation = request_stage(policy, recorded.view, recorded.at).evaluation()
     original = body["refused"]
     refused = None if evaluation.refused is None else evaluation.refused.to_json()
     outcome = "proceed" if refused is None else "refuse"

@@ -22,20 +22,19 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from gateway.core.ranking import RankingProfile
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.principal import Principal
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
-from gateway.usecases.disclosure import Discloser
-from gateway.usecases.policy import PolicyInForce, lint_or_reject, reads_content
+from gateway.usecases.disclosure import Admitted, Discloser, compose, context_view
+from gateway.usecases.policy import PolicyInForce, lint_or_reject, reads_content, request_stage
 from gateway.usecases.recorded import (
     Problem,
-    assembler_version,
     diff,
     read_recorded,
-    recorded_inputs,
+    recorded_found,
+    recorded_makers,
     with_judged_subject,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
@@ -112,19 +111,8 @@ class Replayer:
             )
             return Replayed(payload, replay_id)
         recorded = await with_judged_subject(conn, read_recorded(row))
+        makers = recorded_makers(recorded)  # 422 when its assembler is not built here
         problems: list[Problem] = []
-        assembler = recorded.body["assembler"]
-        version = assembler_version(recorded)
-        if version != assembler["version"]:
-            problems.append(
-                Problem(
-                    "assembler_version",
-                    f"recorded {assembler['version']}, which this gateway cannot build; "
-                    f"assembled with {version}",
-                )
-            )
-        profile_record = {k: v for k, v in assembler["ranking_profile"].items() if k != "digest"}
-        profile = RankingProfile.from_canonical(profile_record)
         if mode == "what_if":
             policy = await self.candidate_policy(
                 conn, principal.tenant_id, policy_digest, policy_yaml
@@ -133,43 +121,43 @@ class Replayer:
             policy = await self.recorded_policy(conn, recorded.body)
         if mode == "current":
             at = now
-            if assembler["embedder"]["model"] != self.discloser.embedder.model:
+            embedder = self.discloser.embedder
+            if makers.embedder_model != embedder.model:
                 problems.append(
                     Problem(
                         "embedder_changed",
-                        f"recorded {assembler['embedder']['model']}, now "
-                        f"{self.discloser.embedder.model}: today's recall differs",
+                        f"recorded {makers.embedder_model}, now {embedder.model}: "
+                        "today's recall differs",
                     )
                 )
-            inputs = await retrieval.gather_context(
+            makers = dataclasses.replace(
+                makers, embedder_model=embedder.model, embedder_dim=embedder.dim
+            )
+            found = await retrieval.find(
                 conn,
-                self.discloser.embedder,
+                embedder,
                 recorded.subject,
                 recorded.request,
                 at,
-                version=version,
                 index_content=reads_content(policy.bundle),
             )
         else:
             at = recorded.at
-            inputs, missing = await recorded_inputs(conn, recorded)
+            found, missing = await recorded_found(conn, recorded)
             problems.extend(missing)
             if not reads_content(policy.bundle):
-                inputs = retrieval.without_index_content(inputs)  # as gathered at the time
+                found = retrieval.without_index_content(found)  # as gathered at the time
         original_sha = recorded.body["bundle"]["sha256"]
-        disclosed, assembly, evaluation = await self.discloser.assemble_and_record(
+        view = context_view(recorded.subject, recorded.request)
+        admitted = Admitted(policy, request_stage(policy, view, at))
+        composed = compose(recorded.request, found, admitted, makers, at=at)
+        disclosed = await self.discloser.record(
             conn,
             principal,
-            recorded.request,
-            inputs,
-            policy,
-            at=at,
+            composed,
             issued_at=now,
             kind="replay",
-            profile=profile,
-            tokenizer_name=assembler["tokenizer"],
-            version=version,
-            policy_subject=recorded.subject,
+            judged=recorded.subject,
             parent_receipt_id=recorded.receipt_id,
             extra={
                 "replay": {
@@ -182,6 +170,7 @@ class Replayer:
                 }
             },
         )
+        assembly, evaluation = composed.assembly, composed.evaluation
         identical = assembly.bundle_sha256 == original_sha
         payload = {
             "mode": mode,

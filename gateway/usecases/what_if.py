@@ -11,19 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.core.ranking import RankingProfile
 from gateway.principal import Principal
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from gateway.usecases.context import without_index_content
-from gateway.usecases.disclosure import assemble_under, context_view
+from gateway.usecases.disclosure import Admitted, compose, context_view
 from gateway.usecases.policy import PolicyInForce, reads_content, request_stage
 from gateway.usecases.recorded import (
     REPLAYABLE,
-    assembler_version,
     diff,
     read_recorded,
-    recorded_inputs,
+    recorded_found,
+    recorded_makers,
     with_judged_subject,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, read_refusal
@@ -51,7 +50,7 @@ async def what_if_window(
         if row.kind == REFUSAL_KIND:
             # A refused request, judged again: would the candidate let it through?
             refusal = read_refusal(row, "what_if")
-            judged = request_stage(policy, refusal.view, refusal.at)
+            judged = request_stage(policy, refusal.view, refusal.at).evaluation()
             refusals += 1
             lifted += judged.refused is None
             _count_hits(judged, rule_hits)
@@ -67,22 +66,15 @@ async def what_if_window(
         if row.kind not in REPLAYABLE:
             continue
         recorded = await with_judged_subject(conn, read_recorded(row))
-        inputs, problems = await recorded_inputs(conn, recorded)
+        inputs, problems = await recorded_found(conn, recorded)
         if not reads_content(policy.bundle):
             inputs = without_index_content(inputs)  # as a live request under it would gather
-        profile_record = {
-            k: v for k, v in recorded.body["assembler"]["ranking_profile"].items() if k != "digest"
-        }
-        assembly, evaluation = assemble_under(
-            recorded.request,
-            inputs,
-            policy,
-            context_view(recorded.subject, recorded.request),
-            at=recorded.at,
-            profile=RankingProfile.from_canonical(profile_record),
-            tokenizer_name=recorded.body["assembler"]["tokenizer"],
-            version=assembler_version(recorded),
+        view = context_view(recorded.subject, recorded.request)
+        admitted = Admitted(policy, request_stage(policy, view, recorded.at))
+        composed = compose(
+            recorded.request, inputs, admitted, recorded_makers(recorded), at=recorded.at
         )
+        assembly, evaluation = composed.assembly, composed.evaluation
         evaluated += 1
         refused += evaluation.refused is not None
         _count_hits(evaluation, rule_hits)

@@ -1,36 +1,30 @@
 """Under assembler assemble/2026-11-30.3 a context receipt records redaction only for the texts
 the bundle renders: index lines (heading) and tier-2 blocks (heading and content). A memory
 recalled but not rendered in full gets no content redaction; exact replay reproduces the
-decisions; receipts of the previous assembler (every candidate redacted) still replay as they
-were written. Real HTTP, real PostgreSQL; the last test runs the use case on its own."""
+decisions. Real HTTP, real PostgreSQL; two tests run the use case on its own."""
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from litestar.testing import TestClient
 
-from gateway.core.assembly import ASSEMBLER_VERSION
+from gateway.core.assembly import ASSEMBLER, Found
 from gateway.core.model import Candidate, ContextRequest, MemoryId
-from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.tokens import load_tokenizer
-from gateway.usecases.context import ContextInputs
-from gateway.usecases.disclosure import assemble_under
-from gateway.usecases.policy import PolicyInForce
+from gateway.usecases.disclosure import Admitted, Composed, Makers, compose
+from gateway.usecases.policy import PolicyInForce, request_stage
 from policies import Evaluation, load_bundle
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_memories_write import memory
 from tests.gateway.test_policies_api import activate
 from tests.gateway.test_replay import replay
 
-PREVIOUS = "assemble/2026-11-30.2"  # the last assembler that redacted every candidate
 MARKER = "[redacted:email]"
 EMAIL = re.compile(r"[a-z0-9]+@example\.com")
 ASK = {"task": "who do I ask about a deploy step?", "budget_tokens": 4000, "top_k": 3}
@@ -82,20 +76,6 @@ def _context(client: TestClient[Any], agent: Key, **overrides: Any) -> dict[str,
     return payload
 
 
-@contextmanager
-def _assembler(client: TestClient[Any], version: str) -> Iterator[None]:
-    """The gateway builds new bundles with assembler `version` (as one not yet upgraded)."""
-    state = client.app.state
-    current = state.runtime
-    state.runtime = dataclasses.replace(
-        current, discloser=dataclasses.replace(current.discloser, assembler_version=version)
-    )
-    try:
-        yield
-    finally:
-        state.runtime = current
-
-
 def _redacted_fields(policy: dict[str, Any]) -> dict[str, set[str]]:
     """By memory, the fields a `redact` decision rewrote."""
     found: dict[str, set[str]] = {}
@@ -126,7 +106,7 @@ def test_only_rendered_texts_are_redacted_and_exact_replay_records_the_same(
 
     context = _context(client, agent)
     body = _receipt(client, auditor, context["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER_VERSION
+    assert body["assembler"]["version"] == ASSEMBLER.version
     assert body["policy"] == context["policy"]
     policy = body["policy"]
     full, lines = _rendered(context)
@@ -165,7 +145,7 @@ def test_only_rendered_texts_are_redacted_and_exact_replay_records_the_same(
     exact = replay(client, auditor, context["receipt_id"], mode="exact").json()
     assert exact["identical"] is True and exact["problems"] == []
     replayed = _receipt(client, auditor, exact["receipt_id"])
-    assert replayed["assembler"]["version"] == ASSEMBLER_VERSION
+    assert replayed["assembler"]["version"] == ASSEMBLER.version
     assert replayed["policy"]["decisions"] == policy["decisions"]
     assert replayed["policy"]["outcomes"] == policy["outcomes"]
 
@@ -201,43 +181,6 @@ def test_without_the_index_only_the_blocks_are_redacted(
     assert exact["identical"] is True and exact["problems"] == []
     replayed = _receipt(client, auditor, exact["receipt_id"])
     assert replayed["policy"]["decisions"] == policy["decisions"]
-
-
-def test_receipts_of_the_previous_assembler_redact_every_candidate_and_replay_so(
-    client: TestClient[Any], agent: Key, make_key: KeyFactory
-) -> None:
-    number = _seed(client, agent)
-    activate(client, make_key(role="admin"), REDACT_EMAILS, "enforce")
-    auditor = make_key(role="auditor")
-
-    with _assembler(client, PREVIOUS):
-        old = _context(client, agent)
-    new = _context(client, agent)
-    old_body = _receipt(client, auditor, old["receipt_id"])
-    assert old_body["assembler"]["version"] == PREVIOUS
-    # The same bytes; only what the receipt says was redacted differs.
-    assert old["bundle_sha256"] == new["bundle_sha256"]
-    assert old["included"] == new["included"] and old["index"] == new["index"]
-
-    old_redacted = _redacted_fields(old["policy"])
-    new_redacted = _redacted_fields(new["policy"])
-    full, _ = _rendered(old)
-    # Every candidate's content was redacted, in tier 2 or not.
-    assert {m for m, fields in old_redacted.items() if "content" in fields} == set(number)
-    assert {m for m, fields in new_redacted.items() if "content" in fields} == full
-    assert set(new_redacted) < set(old_redacted)
-    assert _outcome_fields(old["policy"]) == old_redacted
-
-    exact = replay(client, auditor, old["receipt_id"], mode="exact").json()
-    assert exact["identical"] is True and exact["problems"] == []
-    replayed = _receipt(client, auditor, exact["receipt_id"])
-    assert replayed["assembler"]["version"] == PREVIOUS
-    assert replayed["policy"]["decisions"] == old["policy"]["decisions"]
-    assert replayed["policy"]["outcomes"] == old["policy"]["outcomes"]
-    # A replay of the replay still builds the old version.
-    again = replay(client, auditor, exact["receipt_id"], mode="exact").json()
-    assert again["identical"] is True and again["replay_of_replay"] is True
-    assert _receipt(client, auditor, again["receipt_id"])["policy"] == replayed["policy"]
 
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -287,8 +230,8 @@ def _decided(evaluation: Evaluation) -> dict[str, set[str]]:
     return found
 
 
-def test_assemble_under_the_two_versions_builds_the_same_bytes() -> None:
-    # The use case on its own, on identical inputs: no clock, no store between the two.
+def test_compose_redacts_only_what_the_bundle_renders() -> None:
+    # The use case on its own, on identical inputs: no clock, no store.
     loaded = load_bundle(REDACT_EMAILS.decode(), "redact-emails.yaml")
     bundle = dataclasses.replace(loaded.bundle, mode="enforce")
     policy = PolicyInForce(loaded.digest, "enforce", bundle, activated=True)
@@ -304,36 +247,19 @@ def test_assemble_under_the_two_versions_builds_the_same_bytes() -> None:
     ]
     index_only = [candidate("i-x", heading="Ask x@example.com", content="")]
     index = sorted([*candidates, *index_only], key=lambda c: (-c.confidence, c.memory_id))
-    inputs = ContextInputs(candidates, index, COUNT + 1)
+    found = Found(tuple(candidates), tuple(index), COUNT + 1)
     request = ContextRequest(task="t", namespaces=("ops",), budget_tokens=4000, top_k=3)
-
-    def under(version: str) -> tuple[Assembly, Evaluation]:
-        return assemble_under(
-            request,
-            inputs,
-            policy,
-            {},
-            at=NOW,
-            profile=DEFAULT_PROFILE,
-            tokenizer_name="cl100k_base",
-            version=version,
-        )
-
-    old, old_evaluation = under(PREVIOUS)
-    new, new_evaluation = under(ASSEMBLER_VERSION)
-    assert old.bundle.encode() == new.bundle.encode()
-    assert old.to_record() == new.to_record()
+    composed = _compose(request, found, policy)
+    new, new_evaluation = composed.assembly, composed.evaluation
+    again = _compose(request, found, policy)
+    assert again.assembly.bundle.encode() == new.bundle.encode()
+    assert again.assembly.to_record() == new.to_record()
     full = {i.memory_id for i in new.included}
     assert len(full) == 3 and set(new.index.entries) == {*(c.memory_id for c in candidates), "i-x"}
     assert MARKER in new.bundle and not EMAIL.search(new.bundle)
 
-    old_decided, new_decided = _decided(old_evaluation), _decided(new_evaluation)
+    new_decided = _decided(new_evaluation)
     headed = {f"m{i}" for i in range(0, COUNT, 2)} | {"i-x"}
-    assert old_decided == {
-        **{f"m{i}": {"content"} for i in range(COUNT)},
-        **{m: {"content", "heading"} for m in headed if m != "i-x"},
-        "i-x": {"heading"},
-    }
     rendered_only: dict[str, set[str]] = {m: {"heading"} for m in headed}
     for m in full:
         rendered_only[m] = {"content"} | rendered_only.get(m, set())
@@ -344,6 +270,12 @@ def test_assemble_under_the_two_versions_builds_the_same_bytes() -> None:
         assert fields == new_decided.get(outcome.memory_id, set())
         if outcome.memory_id not in full:
             assert "content" not in fields
+
+
+def _compose(request: ContextRequest, found: Found, policy: PolicyInForce) -> Composed:
+    makers = Makers(ASSEMBLER, "cl100k_base", DEFAULT_PROFILE, "hash", 384)
+    admitted = Admitted(policy, request_stage(policy, {}, NOW))
+    return compose(request, found, admitted, makers, at=NOW)
 
 
 def test_texts_the_layout_left_out_are_not_recorded_as_redacted() -> None:
@@ -368,17 +300,10 @@ def test_texts_the_layout_left_out_are_not_recorded_as_redacted() -> None:
         candidate(f"x{i:03d}", heading=f"Ask x{i}@example.com", content="", confidence=0.5)
         for i in range(60)
     ]
-    inputs = ContextInputs(candidates, [*candidates, *index_only], 63)
+    found = Found(tuple(candidates), (*candidates, *index_only), 63)
     request = ContextRequest(task="t", namespaces=("ops",), budget_tokens=500, top_k=3)
-    assembly, evaluation = assemble_under(
-        request,
-        inputs,
-        policy,
-        {},
-        at=NOW,
-        profile=DEFAULT_PROFILE,
-        tokenizer_name="cl100k_base",
-    )
+    composed = _compose(request, found, policy)
+    assembly, evaluation = composed.assembly, composed.evaluation
     reasons = {e.memory_id: e.reason for e in assembly.excluded}
     assert reasons["m1"] == "over_budget"
     assert "index_truncated" in reasons.values()

@@ -10,6 +10,7 @@ from typing import Any
 import psycopg
 from litestar.testing import TestClient
 
+from gateway.core.assembly import Assembler
 from gateway.store import receipts as receipt_store
 from gateway.usecases.recorded import Recorded, read_recorded, with_judged_subject
 from receipts import canonicalize, decode_body
@@ -67,6 +68,13 @@ def test_exact_replay_says_why_when_a_memory_was_erased(
     assert {"code": "memory_erased", "memory_id": erased} in [
         {k: p[k] for k in ("code", "memory_id")} for p in result["problems"]
     ]
+    # The erased version is dead in the rebuilt bundle, not a live block with no text.
+    assert erased not in result["replayed"]["included"]
+    assert f"id {erased}" not in result["replayed"]["bundle"]
+    body = client.get(
+        f"/v1/receipts/{result['receipt_id']}", headers=make_key(role="auditor").headers
+    ).json()["body"]
+    assert {e["memory_id"]: e["reason"] for e in body["excluded"]}[erased] == "deleted"
 
 
 def test_what_if_replays_under_a_candidate_policy(
@@ -162,30 +170,34 @@ def test_as_of_assembles_the_past(
     )
 
 
-def test_receipts_of_an_older_assembler_still_replay_exactly(
+def test_a_receipt_of_an_assembler_not_built_here_is_refused_by_replay(
     client: TestClient[Any], agent: Key, make_key: KeyFactory
 ) -> None:
-    # A gateway still on the first assembler version (the index kept to its share) wrote this
-    # receipt; today's gateway builds that version again for exact replay, and says so.
-    old = "assemble/2026-11-29.1"
+    # A gateway on another assembler wrote this receipt; this one does not build that version,
+    # so it says so rather than rebuild the bundle with other rules.
+    other = Assembler(version="assemble/1999-01-01.1")
     seed(client, agent)
     state = client.app.state
     current = state.runtime
     state.runtime = dataclasses.replace(
-        current, discloser=dataclasses.replace(current.discloser, assembler_version=old)
+        current, discloser=dataclasses.replace(current.discloser, assembler=other)
     )
     try:
         original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
     finally:
         state.runtime = current
-    today = client.post("/v1/context", json=ASK, headers=agent.headers).json()
-    assert today["bundle_sha256"] != original["bundle_sha256"]  # the index grew
-    assert today["index"]["shown"] > original["index"]["shown"]
     auditor = make_key(role="auditor")
-    exact = replay(client, auditor, original["receipt_id"], mode="exact").json()
-    assert exact["identical"] is True and exact["problems"] == []
-    receipt = client.get(f"/v1/receipts/{exact['receipt_id']}", headers=auditor.headers).json()
-    assert receipt["body"]["assembler"]["version"] == old
+    receipt = client.get(f"/v1/receipts/{original['receipt_id']}", headers=auditor.headers).json()
+    assert receipt["body"]["assembler"]["version"] == other.version
+    for mode in ("exact", "current", "what_if"):
+        extra = {"policy_yaml": AGENTS_ONLY.decode()} if mode == "what_if" else {}
+        refused = replay(client, auditor, original["receipt_id"], mode=mode, **extra)
+        assert refused.status_code == 422, refused.text
+        problem = refused.json()
+        assert problem["code"] == "assembler_unknown" and other.version in problem["detail"]
+    today = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    exact = replay(client, auditor, today["receipt_id"], mode="exact").json()
+    assert exact["identical"] is True
 
 
 AGENTS_ONLY = b"""\

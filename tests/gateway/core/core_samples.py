@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from gateway.core.assembly import ASSEMBLER_VERSION, assemble
+from gateway.core.assembly import assemble
 from gateway.core.model import Candidate, ContextRequest, FillMode, MemoryId, MemoryType
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE
@@ -104,9 +104,7 @@ def index_of(candidates: Sequence[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.confidence, c.memory_id))
 
 
-def sample_assembly(
-    budget_tokens: int = 600, version: str = ASSEMBLER_VERSION, *, withhold_count: bool = False
-) -> Assembly:
+def sample_assembly(budget_tokens: int = 600, *, withhold_count: bool = False) -> Assembly:
     memories = retrieved(8)
     extra = [memory(f"01JN{n:022d}", confidence=0.95) for n in range(3)]
     dead = [
@@ -122,5 +120,4 @@ def sample_assembly(
         tokenizer=load_tokenizer(),
         now=NOW,
         withhold_count=withhold_count,
-        version=version,
     )

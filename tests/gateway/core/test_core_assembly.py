@@ -8,14 +8,22 @@ import pytest
 import rfc8785
 from core_samples import NOW, index_of, memory, request, retrieved
 
-from gateway.core.assembly import ASSEMBLER_VERSION, AssemblyInputError, assemble
+from gateway.core.assembly import (
+    ASSEMBLER,
+    AssemblyInputError,
+    Found,
+    UnknownAssemblerError,
+    assemble,
+    prepare,
+    resolve_assembler,
+)
 from gateway.core.fixed import JSONValue
-from gateway.core.gate import Gate, GateVerdict, GateVerdictError
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
 from gateway.core.render import EMPTY_NAMESPACES, EMPTY_VISIBLE, HEADERS, MORE_UNCOUNTED
 from gateway.core.tokens import load_tokenizer
+from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
 
 TOKENIZER = load_tokenizer()
 
@@ -25,10 +33,10 @@ def run(
     candidates: Sequence[Candidate],
     index: Sequence[Candidate] = (),
     total_live: int | None = None,
-    gate: Gate | None = None,
-    version: str = ASSEMBLER_VERSION,
+    verdict: Verdict = ADMIT_ALL,
     profile: RankingProfile = DEFAULT_PROFILE,
     withhold_count: bool = False,
+    rewritten: Texts | None = None,
 ) -> Assembly:
     live = (
         total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
@@ -41,9 +49,9 @@ def run(
         profile=profile,
         tokenizer=TOKENIZER,
         now=NOW,
-        gate=gate,
+        verdict=verdict,
+        rewritten=rewritten or {},
         withhold_count=withhold_count,
-        version=version,
     )
 
 
@@ -137,15 +145,12 @@ def test_room_the_memories_leave_flows_back_to_the_index() -> None:
     )
 
 
-def test_the_first_assembler_version_keeps_the_index_to_its_share() -> None:
-    # Receipts written by it must still replay byte for byte.
-    entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
-    out = run(request(budget_tokens=800), [], entries, 500, version="assemble/2026-11-29.1")
-    assert 0 < out.index.tokens <= 800 // 4
-    grown = run(request(budget_tokens=800), [], entries, 500)
-    assert grown.index.shown > out.index.shown and grown.tokens_used <= 800
-    with pytest.raises(AssemblyInputError, match="unknown assembler version"):
-        run(request(), [], entries, version="assemble/0")
+def test_the_assembler_is_resolved_by_its_version_only() -> None:
+    # A receipt names the version that built it; only that version may replay it exactly.
+    assert resolve_assembler("assemble/2026-11-30.3") is ASSEMBLER
+    with pytest.raises(UnknownAssemblerError, match="unknown assembler version") as raised:
+        resolve_assembler("assemble/2026-11-29.1")
+    assert raised.value.version == "assemble/2026-11-29.1"
 
 
 def test_index_budget_tokens_overrides_the_default_share() -> None:
@@ -188,16 +193,6 @@ def test_header_and_prefix_never_depend_on_the_task() -> None:
     assert TOKENIZER.encode(second.bundle)[: len(prefix_tokens)] == prefix_tokens
 
 
-class RecordingGate:
-    def __init__(self, verdict: GateVerdict) -> None:
-        self.verdict = verdict
-        self.calls: list[list[str]] = []
-
-    def __call__(self, shown: Sequence[Candidate]) -> GateVerdict:
-        self.calls.append([c.memory_id for c in shown])
-        return self.verdict
-
-
 def deny(memory_id: str) -> Exclusion:
     return Exclusion(MemoryId(memory_id), "policy_denied", "rule hr-needs-privileged-role")
 
@@ -206,22 +201,26 @@ def cap(memory_id: str) -> Exclusion:
     return Exclusion(MemoryId(memory_id), "policy_capped", "rule cap-episodic")
 
 
-def test_gate_sees_ranked_candidates_then_live_index_only_entries_once() -> None:
+def test_the_policy_judges_ranked_candidates_then_live_index_only_entries_once() -> None:
     cands = retrieved(3)
     index = [memory("i-dead", expires_at=NOW), cands[1], memory("i-b"), memory("i-a")]
-    gate = RecordingGate(GateVerdict())
-    out = run(request(), cands, index, gate=gate)
-    ranked_ids = [i.memory_id for i in out.included]
-    assert gate.calls == [[*ranked_ids, "i-b", "i-a"]]
+    found = Found(tuple(cands[::-1]), tuple(index), total_live=6)
+    prepared = prepare(request(), found, profile=DEFAULT_PROFILE, now=NOW)
+    ranked_ids = [i.memory_id for i in run(request(), cands, index).included]
+    assert len(ranked_ids) == 3
+    assert [c.memory_id for c in prepared.judged] == [*ranked_ids, "i-b", "i-a"]
+    # Without the index, the index-only entries are never judged (nor shown).
+    off = prepare(request(include_index=False), found, profile=DEFAULT_PROFILE, now=NOW)
+    assert [c.memory_id for c in off.judged] == ranked_ids
 
 
 def test_denied_memories_vanish_from_index_and_tier_two() -> None:
     cands = [memory("c1", vector_rank=1, heading="HR salary table", content="SALARY-ROW")]
     index = [cands[0], memory("i1", heading="HR review notes")]
-    verdict = GateVerdict(
+    verdict = Verdict(
         denied=MappingProxyType({MemoryId("c1"): deny("c1"), MemoryId("i1"): deny("i1")})
     )
-    out = run(request(), cands, index, gate=RecordingGate(verdict))
+    out = run(request(), cands, index, verdict=verdict)
     assert "HR" not in out.bundle and "SALARY" not in out.bundle
     assert reasons(out) == {"c1": "policy_denied", "i1": "policy_denied"}
     assert out.excluded[0].detail == "rule hr-needs-privileged-role"
@@ -236,20 +235,18 @@ def under_a_deny(
     hidden: int,
     *,
     withhold_count: bool = True,
-    version: str = ASSEMBLER_VERSION,
 ) -> Assembly:
     """120 listable memories plus ``hidden`` denied ones, with 30 more live beyond the index."""
     allowed = [memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(120)]
     denied = [memory(f"h{n:03d}", namespace="hr", confidence=0.9) for n in range(hidden)]
-    verdict = GateVerdict(denied={d.memory_id: deny(d.memory_id) for d in denied})
+    verdict = Verdict(denied={d.memory_id: deny(d.memory_id) for d in denied})
     return run(
         req,
         [],
         index_of([*allowed, *denied]),
         total_live=150 + hidden,
-        gate=RecordingGate(verdict),
+        verdict=verdict,
         withhold_count=withhold_count,
-        version=version,
     )
 
 
@@ -258,7 +255,7 @@ def under_a_deny(
     [request(budget_tokens=800), request(budget_tokens=800, index_budget_tokens=150)],
     ids=["grown-index", "fixed-share"],
 )
-def test_a_gate_that_can_deny_gets_an_index_that_states_no_count(req: ContextRequest) -> None:
+def test_a_policy_that_can_deny_gets_an_index_that_states_no_count(req: ContextRequest) -> None:
     # total_live counts the denied memories too: "…N more" would tell how many are hidden.
     outs = [under_a_deny(req, hidden) for hidden in (0, 5, 40)]
     assert len({out.bundle for out in outs}) == 1
@@ -276,16 +273,6 @@ def test_a_gate_that_can_deny_gets_an_index_that_states_no_count(req: ContextReq
     assert counted.bundle.replace(line, MORE_UNCOUNTED) == out.bundle
 
 
-@pytest.mark.parametrize("version", ["assemble/2026-11-29.1", "assemble/2026-11-30.1"])
-def test_earlier_assembler_versions_state_the_count_even_under_a_deny(version: str) -> None:
-    # Receipts written by them must still replay byte for byte.
-    req = request(budget_tokens=800)
-    out = under_a_deny(req, 40, version=version)
-    assert out == under_a_deny(req, 40, withhold_count=False, version=version)
-    assert not out.index.count_withheld
-    assert f"…{190 - out.index.shown} more, use search" in out.bundle
-
-
 def test_a_complete_index_has_no_more_line_even_when_the_count_is_withheld() -> None:
     entries = index_of([memory(f"i{n}") for n in range(5)])
     out = run(request(), [], entries, total_live=5, withhold_count=True)
@@ -296,23 +283,23 @@ def test_a_complete_index_has_no_more_line_even_when_the_count_is_withheld() -> 
 
 def _hidden_and_visible(visible: int, hidden: int, req: ContextRequest) -> Assembly:
     """``visible`` listable memories and ``hidden`` denied ones, all fetched (no cut) when the
-    request wants the index; without it the store fetches no index and shows the gate nothing."""
+    request wants the index; without it the store fetches no index and the policy judges none."""
     allowed = [memory(f"i{n:03d}", confidence=0.5) for n in range(visible)]
     denied = [memory(f"h{n:03d}", namespace="hr", confidence=0.9) for n in range(hidden)]
     shown = denied if req.include_index else []
-    verdict = GateVerdict(denied={d.memory_id: deny(d.memory_id) for d in shown})
+    verdict = Verdict(denied={d.memory_id: deny(d.memory_id) for d in shown})
     return run(
         req,
         [],
         index_of([*allowed, *denied]) if req.include_index else [],
         total_live=visible + hidden,
-        gate=RecordingGate(verdict),
+        verdict=verdict,
         withhold_count=True,
     )
 
 
 def test_a_withheld_count_leaves_no_more_line_for_hidden_memories_alone() -> None:
-    # Every memory the gate lets through is listed: a "more" line would only say hidden ones exist.
+    # Every memory the policy lets through is listed: a "more" line would only say hidden ones exist.
     outs = [_hidden_and_visible(5, hidden, request()) for hidden in (0, 1, 12)]
     assert len({out.bundle for out in outs}) == 1
     assert outs[0].index.shown == 5 and "more, use search" not in outs[0].bundle
@@ -327,15 +314,15 @@ def test_a_withheld_count_makes_nothing_stored_and_everything_denied_look_alike(
     assert outs[0].bundle == outs[1].bundle
     if include_index:
         assert outs[0].bundle.endswith(EMPTY_VISIBLE) and EMPTY_NAMESPACES not in outs[0].bundle
-    # Without the gate's power to deny, an empty store still says it is empty.
+    # Without the policy's power to deny, an empty store still says it is empty.
     empty = run(req, [], [], total_live=0)
     assert empty.bundle.endswith(EMPTY_NAMESPACES)
 
 
 def test_capped_memories_keep_their_index_line_but_leave_tier_two() -> None:
     cands = [memory("c1", vector_rank=1, content="CAPPED-BODY"), memory("c2", vector_rank=2)]
-    verdict = GateVerdict(capped={MemoryId("c1"): cap("c1")})
-    out = run(request(top_k=1), cands, index_of(cands), gate=RecordingGate(verdict))
+    verdict = Verdict(capped={MemoryId("c1"): cap("c1")})
+    out = run(request(top_k=1), cands, index_of(cands), verdict=verdict)
     assert [i.memory_id for i in out.included] == ["c2"]  # c2 moves up into top_k
     assert reasons(out) == {"c1": "policy_capped"}
     assert "c1" in out.index.entries
@@ -344,8 +331,8 @@ def test_capped_memories_keep_their_index_line_but_leave_tier_two() -> None:
 
 def test_rewritten_memories_render_the_redacted_text() -> None:
     cands = [memory("c1", vector_rank=1, heading="Call bob@example.com", content="bob@example.com")]
-    verdict = GateVerdict(rewritten={MemoryId("c1"): ("Call [email]", "[email] on call")})
-    out = run(request(), cands, cands, gate=RecordingGate(verdict))
+    texts = {MemoryId("c1"): ("Call [email]", "[email] on call")}
+    out = run(request(), cands, cands, rewritten=texts)
     assert "bob@" not in out.bundle
     assert "- c1 | semantic | 0.80 | Call [email]" in out.bundle
     assert "### Call [email]\n" in out.bundle and "[email] on call" in out.bundle
@@ -354,18 +341,32 @@ def test_rewritten_memories_render_the_redacted_text() -> None:
 
 
 @pytest.mark.parametrize(
-    "verdict",
+    ("verdict", "offender"),
     [
-        GateVerdict(denied={MemoryId("stranger"): deny("stranger")}),
-        GateVerdict(denied={MemoryId("c1"): cap("c1")}),
-        GateVerdict(capped={MemoryId("c1"): deny("c1")}),
-        GateVerdict(denied={MemoryId("c1"): deny("other")}),
-        GateVerdict(rewritten={MemoryId("stranger"): ("h", "c")}),
+        (Verdict(denied={MemoryId("stranger"): deny("stranger")}), "stranger"),
+        (Verdict(capped={MemoryId("stranger"): cap("stranger")}), "stranger"),
+        (Verdict(denied={MemoryId("c1"): cap("c1")}), "c1"),
+        (Verdict(capped={MemoryId("c1"): deny("c1")}), "c1"),
+        (Verdict(denied={MemoryId("c1"): deny("other")}), "c1"),
+        # Judged only with the index on: here it is an index-only entry of a request without it.
+        (Verdict(denied={MemoryId("i1"): deny("i1")}), "i1"),
     ],
+    ids=["stranger-denied", "stranger-capped", "cap-as-deny", "deny-as-cap", "filed", "unjudged"],
 )
-def test_a_malformed_verdict_fails_closed(verdict: GateVerdict) -> None:
-    with pytest.raises(GateVerdictError):
-        run(request(), [memory("c1", vector_rank=1)], gate=RecordingGate(verdict))
+def test_a_malformed_verdict_fails_closed(verdict: Verdict, offender: str) -> None:
+    with pytest.raises(VerdictError) as raised:
+        run(request(include_index=False), [memory("c1", vector_rank=1)], [memory("i1")], 2, verdict)
+    assert raised.value.memory_id == offender
+
+
+@pytest.mark.parametrize("stray", ["stranger", "i1"], ids=["stranger", "unjudged"])
+def test_texts_for_a_memory_not_judged_fail_closed(stray: str) -> None:
+    req = request(include_index=False)
+    cands, index = [memory("c1", vector_rank=1)], [memory("i1")]
+    texts = {MemoryId("c1"): ("Call [email]", "x"), MemoryId(stray): ("h", "c")}
+    with pytest.raises(VerdictError) as raised:
+        run(req, cands, index, 2, rewritten=texts)
+    assert raised.value.memory_id == stray
 
 
 def assert_no_floats(value: JSONValue) -> None:
