@@ -20,6 +20,7 @@ BENCHMARKS = {
         "inclusion proofs for a filtered export: per call vs one hashed tree",
     ),
     "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
+    "roundtrips": ("bench.roundtrips", "database round trips per request, counted on the wire"),
     "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
     "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),
 }

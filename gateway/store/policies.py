@@ -42,6 +42,7 @@ _INSERT_BUNDLE = """
 INSERT INTO policy_bundles (tenant_id, digest, canonical, source, name, revision, uploaded_by)
 VALUES (%(tenant_id)s, %(digest)s, %(canonical)s, %(source)s, %(name)s, %(revision)s, %(by)s)
 ON CONFLICT (tenant_id, digest) DO NOTHING
+RETURNING 1
 """
 
 
@@ -56,7 +57,8 @@ async def insert_bundle(
     revision: str | None,
     uploaded_by: str,
 ) -> bool:
-    """Store a bundle; False when the same digest was already stored (content-addressed)."""
+    """Store a bundle; False when the same digest was already stored (content-addressed). The
+    answer is read from RETURNING, not rowcount, which pipeline mode knows only once synced."""
     cur = await conn.execute(
         _INSERT_BUNDLE,
         {
@@ -69,7 +71,7 @@ async def insert_bundle(
             "by": uploaded_by,
         },
     )
-    return cur.rowcount == 1
+    return await cur.fetchone() is not None
 
 
 _FIND_BUNDLE = """

@@ -1,14 +1,14 @@
 """The receipt log: append with a gapless per-tenant sequence, read, list, leaves, checkpoints.
 
-Appending locks the tenant's log head (`receipt_logs`, FOR UPDATE) inside the caller's
-transaction, so the receipt commits with the read it describes, or neither does (fail closed).
+Appending locks the tenant's log head (`receipt_logs`, `lock_head`) inside the caller's
+transaction, the caller seals the receipt for that position, and `append_receipt` writes it, so the receipt commits with the read it describes, or neither does (fail closed).
 Different tenants lock different rows and never wait for each other.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -24,9 +24,9 @@ from receipts.dsse import b64encode
 __all__ = [
     "CheckpointRow",
     "LogHead",
-    "NewReceipt",
     "ReceiptFilter",
     "ReceiptRow",
+    "SealedReceipt",
     "append_receipt",
     "find_receipt",
     "insert_checkpoint",
@@ -83,15 +83,23 @@ def stored_envelope(envelope: dict[str, Any], body: bytes) -> dict[str, Any]:
     return envelope  # not the body: kept whole, for verification to report
 
 
-_ENSURE_LOG = "INSERT INTO receipt_logs (tenant_id) VALUES (%(tenant_id)s) ON CONFLICT DO NOTHING"
-_LOCK_HEAD = "SELECT size, head FROM receipt_logs WHERE tenant_id = %(tenant_id)s FOR UPDATE"
+# One statement creates the tenant's log on first use and locks its head row: an upsert that
+# touches the row takes its lock (ON CONFLICT DO UPDATE), and RETURNING reads it under the lock.
+_LOCK_HEAD = """
+INSERT INTO receipt_logs (tenant_id) VALUES (%(tenant_id)s)
+ON CONFLICT (tenant_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id
+RETURNING size, head
+"""
 
 
 async def lock_head(conn: Connection, tenant_id: str) -> LogHead:
-    await conn.execute(_ENSURE_LOG, {"tenant_id": tenant_id})
-    async with conn.cursor(row_factory=class_row(LogHead)) as cur:
-        await cur.execute(_LOCK_HEAD, {"tenant_id": tenant_id})
-        head = await cur.fetchone()
+    """The tenant's log head, locked until the transaction ends (one round trip)."""
+    try:
+        async with conn.cursor(row_factory=class_row(LogHead)) as cur:
+            await cur.execute(_LOCK_HEAD, {"tenant_id": tenant_id})
+            head = await cur.fetchone()
+    except psycopg.Error as exc:
+        raise ReceiptWriteError(f"the receipt log could not be locked: {exc}") from exc
     assert head is not None
     return head
 
@@ -105,79 +113,74 @@ async def log_size(conn: Connection, tenant_id: str) -> int:
     return int(row[0]) if row else 0  # type: ignore[call-overload]
 
 
-_INSERT = """
-INSERT INTO receipts (tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body,
-                      envelope, prev, leaf, bundle_sha256, policy_digest, parent_receipt_id,
-                      disclosed_ids)
-VALUES (%(tenant_id)s, %(seq)s, %(receipt_id)s, %(kind)s, %(agent_id)s, %(key_id)s, %(issued_at)s,
-        %(body)s, %(envelope)s, %(prev)s, %(leaf)s, %(bundle_sha256)s, %(policy_digest)s,
-        %(parent_receipt_id)s, %(disclosed_ids)s)
-"""
-_ADVANCE = (
-    "UPDATE receipt_logs SET size = %(size)s, head = %(head)s WHERE tenant_id = %(tenant_id)s"
+# The receipt and the head it advances to, in one statement (one round trip, read back so that a
+# failure surfaces here, as a ReceiptWriteError, not at COMMIT).
+_APPEND = """
+WITH appended AS (
+    INSERT INTO receipts (tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body,
+                          envelope, prev, leaf, bundle_sha256, policy_digest, parent_receipt_id,
+                          disclosed_ids)
+    VALUES (%(tenant_id)s, %(seq)s, %(receipt_id)s, %(kind)s, %(agent_id)s, %(key_id)s,
+            %(issued_at)s, %(body)s, %(envelope)s, %(prev)s, %(leaf)s, %(bundle_sha256)s,
+            %(policy_digest)s, %(parent_receipt_id)s, %(disclosed_ids)s)
+    RETURNING seq, leaf
 )
+UPDATE receipt_logs SET size = appended.seq, head = appended.leaf
+  FROM appended
+ WHERE receipt_logs.tenant_id = %(tenant_id)s
+RETURNING receipt_logs.size
+"""
 
 
 @dataclass(frozen=True, slots=True)
-class NewReceipt:
-    """What the use case knows before the log position is assigned."""
+class SealedReceipt:
+    """A receipt signed for its log position (`seq`, after the head `prev`)."""
 
     receipt_id: str
     kind: str
     agent_id: str | None
     key_id: str
     issued_at: datetime
+    seq: int
+    prev: bytes
+    body: bytes
+    envelope: dict[str, Any]
+    leaf: bytes
     bundle_sha256: str | None
     policy_digest: str | None
     parent_receipt_id: str | None
     disclosed_ids: Sequence[str]
 
 
-async def append_receipt(
-    conn: Connection,
-    tenant_id: str,
-    receipt: NewReceipt,
-    seal: Callable[[int, bytes], tuple[bytes, dict[str, Any], bytes]],
-) -> int:
-    """Append one receipt at the tenant's next seq; `seal(seq, prev)` returns (body, envelope
-    JSON, leaf). Returns the seq. Call it last in the transaction: it holds the log lock."""
+async def append_receipt(conn: Connection, tenant_id: str, receipt: SealedReceipt) -> None:
+    """Append one receipt sealed for the head `lock_head` returned in this transaction (which
+    holds the log lock until it ends: call both last)."""
     try:
-        return await _append(conn, tenant_id, receipt, seal)
+        cur = await conn.execute(
+            _APPEND,
+            {
+                "tenant_id": tenant_id,
+                "seq": receipt.seq,
+                "receipt_id": receipt.receipt_id,
+                "kind": receipt.kind,
+                "agent_id": receipt.agent_id,
+                "key_id": receipt.key_id,
+                "issued_at": receipt.issued_at,
+                "body": receipt.body,
+                "envelope": json.dumps(stored_envelope(receipt.envelope, receipt.body)),
+                "prev": receipt.prev,
+                "leaf": receipt.leaf,
+                "bundle_sha256": receipt.bundle_sha256,
+                "policy_digest": receipt.policy_digest,
+                "parent_receipt_id": receipt.parent_receipt_id,
+                "disclosed_ids": sorted(set(receipt.disclosed_ids)),
+            },
+        )
+        advanced = await cur.fetchone()
     except psycopg.Error as exc:
         raise ReceiptWriteError(f"the receipt could not be written: {exc}") from exc
-
-
-async def _append(
-    conn: Connection,
-    tenant_id: str,
-    receipt: NewReceipt,
-    seal: Callable[[int, bytes], tuple[bytes, dict[str, Any], bytes]],
-) -> int:
-    head = await lock_head(conn, tenant_id)
-    seq = head.size + 1
-    body, envelope, leaf = seal(seq, head.head)
-    await conn.execute(
-        _INSERT,
-        {
-            "tenant_id": tenant_id,
-            "seq": seq,
-            "receipt_id": receipt.receipt_id,
-            "kind": receipt.kind,
-            "agent_id": receipt.agent_id,
-            "key_id": receipt.key_id,
-            "issued_at": receipt.issued_at,
-            "body": body,
-            "envelope": json.dumps(stored_envelope(envelope, body)),
-            "prev": head.head,
-            "leaf": leaf,
-            "bundle_sha256": receipt.bundle_sha256,
-            "policy_digest": receipt.policy_digest,
-            "parent_receipt_id": receipt.parent_receipt_id,
-            "disclosed_ids": sorted(set(receipt.disclosed_ids)),
-        },
-    )
-    await conn.execute(_ADVANCE, {"tenant_id": tenant_id, "size": seq, "head": leaf})
-    return seq
+    if advanced is None:
+        raise ReceiptWriteError("the receipt log head did not advance")
 
 
 _COLUMNS = sql.SQL(

@@ -109,6 +109,15 @@ async def index_entries(
     a large budget reaches thousands of lines, whose contents nothing would read."""
     if budget_tokens <= 0:
         return []
+    query, params = _index_query(scope, budget_tokens, with_content=with_content)
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(query, params)
+        return [candidate_of(row) for row in await cur.fetchall()]
+
+
+def _index_query(
+    scope: Scope, budget_tokens: int, *, with_content: bool
+) -> tuple[sql.Composed, dict[str, Any]]:
     query = sql.SQL(
         """
         SELECT * FROM (
@@ -133,16 +142,17 @@ async def index_entries(
         "budget": budget_tokens,
         "max_lines": budget_tokens // INDEX_LINE_OVERHEAD_TOKENS + 1,
     }
-    async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(query, params)
-        return [candidate_of(row) for row in await cur.fetchall()]
+    return query, params
+
+
+def _count_query(scope: Scope) -> sql.Composed:
+    return sql.SQL("SELECT count(*) FROM memories m WHERE {filters} AND {live}").format(
+        filters=scope.filters(), live=scope.live()
+    )
 
 
 async def live_count(conn: Connection, scope: Scope) -> int:
-    query = sql.SQL("SELECT count(*) FROM memories m WHERE {filters} AND {live}").format(
-        filters=scope.filters(), live=scope.live()
-    )
-    cur = await conn.execute(query, scope.params())
+    cur = await conn.execute(_count_query(scope), scope.params())
     row = await cur.fetchone()
     return int(row[0]) if row else 0  # type: ignore[call-overload]
 
@@ -162,6 +172,78 @@ async def recall(
     `corpus_size` is BM25's N, the live memories in scope (counted here when not given)."""
     if corpus_size is None:
         corpus_size = await live_count(conn, scope)
+    query, params = _recall_query(
+        scope,
+        task=task,
+        query_vector=query_vector,
+        embedding_model=embedding_model,
+        limit=limit,
+        corpus_size=corpus_size,
+    )
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(_ITERATIVE_SCAN)
+        await cur.execute(query, params)
+        return [candidate_of(row) for row in await cur.fetchall()]
+
+
+# relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8); the final ORDER BY
+# restores exact distance order among what it found.
+_ITERATIVE_SCAN = (
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+    " set_config('hnsw.ef_search', '100', true)"
+)
+
+
+async def context_candidates(
+    conn: Connection,
+    scope: Scope,
+    *,
+    task: str,
+    query_vector: Sequence[float],
+    embedding_model: str,
+    limit: int,
+    index_reach: int,
+    index_content: bool,
+) -> tuple[list[Candidate], list[Candidate], int]:
+    """What a context bundle is made from, in one round trip: the recall (as `recall`), the
+    index entries (as `index_entries`) and the live count, sent together in a pipeline and read
+    once it is synced. BM25's N is counted inside the recall statement, since its parameters
+    cannot wait for the count's answer."""
+    recall_query, recall_params = _recall_query(
+        scope,
+        task=task,
+        query_vector=query_vector,
+        embedding_model=embedding_model,
+        limit=limit,
+        corpus_size=None,
+    )
+    async with (
+        conn.cursor() as counted,
+        conn.cursor(row_factory=dict_row) as indexed,
+        conn.cursor(row_factory=dict_row) as recalled,
+    ):
+        await counted.execute(_count_query(scope), scope.params())
+        if index_reach > 0:
+            await indexed.execute(*_index_query(scope, index_reach, with_content=index_content))
+        await recalled.execute(_ITERATIVE_SCAN)
+        await recalled.execute(recall_query, recall_params)
+        row = await counted.fetchone()
+        total_live = int(row[0]) if row else 0  # type: ignore[call-overload]
+        index = [candidate_of(r) for r in await indexed.fetchall()] if index_reach > 0 else []
+        candidates = [candidate_of(r) for r in await recalled.fetchall()]
+    return candidates, index, total_live
+
+
+def _recall_query(
+    scope: Scope,
+    *,
+    task: str,
+    query_vector: Sequence[float],
+    embedding_model: str,
+    limit: int,
+    corpus_size: int | None,
+) -> tuple[sql.Composed, dict[str, Any]]:
+    """The hybrid recall statement; BM25's N is `corpus_size`, or counted in the statement."""
     dim = len(query_vector)
     vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
     query = sql.SQL(
@@ -212,7 +294,7 @@ async def recall(
         ),
         df AS (SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme),
         corpus AS (
-            SELECT greatest(%(corpus_size)s, 1)::float8 AS n,
+            SELECT greatest({corpus_size}, 1)::float8 AS n,
                    (SELECT greatest(avg(len), 1) FROM matched) AS avgdl
         ),
         lex AS (
@@ -241,6 +323,11 @@ async def recall(
         dim=sql.Literal(dim),
         filters=scope.filters(),
         columns=_COLUMNS,
+        corpus_size=sql.SQL("%(corpus_size)s")
+        if corpus_size is not None
+        else sql.SQL("(SELECT count(*) FROM memories m WHERE {filters} AND {live})").format(
+            filters=scope.filters(), live=scope.live()
+        ),
     )
     params = scope.params() | {
         "vector": "[" + ",".join(repr(float(x)) for x in query_vector) + "]",
@@ -252,12 +339,4 @@ async def recall(
         "common_cap": COMMON_TERM_CAP,
         "corpus_size": corpus_size,
     }
-    async with conn.cursor(row_factory=dict_row) as cur:
-        # relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8); the final
-        # ORDER BY restores exact distance order among what it found.
-        await cur.execute(
-            "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-            " set_config('hnsw.ef_search', '100', true)"
-        )
-        await cur.execute(query, params)
-        return [candidate_of(row) for row in await cur.fetchall()]
+    return query, params

@@ -102,21 +102,15 @@ async def find(
     (`without_index_content`)."""
     scope = _scope(principal, request.namespaces, request.memory_types, at, historical)
     vector = await _embed(embedder, request.task)
-    total_live = await retrieval.live_count(conn, scope)
-    candidates = await retrieval.recall(
+    candidates, index, total_live = await retrieval.context_candidates(
         conn,
         scope,
         task=request.task,
         query_vector=vector,
         embedding_model=embedder.model,
         limit=recall_limit(request.top_k),
-        corpus_size=total_live,
-    )
-    reach = index_reach(request)
-    index = (
-        await retrieval.index_entries(conn, scope, reach, with_content=index_content)
-        if reach > 0
-        else []
+        index_reach=index_reach(request),
+        index_content=index_content,
     )
     return Found(tuple(candidates), tuple(index), total_live)
 

@@ -58,44 +58,46 @@ class Recorder:
         empty delivery and the row's `bundle_sha256` is NULL, so no bundle is ever looked up."""
         receipt_id = self.new_id(issued_at)
         tenant_id = principal.tenant_id
-
-        def seal(seq: int, prev: bytes) -> tuple[bytes, dict[str, Any], bytes]:
-            body = canonicalize(
-                {
-                    **members,
-                    "schema": RECEIPT_SCHEMA,
-                    "receipt_id": receipt_id,
-                    "kind": kind,
-                    "tenant_id": tenant_id,
-                    "log": {"seq": seq, "prev": prev.hex()},
-                    "issued_at": rfc3339(issued_at),
-                    "subject": {
-                        "agent_id": principal.agent_id,
-                        "key_id": principal.key_id,
-                        "role": principal.role,
-                        "purpose": purpose,
-                    },
-                    "bundle": bundle_field(delivered or b""),
-                    "parent_receipt_id": parent_receipt_id,
-                }
-            )
-            envelope = self.signer.sign(body, tenant_id)
-            return body, envelope.to_json(), leaf_hash(body)
-
+        members = {
+            **members,
+            "schema": RECEIPT_SCHEMA,
+            "receipt_id": receipt_id,
+            "kind": kind,
+            "tenant_id": tenant_id,
+            "issued_at": rfc3339(issued_at),
+            "subject": {
+                "agent_id": principal.agent_id,
+                "key_id": principal.key_id,
+                "role": principal.role,
+                "purpose": purpose,
+            },
+            "bundle": bundle_field(delivered or b""),
+            "parent_receipt_id": parent_receipt_id,
+        }
+        head = await receipt_store.lock_head(conn, tenant_id)
+        seq = head.size + 1
+        # Only the log position is decided under the lock; the rest of the body was built
+        # before it was taken.
+        body = canonicalize({**members, "log": {"seq": seq, "prev": head.head.hex()}})
+        envelope = self.signer.sign(body, tenant_id)
         await receipt_store.append_receipt(
             conn,
             tenant_id,
-            receipt_store.NewReceipt(
+            receipt_store.SealedReceipt(
                 receipt_id=receipt_id,
                 kind=kind,
                 agent_id=principal.agent_id,
                 key_id=principal.key_id,
                 issued_at=issued_at,
+                seq=seq,
+                prev=head.head,
+                body=body,
+                envelope=envelope.to_json(),
+                leaf=leaf_hash(body),
                 bundle_sha256=None if delivered is None else hashlib.sha256(delivered).hexdigest(),
                 policy_digest=policy_digest,
                 parent_receipt_id=parent_receipt_id,
                 disclosed_ids=disclosed_ids,
             ),
-            seal,
         )
         return receipt_id
