@@ -71,7 +71,7 @@ def test_trigger_stops_direct_sql_changes(
 ) -> None:
     write(client, agent)
     with psycopg.connect(database_url) as conn, pytest.raises(psycopg.errors.CheckViolation):
-        conn.execute(sql.SQL("UPDATE memories SET " + assignment))  # type: ignore[arg-type]
+        conn.execute(sql.SQL("UPDATE memories SET " + assignment))
 
 
 def test_one_way_fields_are_set_once(

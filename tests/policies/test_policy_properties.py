@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from policy_helpers import NOW, loaded
 
 from policies import LintIssue, evaluate, lint, load_canonical
 from policies.shipped import shipped_bundle
+from tests.policies.policy_helpers import NOW, loaded
 
 RULES = """
 - {id: need-purpose, effect: require, reason: r, when: {field: request.purpose, op: exists}}

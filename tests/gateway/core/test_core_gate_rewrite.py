@@ -9,7 +9,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 
 import pytest
-from core_samples import NOW, index_of, memory, request
 
 from gateway.core.assembly import ASSEMBLER_VERSION, ASSEMBLER_VERSIONS, assemble
 from gateway.core.gate import GateVerdict, GateVerdictError
@@ -18,6 +17,7 @@ from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import index_line, memory_block
 from gateway.core.tokens import load_tokenizer
+from tests.gateway.core.core_samples import NOW, index_of, memory, request
 
 TOKENIZER = load_tokenizer()
 Texts = Mapping[MemoryId, tuple[str, str]]
