@@ -235,7 +235,8 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve())
         if keys is not None:
-            while not server.started and not serving.done():
+            # uvicorn.Server sets a flag, not an event, once it listens: poll it.
+            while not server.started and not serving.done():  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
             if server.started:
                 await _show_demo(f"http://{host}:{port}", keys.agent, keys.admin, settings)

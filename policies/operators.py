@@ -159,7 +159,7 @@ def _bytes_matcher(op: str, pattern: str) -> Callable[[bytes], bool]:
     return lambda data: match(data) is not None
 
 
-def make_test(op: str, kind: FieldKind, expected: object, now: datetime | None = None) -> Test:
+def make_test(op: str, kind: FieldKind, expected: object, now: datetime | None = None) -> Test:  # noqa: C901  one branch per operator of the closed set
     """The test for one leaf, given a present, type-checked value. `now` serves older_than and
     newer_than only. Comparisons are C-level partials: this is the innermost loop."""
     value: Any = _numeric(kind, expected)

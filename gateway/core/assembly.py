@@ -138,7 +138,7 @@ def _unique(candidates: Sequence[Candidate], seen: set[MemoryId]) -> list[Candid
     return kept
 
 
-def assemble(
+def assemble(  # noqa: C901  rewritten by the pipeline change
     request: ContextRequest,
     candidates: Sequence[Candidate],
     index_entries: Sequence[Candidate],

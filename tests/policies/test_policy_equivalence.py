@@ -116,8 +116,9 @@ ODD_POOLS: list[list[object]] = [
     [],
     [float("nan")],
     [3, 1.5, True, False, float("nan"), "0.5"],
-    [b"bytes", datetime(2026, 1, 1), True],
-    [3, True, float("nan"), ["x"], {"a": 1}, b"bytes", datetime(2026, 1, 1), [1]],
+    # Naive datetimes on purpose: an input error the engine must report, not compare.
+    [b"bytes", datetime(2026, 1, 1), True],  # noqa: DTZ001
+    [3, True, float("nan"), ["x"], {"a": 1}, b"bytes", datetime(2026, 1, 1), [1]],  # noqa: DTZ001
 ]
 
 
