@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import psycopg
+from psycopg import sql
 
 from bench.harness import (
     OUT_DIR,
@@ -41,12 +42,19 @@ __all__ = ["main"]
 NAMESPACE = "ingest"
 BATCH = 100
 # Every column the gateway writes (the generated tsv is computed by the server in both runs).
-COLUMNS = (
-    "tenant_id, memory_id, namespace, memory_type, heading, content, confidence, labels, "
-    "source_type, source_ref, claim_key, supersedes, superseded_by, agent_id, written_by_key, "
-    "idempotency_key, request_sha256, created_at, expires_at, deleted_at, deleted_reason, "
-    "erased_at, content_sha256, heading_tokens, tokens, embedding, embedding_model, embedding_dim"
-)
+COLUMNS = sql.SQL(", ").join(
+    map(
+        sql.Identifier,
+        (
+            "tenant_id", "memory_id", "namespace", "memory_type", "heading", "content",
+            "confidence", "labels", "source_type", "source_ref", "claim_key", "supersedes",
+            "superseded_by", "agent_id", "written_by_key", "idempotency_key", "request_sha256",
+            "created_at", "expires_at", "deleted_at", "deleted_reason", "erased_at",
+            "content_sha256", "heading_tokens", "tokens", "embedding", "embedding_model",
+            "embedding_dim",
+        ),
+    )
+)  # fmt: skip
 
 
 def _batches(size: int) -> list[list[dict[str, Any]]]:
@@ -90,7 +98,9 @@ def _dump(database: Database) -> list[bytes]:
         psycopg.connect(database.url) as conn,
         conn.cursor() as cur,
         cur.copy(
-            f"COPY (SELECT {COLUMNS} FROM memories ORDER BY memory_id) TO STDOUT (FORMAT binary)"
+            sql.SQL(
+                "COPY (SELECT {} FROM memories ORDER BY memory_id) TO STDOUT (FORMAT binary)"
+            ).format(COLUMNS)
         ) as copy,
     ):
         return [bytes(chunk) for chunk in copy]
@@ -99,7 +109,8 @@ def _dump(database: Database) -> list[bytes]:
 def _copy_floor(database: Database, chunks: list[bytes]) -> float:
     with psycopg.connect(database.url) as conn, conn.cursor() as cur:
         started = time.perf_counter()
-        with cur.copy(f"COPY memories ({COLUMNS}) FROM STDIN (FORMAT binary)") as copy:
+        copy_in = sql.SQL("COPY memories ({}) FROM STDIN (FORMAT binary)").format(COLUMNS)
+        with cur.copy(copy_in) as copy:
             for chunk in chunks:
                 copy.write(chunk)
         conn.commit()

@@ -10,7 +10,7 @@ import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,8 @@ class Question:
 
 
 def _date(text: str) -> datetime:
-    return datetime.strptime(text, "%Y/%m/%d (%a) %H:%M")
+    # The data set's dates carry no zone; read them as UTC, as the gateway stores every time.
+    return datetime.strptime(text, "%Y/%m/%d (%a) %H:%M").replace(tzinfo=UTC)
 
 
 def _session_ref(sessions: Sequence[dict[str, Any]], session: dict[str, Any]) -> str:

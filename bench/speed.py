@@ -110,7 +110,7 @@ async def _breakdown(
     return {s: round(1000 * percentile([x[s] for x in samples], 50), 2) for s in stages}, report
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read top to bottom
     parser = argparse.ArgumentParser(prog="python -m bench speed", description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--requests", type=int, default=200, help="requests per cell at c=1")

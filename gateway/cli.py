@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gateway import __version__
 from gateway.errors import GatewayError
 from gateway.settings import Settings, SettingsError, load_settings
 from gateway.store.database import EmbeddedPostgres, connect, database_url
@@ -26,6 +27,7 @@ __all__ = ["main"]
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctxgw", description="the auditable context gateway")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     serve = commands.add_parser("serve", help="run the HTTP gateway")
@@ -233,7 +235,8 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
         server = uvicorn.Server(config)
         serving = asyncio.create_task(server.serve())
         if keys is not None:
-            while not server.started and not serving.done():
+            # uvicorn.Server sets a flag, not an event, once it listens: poll it.
+            while not server.started and not serving.done():  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
             if server.started:
                 await _show_demo(f"http://{host}:{port}", keys.agent, keys.admin, settings)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gateway.core.model import MemoryType
+from gateway.errors import UnauthenticatedError
 from gateway.memory import MemoryDraft
 from gateway.principal import Principal
 from gateway.runtime import Runtime
@@ -216,8 +217,8 @@ async def _still_valid(runtime: Runtime, keys: DemoKeys) -> Principal | None:
         async with transaction(runtime.pool) as conn:
             await authenticate(conn, f"Bearer {keys.admin}")
             return await authenticate(conn, f"Bearer {keys.agent}")
-    except Exception:
-        return None
+    except UnauthenticatedError:
+        return None  # saved keys of another database, or revoked: issue new ones
 
 
 async def seed_demo(runtime: Runtime) -> DemoKeys:

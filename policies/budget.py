@@ -56,7 +56,7 @@ def run_budget(
     return [(m, i, actual, as_if) for (m, i), (actual, as_if) in sorted(tracks.items())]
 
 
-def _walk(
+def _walk(  # noqa: C901  the cap walk, the engine's inner loop, in one frame
     plan: Plan, matching: list[tuple[int, ...]], memories: Sequence[Mapping[str, object]]
 ) -> list[tuple[int, int]]:
     """One track's walk, `matching` being the caps that count for each memory on it: the

@@ -13,12 +13,11 @@ always redacts the same way.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Final
 
-import re2
-
 from policies.model import DETECTOR_NAMES
+from policies.regex_engine import ENGINE, Spans
 
 __all__ = [
     "DETECTOR_NAMES",
@@ -50,28 +49,27 @@ def luhn_valid(digits: str) -> bool:
 
 
 # A check sees the text the pattern ran on (UTF-8 bytes, see redact_text) and the match's
-# spans: the whole match first, then each group's ((-1, -1) when the group took no part).
-_Spans = Sequence[tuple[int, int]]
+# spans (`Spans`: the whole match first, then each group's, (-1, -1) when it took no part).
 _NOT_DIGITS: Final = bytes(set(range(256)) - set(b"0123456789"))
 
 
-def _digits(data: bytes, spans: _Spans) -> bytes:
+def _digits(data: bytes, spans: Spans) -> bytes:
     # The patterns that call this match ASCII only, so these are all the digits of the match.
     start, end = spans[0]
     return data[start:end].translate(None, _NOT_DIGITS)
 
 
-def _matched(data: bytes, spans: _Spans, group: int = 0) -> str:
+def _matched(data: bytes, spans: Spans, group: int = 0) -> str:
     start, end = spans[group]
     return "" if start < 0 else data[start:end].decode("utf-8", "surrogatepass")
 
 
-def _card(data: bytes, spans: _Spans) -> bool:
+def _card(data: bytes, spans: Spans) -> bool:
     digits = _digits(data, spans)
     return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits.decode())
 
 
-def _iban(data: bytes, spans: _Spans) -> bool:
+def _iban(data: bytes, spans: Spans) -> bool:
     compact = _matched(data, spans).replace(" ", "").upper()
     if not 15 <= len(compact) <= 34:
         return False
@@ -85,7 +83,7 @@ _DATE_PREFIX = re.compile(rb"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _DOTTED_QUAD = re.compile(rb"[0-9]{1,3}(?:\.[0-9]{1,3}){3}")
 
 
-def _phone(data: bytes, spans: _Spans) -> bool:
+def _phone(data: bytes, spans: Spans) -> bool:
     start, end = spans[0]
     found = data[start:end]  # ASCII: the pattern matches nothing else
     digits = found.translate(None, _NOT_DIGITS)
@@ -98,7 +96,7 @@ def _phone(data: bytes, spans: _Spans) -> bool:
     return found != digits or len(digits) in (10, 11)
 
 
-def _mixed_token(data: bytes, spans: _Spans) -> bool:
+def _mixed_token(data: bytes, spans: Spans) -> bool:
     # Only the generic blob alternative is checked: a long run of letters and digits is a secret
     # only if it looks random, i.e. has digits, upper and lower case.
     if spans[1][0] < 0:  # group 1: the blob alternative, the pattern's only group
@@ -123,7 +121,7 @@ _TOKEN = "|".join(
     )
 )
 
-_PATTERNS: Final[dict[str, tuple[str, Callable[[bytes, _Spans], bool] | None]]] = {
+_PATTERNS: Final[dict[str, tuple[str, Callable[[bytes, Spans], bool] | None]]] = {
     "api_token": (_TOKEN, _mixed_token),
     "email": (r"\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b", None),
     "iban": (r"\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b", _iban),
@@ -137,18 +135,12 @@ _PATTERNS: Final[dict[str, tuple[str, Callable[[bytes, _Spans], bool] | None]]] 
 }
 
 
-def _options() -> Any:
-    options = re2.Options()
-    options.log_errors = False
-    return options
-
-
 def _compile(pattern: str) -> Any:
-    return re2.compile(pattern.encode(), _options())
+    return ENGINE.compile(pattern.encode())
 
 
 # Compiled once, on first import: these are fixed patterns, not configuration.
-_COMPILED: Final[dict[str, tuple[Any, Callable[[bytes, _Spans], bool] | None]]] = {
+_COMPILED: Final[dict[str, tuple[Any, Callable[[bytes, Spans], bool] | None]]] = {
     name: (_compile(pattern), check) for name, (pattern, check) in _PATTERNS.items()
 }
 
@@ -172,22 +164,10 @@ _MORE: Final[dict[str, Callable[[bytes, int], bool]]] = {
 }
 
 
-def _scanner() -> Callable[[bytes], list[int]]:
-    scanner = re2.Set.SearchSet(_options())
-    for name in DETECTOR_NAMES:
-        scanner.Add(_PATTERNS[name][0])
-    scanner.Compile()
-    # The wrapper's Match only adds a Python frame around the pybind11 Set for bytes (this
-    # runs once per candidate memory): call the Set under it, if it is still there.
-    raw = getattr(scanner, "_set", None)
-    if raw is not None and callable(getattr(raw, "Match", None)):
-        return raw.Match  # type: ignore[no-any-return]
-    return scanner.Match  # type: ignore[no-any-return]
-
-
 # One RE2::Set over every detector pattern: a single pass says which detectors can hit at all
-# (the indexes of the patterns, in DETECTOR_NAMES order, that match somewhere).
-_SCAN: Final = _scanner()
+# (the indexes of the patterns, in DETECTOR_NAMES order, that match somewhere). It runs once
+# per candidate memory, so it is the engine's fast path when that is there.
+_SCAN: Final = ENGINE.set_matcher([_PATTERNS[name][0] for name in DETECTOR_NAMES], "search")
 
 
 _DIGITS: Final = b"0123456789"
@@ -270,35 +250,6 @@ def detectable(
 
 
 _NOTHING: Final[frozenset[str]] = frozenset()
-_UNANCHORED: Final = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
-
-
-def _spans(
-    regex: Any, data: bytes, more: Callable[[bytes, int], bool] | None = None
-) -> Iterator[_Spans]:
-    """The spans of each match of `regex` in `data`, left to right, as `finditer` finds them;
-    `more`, when given, says whether a match can still start at or after a position (_MORE).
-
-    Calls the compiled RE2 object under the wrapper directly when it is there: the wrapper's
-    Python-level generator and match objects cost more than the matching on short texts.
-    """
-    raw = getattr(regex, "_regexp", None)
-    if raw is None or _UNANCHORED is None:
-        for match in regex.finditer(data):
-            yield [match.span(group) for group in range(regex.groups + 1)]
-        return
-    position, end = 0, len(data)
-    while True:
-        spans = raw.Match(_UNANCHORED, data, position, end)
-        if spans[0][0] < 0:
-            return
-        yield spans
-        if position == end:
-            return
-        # As the wrapper does: after an empty match, step on by one byte.
-        position = spans[0][1] if spans[0][1] != position else position + 1
-        if more is not None and not more(data, position):
-            return
 
 
 class Redacted:
@@ -333,7 +284,7 @@ def redact_text(text: str, detectors: Collection[str], *, scanned: bool = False)
         marker = _MARKERS[name]
         pieces: list[bytes] = []
         position = 0
-        for spans in _spans(regex, data, _MORE.get(name)):
+        for spans in ENGINE.spans(regex, data, _MORE.get(name)):
             if check is not None and not check(data, spans):
                 continue
             start, end = spans[0]

@@ -114,7 +114,7 @@ def _plain(value: object) -> bool:
     return False
 
 
-def _check(value: object, path: str) -> None:
+def _check(value: object, path: str) -> None:  # noqa: C901  one branch per JSON type of RFC 8785 section 3.2
     # bool before int: bool is an int subclass and is fine as it is.
     if value is None or isinstance(value, bool):
         return

@@ -148,7 +148,7 @@ def verify_inclusion(
         raise ProofInvalidError("inclusion proof does not lead to the root", index=index)
 
 
-def verify_consistency(
+def verify_consistency(  # noqa: C901  RFC 9162 section 2.1.4.2, step by step as the RFC writes it
     old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
 ) -> None:
     """Check that the tree (``new_size``, ``new_root``) extends (``old_size``, ``old_root``).

@@ -93,6 +93,29 @@ def verify_envelope(envelope: Envelope, tenant_id: str, keyring: Keyring) -> Non
     verified_keyids(envelope, tenant_id, keyring)
 
 
+def _verify_signature(
+    signature: Signature,
+    key: HmacKey | Ed25519Key,
+    message: bytes,
+    tenant_id: str,
+    keyring: Keyring,
+) -> None:
+    """Check one signature over the PAE `message` with the key its keyid names."""
+    if isinstance(key, HmacKey):
+        expected = hmac.digest(keyring.subkey(key, tenant_id), message, hashlib.sha256)
+        if not hmac.compare_digest(expected, signature.sig):
+            raise SignatureMismatchError(
+                "HMAC signature does not verify for this tenant", keyid=signature.keyid
+            )
+        return
+    try:
+        key.public_key.verify(signature.sig, message)
+    except InvalidSignature:
+        raise SignatureMismatchError(
+            "Ed25519 signature does not verify", keyid=signature.keyid
+        ) from None
+
+
 def verified_keyids(envelope: Envelope, tenant_id: str, keyring: Keyring) -> tuple[str, ...]:
     """`verify_envelope`, returning the keyids whose signatures were checked (for reports)."""
     if envelope.payload_type != PAYLOAD_TYPE:
@@ -110,19 +133,7 @@ def verified_keyids(envelope: Envelope, tenant_id: str, keyring: Keyring) -> tup
             if not keyring.hmac and signature.keyid.startswith(HMAC_PREFIX):
                 continue  # public keyring: HMAC is uncheckable by design
             raise UnknownKeyError("signature by a key not in the keyring", keyid=signature.keyid)
-        if isinstance(key, HmacKey):
-            expected = hmac.digest(keyring.subkey(key, tenant_id), message, hashlib.sha256)
-            if not hmac.compare_digest(expected, signature.sig):
-                raise SignatureMismatchError(
-                    "HMAC signature does not verify for this tenant", keyid=signature.keyid
-                )
-        else:
-            try:
-                key.public_key.verify(signature.sig, message)
-            except InvalidSignature:
-                raise SignatureMismatchError(
-                    "Ed25519 signature does not verify", keyid=signature.keyid
-                ) from None
+        _verify_signature(signature, key, message, tenant_id, keyring)
         checked.append(signature.keyid)
     if not checked:
         raise UnknownKeyError("no signature by a key in the keyring")

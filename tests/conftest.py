@@ -16,6 +16,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg import sql
 
@@ -71,9 +72,9 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient[object]]:
+def client(settings: Settings) -> Iterator[TestClient[Litestar]]:
     with TestClient(app=create_app(settings)) as test_client:
-        yield test_client  # type: ignore[misc]
+        yield test_client
 
 
 @dataclass(frozen=True)

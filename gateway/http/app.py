@@ -21,6 +21,7 @@ from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
 from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
 from gateway.store.database import transaction
+from gateway.store.errors import DatabaseUnavailableError
 
 __all__ = ["create_app"]
 
@@ -35,7 +36,7 @@ async def readyz(runtime: RuntimeDep) -> Response[Any]:
     try:
         async with transaction(runtime.pool) as conn:
             await conn.execute("SELECT 1")
-    except Exception as exc:
+    except DatabaseUnavailableError as exc:
         return problem(503, "not_ready", f"the database does not answer: {exc}")
     return Response({"status": "ready"})
 

@@ -100,6 +100,6 @@ class Checkpointer:
         while True:
             try:
                 await self.run_once()
-            except Exception:
+            except Exception:  # noqa: BLE001  the loop outlives any one failure; logged in full
                 _log.exception("checkpointing failed; retrying in %.1fs", self.interval)
             await sleep(self.interval)

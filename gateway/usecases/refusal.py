@@ -105,7 +105,7 @@ async def receipt_refusal(
             disclosed_ids=[],
             policy_digest=policy.digest,
         )
-    except Exception:
+    except Exception:  # noqa: BLE001  a refusal stands whatever failed; logged in full below
         # Whatever failed while writing the evidence, the decision stands: still a refusal.
         _log.exception(
             "the refusal of a %s request by rule %s could not be receipted",

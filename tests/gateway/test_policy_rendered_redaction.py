@@ -305,7 +305,7 @@ def test_texts_the_layout_left_out_are_not_recorded_as_redacted() -> None:
     composed = _compose(request, found, policy)
     assembly, evaluation = composed.assembly, composed.evaluation
     reasons = {e.memory_id: e.reason for e in assembly.excluded}
-    assert reasons["m1"] == "over_budget"
+    assert reasons[MemoryId("m1")] == "over_budget"
     assert "index_truncated" in reasons.values()
     shown_full = {i.memory_id for i in assembly.included}
     shown = shown_full | set(assembly.index.entries)

@@ -40,7 +40,7 @@ def bundle(rules: str = "", **spec: str) -> Bundle:
     return loaded(rules, **spec).bundle
 
 
-def memory(memory_id: str = "m1", **fields: object) -> dict[str, object]:
+def memory(memory_id: str = "m1", /, **fields: object) -> dict[str, object]:
     """A complete memory as the gateway passes it; `fields` override the defaults."""
     base: dict[str, object] = {
         "memory_id": memory_id,

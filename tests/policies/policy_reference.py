@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from policies import Bundle, Decision, Evaluation, MemoryOutcome, Redaction, Refusal
+from policies import Bundle, Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.conditions import Evidence, Result
 from policies.detectors import _COMPILED, DETECTOR_NAMES, replacement
 from policies.fields import CHECKERS, FIELDS, ConditionError, check_value
@@ -70,7 +70,7 @@ def _admit(
     applies: list[Rule],
     enforced: dict[str, bool],
     everything: bool,
-) -> tuple[str, str | None]:
+) -> tuple[Outcome, str | None]:
     considered = [rule for rule in rules if everything or enforced[rule.id]]
     if bundle.on_error == "deny":
         for rule in considered:
@@ -85,13 +85,13 @@ def _admit(
         if bundle.combining == "first-applicable":
             return "admit", rule.id
         first_allow = first_allow or rule.id
-    default = "admit" if bundle.default_decision == "allow" else "deny"
+    default: Outcome = "admit" if bundle.default_decision == "allow" else "deny"
     return ("admit", first_allow) if first_allow else (default, None)
 
 
 @dataclass
 class _Track:
-    outcome: str
+    outcome: Outcome
     rule_id: str | None
     texts: dict[str, str]
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
@@ -101,7 +101,7 @@ class _Track:
         return tuple(Redaction(f, d, n) for (f, d), n in sorted(self.counts.items()))
 
 
-def reference_evaluate(
+def reference_evaluate(  # noqa: C901  the naive reference reads the spec straight through
     bundle: Bundle,
     request: Mapping[str, object],
     memories: Sequence[Mapping[str, object]],
@@ -127,8 +127,8 @@ def reference_evaluate(
         if rule.stage != "request" or rule.compiled is None:
             continue
         result = _result(rule, view, now, {})
-        error = result.code if isinstance(result, ConditionError) else None
-        met = bundle.on_error == "allow" if error is not None else result is True
+        error_code = result.code if isinstance(result, ConditionError) else None
+        met = bundle.on_error == "allow" if error_code is not None else result is True
         verdict = "proceed" if met else "refuse"
         on = enforced[rule.id]
         decisions.append(
@@ -144,7 +144,7 @@ def reference_evaluate(
                 verdict if on else "proceed",
                 verdict,
                 (),
-                error,
+                error_code,
             )
         )
         if not met:
@@ -166,7 +166,7 @@ def reference_evaluate(
             raise TypeError("every memory needs a string memory_id")
         ids.append(memory_id)
     if refused is not None:
-        outcomes = tuple(
+        refused_outcomes = tuple(
             MemoryOutcome(
                 i,
                 "deny",
@@ -178,7 +178,7 @@ def reference_evaluate(
             )
             for m, (i, memory) in enumerate(zip(ids, memories, strict=True))
         )
-        return Evaluation(bundle.mode, refused, outcomes, tuple(decisions))
+        return Evaluation(bundle.mode, refused, refused_outcomes, tuple(decisions))
 
     rules = [rule for rule in bundle.rules if rule.stage != "request"]
     deny_on_error = bundle.on_error == "deny"
@@ -303,7 +303,7 @@ def reference_evaluate(
     for m, (actual, as_if) in enumerate(tracks):
         decisions.extend(per_memory[m])
         if would_refuse is not None:
-            if_enforced: tuple[str, str | None, tuple[Redaction, ...]] = (
+            if_enforced: tuple[Outcome, str | None, tuple[Redaction, ...]] = (
                 "deny",
                 would_refuse.id,
                 (),
@@ -315,7 +315,7 @@ def reference_evaluate(
                 ids[m],
                 actual.outcome,
                 if_enforced[0],
-                actual.rule_id,  # type: ignore[arg-type]
+                actual.rule_id,
                 if_enforced[1],
                 actual.texts["heading"],
                 actual.texts["content"],

@@ -225,10 +225,9 @@ def test_skipping_the_last_search_finds_every_hit(
 
 
 def test_lone_surrogates_redact_without_raising() -> None:
-    from policy_helpers import NOW, memory
-
     from policies import evaluate
     from policies.shipped import shipped_bundle
+    from tests.policies.policy_helpers import NOW, memory
 
     strict = shipped_bundle("strict").bundle
     item = memory(heading="\udfff", content="mail \ud800 ann@example.com")
@@ -244,9 +243,8 @@ def test_redaction_is_linear_on_adversarial_text() -> None:
 
 
 def test_lone_surrogate_in_a_regex_tested_field_is_an_error_not_an_exception() -> None:
-    from policy_helpers import NOW, bundle, memory
-
     from policies import evaluate
+    from tests.policies.policy_helpers import NOW, bundle, memory
 
     rules = (
         "- {id: rx, effect: deny, reason: r, when: {field: memory.heading, op: regex, value: x}}"

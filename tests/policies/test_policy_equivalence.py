@@ -16,17 +16,18 @@ import collections
 import dataclasses
 import functools
 import types
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from policy_bench import REQUEST, bench_bundle, memories
-from policy_helpers import NOW, loaded
-from policy_reference import reference_evaluate
-from test_policy_properties import BUNDLES
 
 from policies import Bundle, Evaluation, evaluate, judge
+from tests.policies.policy_bench import REQUEST, bench_bundle, memories
+from tests.policies.policy_helpers import NOW, loaded
+from tests.policies.policy_reference import reference_evaluate
+from tests.policies.test_policy_properties import BUNDLES
 
 NAN = float("nan")
 RULE_POOL = [
@@ -115,12 +116,13 @@ ODD_POOLS: list[list[object]] = [
     [],
     [float("nan")],
     [3, 1.5, True, False, float("nan"), "0.5"],
-    [b"bytes", datetime(2026, 1, 1), True],
-    [3, True, float("nan"), ["x"], {"a": 1}, b"bytes", datetime(2026, 1, 1), [1]],
+    # Naive datetimes on purpose: an input error the engine must report, not compare.
+    [b"bytes", datetime(2026, 1, 1), True],  # noqa: DTZ001
+    [3, True, float("nan"), ["x"], {"a": 1}, b"bytes", datetime(2026, 1, 1), [1]],  # noqa: DTZ001
 ]
 
 
-def _field(values: list[object], odd: list[object]) -> st.SearchStrategy[object]:
+def _field(values: Sequence[object], odd: Sequence[object]) -> st.SearchStrategy[object]:
     plain = st.sampled_from(values)
     if not odd:
         return plain
@@ -138,7 +140,7 @@ def candidates(draw: st.DrawFn) -> list[dict[str, object]]:
     items = []
     for i in range(count):
         item: dict[str, object] = {"memory_id": f"m{i}"}
-        fields = {
+        fields: dict[str, Sequence[object]] = {
             "namespace": ["eng", "hr", "public", "ops", "legal", None],
             "memory_type": ["semantic", "episodic", "working"],
             "heading": TEXTS,
@@ -244,7 +246,11 @@ def test_benchmark_sets_equal_the_reference(name: str, heavy: bool) -> None:
 
 def test_the_reference_is_not_trivially_equal() -> None:
     # A guard on the guard: the reference does see redactions, caps, denials and errors.
-    odd = {"memory_id": "odd", "confidence": "high", "content": "mail ann@example.com"}
+    odd: dict[str, object] = {
+        "memory_id": "odd",
+        "confidence": "high",
+        "content": "mail ann@example.com",
+    }
     items = [*memories(200, heavy=True), odd]
     found = reference_evaluate(BUNDLES["mixed"], {"purpose": "x"}, items, NOW)
     outcomes = {o.outcome for o in found.outcomes}

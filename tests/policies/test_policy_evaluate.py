@@ -7,9 +7,9 @@ import json
 from datetime import datetime
 
 import pytest
-from policy_helpers import NOW, REQUEST, bundle, memory
 
 from policies import Decision, evaluate
+from tests.policies.policy_helpers import NOW, REQUEST, bundle, memory
 
 DENY_HR = "- {id: deny-hr, effect: deny, reason: HR only, when: {field: memory.namespace, op: eq, value: hr}}"
 ALLOW_HR = "- {id: allow-hr, effect: allow, when: {field: memory.namespace, op: eq, value: hr}}"
@@ -380,8 +380,10 @@ class TestDecisionRecords:
                 "result": "true",
             }
         ]
-        assert old["evidence"][0]["actual"] == "2026-01-02T01:04:05.12Z"
-        assert old["evidence"][0]["expected"] == "30d"
+        old_evidence = old["evidence"]
+        assert isinstance(old_evidence, list) and isinstance(old_evidence[0], dict)
+        assert old_evidence[0]["actual"] == "2026-01-02T01:04:05.12Z"
+        assert old_evidence[0]["expected"] == "30d"
         assert list(low) == sorted(low)
         json.dumps(document, allow_nan=False)
 

@@ -8,9 +8,9 @@ test_policy_equivalence.py; these pin the API's contract case by case.
 from __future__ import annotations
 
 import pytest
-from policy_helpers import NOW, REQUEST, bundle
 
 from policies import evaluate, judge
+from tests.policies.policy_helpers import NOW, REQUEST, bundle
 
 RULES = """
 - {id: secret, effect: deny, reason: r, when: {field: memory.labels, op: contains, value: secret}}

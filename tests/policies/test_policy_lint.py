@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from policy_helpers import loaded
 
 from policies import LintIssue, PolicyLintError, lint, load_bundle
 from policies.issues import CODES
+from tests.policies.policy_helpers import loaded
 
 VECTORS = Path(__file__).parent / "vectors" / "lint"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from policy_helpers import NOW, REQUEST, bundle, memory
 
 from policies import Evaluation, evaluate
+from tests.policies.policy_helpers import NOW, REQUEST, bundle, memory
 
 
 def _deny_if(condition: str, **memory_fields: object) -> Evaluation:

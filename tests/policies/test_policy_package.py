@@ -5,9 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from policy_bench import REQUEST, bench_bundle, measure, memories
-
 import policies
+from tests.policies.policy_bench import REQUEST, bench_bundle, measure, memories
 
 PACKAGE = Path(policies.__file__).parent
 ALLOWED_THIRD_PARTY = {"yaml", "re2", "rfc8785"}

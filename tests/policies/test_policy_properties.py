@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from policy_helpers import NOW, loaded
 
 from policies import LintIssue, evaluate, lint, load_canonical
 from policies.shipped import shipped_bundle
+from tests.policies.policy_helpers import NOW, loaded
 
 RULES = """
 - {id: need-purpose, effect: require, reason: r, when: {field: request.purpose, op: exists}}
@@ -65,8 +65,9 @@ memories = st.fixed_dictionaries(
             st.just([["nested"]]),
         ),
         "created_at": maybe(
-            st.datetimes(datetime(2026, 1, 1), datetime(2026, 12, 31), timezones=st.just(UTC)),
-            st.just(datetime(2026, 1, 1)),  # naive: an input error
+            # st.datetimes takes naive bounds and attaches the zone it is given.
+            st.datetimes(datetime(2026, 1, 1), datetime(2026, 12, 31), timezones=st.just(UTC)),  # noqa: DTZ001
+            st.just(datetime(2026, 1, 1)),  # noqa: DTZ001  naive on purpose: an input error
         ),
         "tokens": maybe(st.integers(0, 200), st.none(), st.just(True)),
     },

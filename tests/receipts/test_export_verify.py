@@ -30,8 +30,9 @@ from receipts import (
 )
 
 if TYPE_CHECKING:
-    from conftest import LogBuilder
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from tests.receipts.conftest import LogBuilder
 
 
 def test_export_line_is_canonical_json_with_newline(log5: LogBuilder) -> None:

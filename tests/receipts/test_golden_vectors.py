@@ -38,8 +38,9 @@ from receipts import (
 from tests.receipts.conftest import refusal_body
 
 if TYPE_CHECKING:
-    from conftest import LogBuilder
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from tests.receipts.conftest import LogBuilder
 
 VECTORS = Path(__file__).parent / "vectors"
 GENERATED = (

@@ -112,7 +112,8 @@ def test_load_reports_unreadable_files(tmp_path: Path) -> None:
 
 def test_generate_keyring_signs_and_verifies(tmp_path: Path) -> None:
     keyring, pem = generate_keyring("k1")
-    assert [k.status for k in (*keyring.hmac, *keyring.ed25519)] == ["active", "active"]
+    statuses = [k.status for k in keyring.hmac] + [k.status for k in keyring.ed25519]
+    assert statuses == ["active", "active"]
     assert pem.startswith(b"-----BEGIN PRIVATE KEY-----")
     write_private_file(tmp_path / "ed25519.pem", pem)
     assert stat.S_IMODE((tmp_path / "ed25519.pem").stat().st_mode) == 0o600

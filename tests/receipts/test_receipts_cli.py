@@ -13,7 +13,7 @@ import pytest
 from receipts.__main__ import main
 
 if TYPE_CHECKING:
-    from conftest import LogBuilder
+    from tests.receipts.conftest import LogBuilder
 
 VECTORS = Path(__file__).parent / "vectors"
 KEYRING = str(VECTORS / "keyring.json")

@@ -29,8 +29,9 @@ from receipts import (
 from receipts.dsse import Signature
 
 if TYPE_CHECKING:
-    from conftest import Entry, LogBuilder
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from tests.receipts.conftest import Entry, LogBuilder
 
 
 def _code(lines: list[str], keyring: Keyring, **kwargs: Any) -> str:

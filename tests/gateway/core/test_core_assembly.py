@@ -6,7 +6,6 @@ from types import MappingProxyType
 
 import pytest
 import rfc8785
-from core_samples import NOW, index_of, memory, request, retrieved
 
 from gateway.core.assembly import (
     ASSEMBLER,
@@ -24,6 +23,7 @@ from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
 from gateway.core.render import EMPTY_NAMESPACES, EMPTY_VISIBLE, HEADERS, MORE_UNCOUNTED
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
+from tests.gateway.core.core_samples import NOW, index_of, memory, request, retrieved
 
 TOKENIZER = load_tokenizer()
 

@@ -8,18 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core_samples import NOW, index_of, request, retrieved, sample_assembly
-
 from gateway.core.assembly import ASSEMBLER, assemble
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.tokens import load_tokenizer
+from tests.gateway.core.core_samples import NOW, index_of, request, retrieved, sample_assembly
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 PROGRAM = f"""
 import sys
 sys.path.insert(0, {str(HERE)!r})
-from core_samples import sample_assembly
+from tests.gateway.core.core_samples import sample_assembly
 import rfc8785
 assembly = sample_assembly(700)
 sys.stdout.buffer.write(assembly.bundle.encode("utf-8"))

@@ -1,5 +1,3 @@
-from core_samples import NOW, index_of, memory, request, retrieved
-
 from gateway.core.assembly import assemble
 from gateway.core.fill import (
     DEFAULT_INDEX_SHARE_PERCENT,
@@ -23,6 +21,7 @@ from gateway.core.render import (
     more_line,
 )
 from gateway.core.tokens import load_tokenizer
+from tests.gateway.core.core_samples import NOW, index_of, memory, request, retrieved
 
 TOKENIZER = load_tokenizer()
 

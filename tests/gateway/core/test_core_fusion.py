@@ -1,9 +1,9 @@
 from fractions import Fraction
 
 import pytest
-from core_samples import memory
 
 from gateway.core.fusion import RRF_K, fuse, rrf_max, rrf_score
+from tests.gateway.core.core_samples import memory
 
 
 def test_rrf_uses_k_60_and_one_based_ranks() -> None:

@@ -1,8 +1,7 @@
 from datetime import timedelta
 
-from core_samples import NOW, memory
-
 from gateway.core.liveness import dead_reason, split_live
+from tests.gateway.core.core_samples import NOW, memory
 
 
 def test_a_memory_deleted_exactly_at_now_is_dead() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from core_samples import NOW, memory
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,6 +13,7 @@ from gateway.core.model import MEMORY_TYPES, Candidate, ContextRequest
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import HEADERS, SEPARATOR, TAIL_TITLE
 from gateway.core.tokens import load_tokenizer
+from tests.gateway.core.core_samples import NOW, memory
 
 TOKENIZER = load_tokenizer()
 SPECIALS = [

@@ -5,8 +5,8 @@ from datetime import timedelta
 
 import pytest
 import rfc8785
-from core_samples import NOW, memory
 
+from gateway.core.model import MemoryId
 from gateway.core.ranking import (
     DEFAULT_PROFILE,
     SIGNALS,
@@ -15,6 +15,7 @@ from gateway.core.ranking import (
     RankingWeights,
     rank,
 )
+from tests.gateway.core.core_samples import NOW, memory
 
 
 def test_order_is_score_descending_then_memory_id() -> None:
@@ -114,7 +115,7 @@ def test_profiles_from_before_brevity_keep_their_digest() -> None:
     long = memory("l", vector_rank=1, content="word " * 900)
     assert [r.signals["brevity"] for r in rank([short, long], old, NOW)] == [0.0, 0.0]
     ranked = {r.candidate.memory_id: r for r in rank([short, long], DEFAULT_PROFILE, NOW)}
-    assert ranked["s"].signals["brevity"] > ranked["l"].signals["brevity"] > 0
+    assert ranked[MemoryId("s")].signals["brevity"] > ranked[MemoryId("l")].signals["brevity"] > 0
 
 
 def test_a_tuned_profile_round_trips_through_its_canonical_form() -> None:

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
-from core_samples import NOW, index_of, memory, request
 
 from gateway.core.assembly import Found, Selection, assemble, lay_out, prepare, select
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
@@ -18,6 +17,7 @@ from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import index_line, memory_block
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
+from tests.gateway.core.core_samples import NOW, index_of, memory, request
 
 TOKENIZER = load_tokenizer()
 
