@@ -9,6 +9,7 @@ GatewayError (code, detail)
 ├── ConflictError            409: the state does not allow it (retired memory, reused key)
 ├── PayloadTooLargeError     413
 └── UnavailableError         503: a dependency failed; fail closed, no content
+    └── StoreError           the database (`gateway.store.errors`, translated at the connection)
 """
 
 from __future__ import annotations

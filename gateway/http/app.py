@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
 
-from litestar import Litestar, Response, get
+from litestar import Litestar, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
@@ -15,30 +14,26 @@ from gateway import __version__
 from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
+from gateway.http.openapi import DOCUMENTED, problem_components
 from gateway.http.policies import ROUTES as POLICY_ROUTES
-from gateway.http.problems import EXCEPTION_HANDLERS, problem
+from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
+from gateway.responses.health import Health, Readiness
 from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
-from gateway.store.database import transaction
-from gateway.store.errors import DatabaseUnavailableError
+from gateway.usecases.readiness import readiness
 
 __all__ = ["create_app"]
 
 
-@get("/healthz", summary="The process is up", include_in_schema=True)
-async def healthz() -> dict[str, str]:
-    return {"status": "ok", "version": __version__}
+@get("/healthz", summary="The process is up", operation_class=DOCUMENTED)
+async def healthz() -> Health:
+    return Health(status="ok", version=__version__)
 
 
-@get("/readyz", summary="The database answers")
-async def readyz(runtime: RuntimeDep) -> Response[Any]:
-    try:
-        async with transaction(runtime.pool) as conn:
-            await conn.execute("SELECT 1")
-    except DatabaseUnavailableError as exc:
-        return problem(503, "not_ready", f"the database does not answer: {exc}")
-    return Response({"status": "ready"})
+@get("/readyz", summary="The database answers", operation_class=DOCUMENTED)
+async def readyz(runtime: RuntimeDep) -> Readiness:
+    return await readiness(runtime.pool)
 
 
 def _runtime(state: State) -> Runtime:
@@ -72,5 +67,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(title="ctxgw", version=__version__, path="/schema"),
+        openapi_config=OpenAPIConfig(
+            title="ctxgw", version=__version__, path="/schema", components=problem_components()
+        ),
     )

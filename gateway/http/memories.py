@@ -7,20 +7,14 @@ from typing import Any
 from litestar import Request, Response, delete, post
 from litestar.params import FromPath
 
-from gateway.errors import (
-    ConflictError,
-    FieldError,
-    ForbiddenError,
-    InvalidRequestError,
-    NotFoundError,
-)
+from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_json, decode_struct
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
-from gateway.usecases import listing
-from gateway.usecases.memories import WriteOutcome, delete_memory
+from gateway.responses.memories import BatchWrite, Deleted, Written
+from gateway.usecases import listing, memories
 from gateway.usecases.work import unit_of_work
 
 __all__ = ["ROUTES"]
@@ -60,21 +54,13 @@ def _content_errors(data: Any, limit: int, prefix: str) -> list[FieldError]:
     return []
 
 
-def _written(outcome: WriteOutcome) -> dict[str, Any]:
-    return {
-        "memory_id": outcome.memory_id,
-        "created": outcome.created,
-        "supersedes": outcome.supersedes,
-    }
-
-
 @post(
     "/v1/memories",
     status_code=201,
     summary="Write one memory (a new immutable version)",
     operation_class=json_body(MemoryIn),
 )
-async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Any]:
+async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Written]:
     data = decode_json(await request.body())
     errors = collect_errors(data, MemoryIn, "") + _content_errors(
         data, runtime.settings.max_content_bytes, ""
@@ -82,14 +68,10 @@ async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> 
     if errors:
         raise InvalidRequestError(f"{len(errors)} invalid field(s)", tuple(errors))
     draft = _draft(decode_struct(data, MemoryIn), runtime.settings.max_content_bytes)
-    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
-        conn,
-        principal,
-    ):
-        [result] = await runtime.writer.write(conn, principal, [draft])
-    if isinstance(result, Exception):
-        raise result
-    return Response(_written(result), status_code=201 if result.created else 200)
+    written = await memories.write_memory(
+        runtime.pool, runtime.writer, request.headers.get("authorization"), draft
+    )
+    return Response(written, status_code=201 if written.created else 200)
 
 
 @post(
@@ -98,7 +80,7 @@ async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> 
     summary="Write up to 100 memories",
     operation_class=json_body(BatchShape, "each item is a memory as for POST /v1/memories"),
 )
-async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
+async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> BatchWrite:
     data = decode_json(await request.body())
     batch = decode_struct(data, BatchIn)
     limit = runtime.settings.max_content_bytes
@@ -111,24 +93,9 @@ async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> d
         # it could not have meant. Per-item results below are for state conflicts only.
         raise InvalidRequestError(f"{len(errors)} invalid field(s) in the batch", tuple(errors))
     drafts = [_draft(decode_struct(item, MemoryIn), limit) for item in batch.items]
-    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
-        conn,
-        principal,
-    ):
-        results = await runtime.writer.write(conn, principal, drafts)
-    items: list[dict[str, Any]] = []
-    for index, result in enumerate(results):
-        if isinstance(result, ConflictError | NotFoundError | ForbiddenError):
-            status = {ConflictError: 409, NotFoundError: 404, ForbiddenError: 403}[type(result)]
-            items.append(
-                {"index": index, "status": status, "code": result.code, "detail": result.detail}
-            )
-        else:
-            items.append(
-                {"index": index, "status": 201 if result.created else 200, **_written(result)}
-            )
-    written = sum(1 for item in items if item["status"] in (200, 201))
-    return {"items": items, "written": written, "failed": len(items) - written}
+    return await memories.write_batch(
+        runtime.pool, runtime.writer, request.headers.get("authorization"), drafts
+    )
 
 
 @delete(
@@ -139,15 +106,15 @@ async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> d
 )
 async def remove_memory(
     request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
-) -> dict[str, Any]:
-    body = await request.body()
-    delete_in = decode_struct(decode_json(body), DeleteIn)
-    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
-        conn,
-        principal,
-    ):
-        at = await delete_memory(conn, principal, memory_id, delete_in.reason, runtime.clock())
-    return {"memory_id": memory_id, "deleted_at": at.isoformat(), "reason": delete_in.reason}
+) -> Deleted:
+    delete_in = decode_struct(decode_json(await request.body()), DeleteIn)
+    return await memories.delete_memory(
+        runtime.pool,
+        request.headers.get("authorization"),
+        memory_id,
+        delete_in.reason,
+        runtime.clock(),
+    )
 
 
 @post(

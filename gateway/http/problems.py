@@ -24,9 +24,9 @@ from gateway.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from gateway.store.errors import StoreError
+from gateway.responses.problems import FieldProblem, Problem
 
-__all__ = ["EXCEPTION_HANDLERS", "problem"]
+__all__ = ["EXCEPTION_HANDLERS", "MEDIA_TYPE", "TITLES", "problem"]
 
 _log = logging.getLogger(__name__)
 MEDIA_TYPE = "application/problem+json"
@@ -40,7 +40,7 @@ _STATUS: dict[type[GatewayError], int] = {
     PayloadTooLargeError: 413,
     UnavailableError: 503,
 }
-_TITLES = {
+TITLES = {
     400: "Bad request",
     401: "Unauthenticated",
     403: "Forbidden",
@@ -58,33 +58,37 @@ _TITLES = {
 _BAD_REQUEST_CODES = {"malformed_json", "empty_body"}
 
 
-def problem(status: int, code: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
-    body: dict[str, Any] = {
-        "type": f"/problems/{code}",
-        "title": _TITLES.get(status, "Error"),
-        "status": status,
-        "code": code,
-        "detail": detail,
-        **extra,
-    }
+def problem(status: int, code: str, detail: str, **members: Any) -> Response[Problem]:
+    """The problem response; `members` are the optional members of `Problem`."""
+    body = Problem(
+        type=f"/problems/{code}",
+        title=TITLES.get(status, "Error"),
+        status=status,
+        code=code,
+        detail=detail,
+        **members,
+    )
     headers = {"WWW-Authenticate": 'Bearer realm="ctxgw"'} if status == 401 else None
     return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
 
 
-def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     assert isinstance(exc, GatewayError)
     status = next((s for t, s in _STATUS.items() if isinstance(exc, t)), 500)
-    extra: dict[str, Any] = {"instance": request.url.path}
+    if isinstance(exc, UnavailableError):
+        _log.error("%s on %s: %s", exc.code, request.url.path, exc.detail)
+        return problem(503, exc.code, f"{exc.detail}; nothing was disclosed (fail closed)")
+    members: dict[str, Any] = {"instance": request.url.path}
     if isinstance(exc, InvalidRequestError):
         if exc.code in _BAD_REQUEST_CODES:
             status = 400
-        extra["errors"] = [{"field": e.field, "message": e.message} for e in exc.fields]
+        members["errors"] = [FieldProblem(e.field, e.message) for e in exc.fields]
     if isinstance(exc, PolicyRefusedError):
-        extra["receipt_id"] = exc.receipt_id  # the refusal's receipt; null if it failed to write
-    return problem(status, exc.code, exc.detail, **extra)
+        members["receipt_id"] = exc.receipt_id  # the refusal's receipt; null if it failed to write
+    return problem(status, exc.code, exc.detail, **members)
 
 
-def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     assert isinstance(exc, HTTPException)
     status = exc.status_code
     code = {
@@ -99,13 +103,7 @@ def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response
     return problem(status, code, detail, instance=request.url.path)
 
 
-def _store_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
-    assert isinstance(exc, StoreError)
-    _log.error("store failure on %s: %s", request.url.path, exc)
-    return problem(503, exc.code, f"{exc}; nothing was disclosed (fail closed)")
-
-
-def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
+def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     _log.exception("unexpected error on %s", request.url.path, exc_info=exc)
     return problem(500, "internal_error", "an unexpected error occurred; it was logged")
 
@@ -113,6 +111,5 @@ def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dic
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     GatewayError: _gateway_error,
     HTTPException: _http_exception,
-    StoreError: _store_error,
     Exception: _unexpected,
 }

@@ -32,6 +32,7 @@ __all__ = [
     "connect",
     "database_url",
     "open_pool",
+    "ping",
     "transaction",
 ]
 
@@ -182,3 +183,9 @@ async def transaction(
             yield conn
     except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
         raise DatabaseUnavailableError(str(exc)) from exc
+
+
+async def ping(pool: AsyncConnectionPool) -> None:
+    """One trivial query through the pool; `DatabaseUnavailableError` when it does not answer."""
+    async with transaction(pool) as conn:
+        await conn.execute("SELECT 1")

@@ -17,6 +17,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
+from gateway.receipt_filter import ReceiptFilter
 from gateway.store.database import Connection
 from gateway.store.errors import ReceiptWriteError
 from receipts.dsse import b64encode
@@ -24,7 +25,6 @@ from receipts.dsse import b64encode
 __all__ = [
     "CheckpointRow",
     "LogHead",
-    "ReceiptFilter",
     "ReceiptRow",
     "SealedReceipt",
     "append_receipt",
@@ -196,17 +196,6 @@ async def find_receipt(conn: Connection, tenant_id: str, receipt_id: str) -> Rec
     async with conn.cursor(row_factory=class_row(ReceiptRow)) as cur:
         await cur.execute(query, {"tenant_id": tenant_id, "receipt_id": receipt_id})
         return await cur.fetchone()
-
-
-@dataclass(frozen=True, slots=True)
-class ReceiptFilter:
-    agent_id: str | None = None
-    kind: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    memory_id: str | None = None
-    after_seq: int = 0
-    limit: int = 100
 
 
 async def list_receipts(conn: Connection, tenant_id: str, where: ReceiptFilter) -> list[ReceiptRow]:

@@ -1,4 +1,5 @@
-"""What auditors ask of the receipt log: get, list, verify, prove, checkpoint, export.
+"""Checking the receipt log: which receipts a caller may see, verification, inclusion proofs and
+the export (the requests auditors make of them are `gateway.usecases.inspection`).
 
 Server-side verification re-runs the same checks an offline verifier runs (the `receipts`
 package), against the stored bytes: it tells an auditor whether the database still holds what
@@ -14,6 +15,8 @@ from typing import Any
 
 from gateway.errors import NotFoundError
 from gateway.principal import Principal
+from gateway.receipt_filter import ReceiptFilter
+from gateway.responses.receipts import Check
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection, Pool, transaction
 from gateway.usecases.checkpoints import checkpoint_tenant, store_tiles
@@ -41,7 +44,7 @@ from receipts.merkle import TILE_SIZE, TiledTree
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["Check", "Proof", "export_lines", "find_visible", "prove", "verify_stored"]
+__all__ = ["Proof", "export_lines", "find_visible", "prove", "verify_stored"]
 
 EXPORT_PAGE = 500
 
@@ -59,17 +62,6 @@ async def find_visible(
     ):
         raise NotFoundError(f"receipt {receipt_id} not found")
     return row
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    name: str
-    ok: bool
-    code: str | None = None
-    detail: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "ok": self.ok, "code": self.code, "detail": self.detail}
 
 
 async def verify_stored(  # noqa: C901  every check in report order, none stops the rest
@@ -147,15 +139,6 @@ class Proof:
     checkpoint: str
     root: bytes
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "leaf_index": self.leaf_index,
-            "tree_size": self.tree_size,
-            "hashes": [h.hex() for h in self.hashes],
-            "root": self.root.hex(),
-            "checkpoint": self.checkpoint,
-        }
-
 
 async def prove(
     conn: Connection, row: receipt_store.ReceiptRow, signer: Signer | None
@@ -205,7 +188,7 @@ async def _tiled_proof(
 
 
 async def export_lines(
-    pool: Pool, signer: Signer, tenant_id: str, where: receipt_store.ReceiptFilter
+    pool: Pool, signer: Signer, tenant_id: str, where: ReceiptFilter
 ) -> AsyncIterator[str]:
     """The tenant's log as JSONL (`receipts.export`), ending with its signed checkpoint.
 
@@ -216,10 +199,10 @@ async def export_lines(
         if checkpoint is None:
             return
         tree = await _proving_tree(conn, tenant_id, checkpoint)
-    filtered = where != receipt_store.ReceiptFilter(limit=where.limit)
+    filtered = where != ReceiptFilter(limit=where.limit)
     cursor = 0
     while True:
-        page_filter = receipt_store.ReceiptFilter(
+        page_filter = ReceiptFilter(
             agent_id=where.agent_id,
             kind=where.kind,
             since=where.since,

@@ -15,8 +15,12 @@ from gateway.embedding import Embedder
 from gateway.errors import ConflictError, ForbiddenError, NotFoundError
 from gateway.memory import MemoryDraft, MemoryVersion
 from gateway.principal import Principal
+from gateway.responses.memories import BatchItem, BatchWrite, Deleted, Written
 from gateway.store import memories as store
 from gateway.store.database import Connection as Conn
+from gateway.store.database import Pool
+from gateway.usecases.receipting import rfc3339
+from gateway.usecases.work import unit_of_work
 
 __all__ = [
     "WriteOutcome",
@@ -24,6 +28,8 @@ __all__ = [
     "delete_memory",
     "memory_text",
     "withheld_reason",
+    "write_batch",
+    "write_memory",
 ]
 
 
@@ -167,23 +173,70 @@ class Writer:
             )
 
 
+async def write_memory(
+    pool: Pool, writer: Writer, authorization: str | None, draft: MemoryDraft
+) -> Written:
+    """Write one memory in its own unit of work; its error (403, 404, 409) is the request's."""
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        [result] = await writer.write(conn, principal, [draft])
+    if isinstance(result, Exception):
+        raise result
+    return Written(result.memory_id, result.created, result.supersedes)
+
+
+# Per-item statuses of a batch: the body reports each item as its own request would have been.
+_ITEM_STATUS: dict[type[Exception], int] = {
+    ForbiddenError: 403,
+    NotFoundError: 404,
+    ConflictError: 409,
+}
+
+
+async def write_batch(
+    pool: Pool, writer: Writer, authorization: str | None, drafts: Sequence[MemoryDraft]
+) -> BatchWrite:
+    """Write drafts in order in one unit of work; an item the state does not allow is reported
+    in place and leaves nothing behind, the others are written."""
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        results = await writer.write(conn, principal, drafts)
+    items: list[BatchItem] = []
+    for index, result in enumerate(results):
+        if isinstance(result, Exception):
+            status = next(s for t, s in _ITEM_STATUS.items() if isinstance(result, t))
+            items.append(BatchItem(index, status, code=result.code, detail=result.detail))
+        else:
+            items.append(
+                BatchItem(
+                    index,
+                    201 if result.created else 200,
+                    memory_id=result.memory_id,
+                    created=result.created,
+                    supersedes=result.supersedes,
+                )
+            )
+    written = sum(item.status in (200, 201) for item in items)
+    return BatchWrite(items=items, written=written, failed=len(items) - written)
+
+
 async def delete_memory(
-    conn: Conn, principal: Principal, memory_id: str, reason: str, at: datetime
-) -> datetime:
+    pool: Pool, authorization: str | None, memory_id: str, reason: str, at: datetime
+) -> Deleted:
     """Soft-delete one live version; the row stays for audit and replay."""
-    principal.require_role("agent", "admin")
-    state = await store.lock_for_retire(conn, principal.tenant_id, memory_id)
-    if state is None or not principal.may_use(state.namespace):
-        raise NotFoundError(f"memory {memory_id} not found")
-    if state.superseded_by is not None:
-        raise ConflictError(
-            f"memory {memory_id} was superseded by {state.superseded_by}; delete the newest version",
-            code="already_superseded",
-        )
-    if state.deleted_at is not None:
-        raise ConflictError(f"memory {memory_id} is already deleted", code="memory_deleted")
-    await store.retire(conn, principal.tenant_id, memory_id, at=at, reason=reason)
-    return at
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role("agent", "admin")
+        state = await store.lock_for_retire(conn, principal.tenant_id, memory_id)
+        if state is None or not principal.may_use(state.namespace):
+            raise NotFoundError(f"memory {memory_id} not found")
+        if state.superseded_by is not None:
+            raise ConflictError(
+                f"memory {memory_id} was superseded by {state.superseded_by}; "
+                "delete the newest version",
+                code="already_superseded",
+            )
+        if state.deleted_at is not None:
+            raise ConflictError(f"memory {memory_id} is already deleted", code="memory_deleted")
+        await store.retire(conn, principal.tenant_id, memory_id, at=at, reason=reason)
+    return Deleted(memory_id=memory_id, deleted_at=rfc3339(at), reason=reason)
 
 
 def withheld_reason(version: MemoryVersion, now: datetime) -> str | None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+import msgspec
+
 from gateway.core.model import Candidate, Exclusion, MemoryId
 from gateway.core.verdict import Verdict
 from gateway.errors import (
@@ -24,8 +26,11 @@ from gateway.errors import (
 )
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
+from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
 from gateway.store import policies as policy_store
-from gateway.store.database import Connection
+from gateway.store.database import Connection, Pool
+from gateway.usecases.receipting import rfc3339
+from gateway.usecases.work import unit_of_work
 from policies import (
     Bundle,
     Evaluation,
@@ -43,8 +48,8 @@ __all__ = [
     "DEFAULT_UPLOADER",
     "PolicyInForce",
     "PolicyRegistry",
-    "Uploaded",
     "activate_bundle",
+    "active_bundle",
     "describe_bundle",
     "lint_or_reject",
     "may_deny",
@@ -271,77 +276,95 @@ def lint_or_reject(source: str, filename: str) -> LoadedBundle:
         ) from None
 
 
-@dataclass(frozen=True, slots=True)
-class Uploaded:
-    digest: str
-    warnings: tuple[str, ...]
-    created: bool
-
-
 # A policy is configuration, not data: a generous bound that still keeps lint time small.
 MAX_POLICY_BYTES = 256 * 1024
 
 
 async def upload_bundle(
-    conn: Connection, principal: Principal, source: bytes, filename: str
-) -> Uploaded:
+    pool: Pool, authorization: str | None, source: bytes, filename: str
+) -> PolicyUploaded:
     """Lint and store a bundle, content-addressed; the same meaning uploaded twice is one row."""
-    principal.require_role("admin")
-    if len(source) > MAX_POLICY_BYTES:
-        raise PayloadTooLargeError(
-            f"a policy bundle may be at most {MAX_POLICY_BYTES} bytes; this one is {len(source)}"
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role("admin")
+        if len(source) > MAX_POLICY_BYTES:
+            raise PayloadTooLargeError(
+                f"a policy bundle may be at most {MAX_POLICY_BYTES} bytes; "
+                f"this one is {len(source)}"
+            )
+        try:
+            text = source.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidRequestError(
+                f"the bundle is not UTF-8: {exc}", code="policy_invalid"
+            ) from None
+        loaded = lint_or_reject(text, filename)
+        created = await policy_store.insert_bundle(
+            conn,
+            principal.tenant_id,
+            digest=loaded.digest,
+            canonical=loaded.canonical,
+            source=loaded.source,
+            name=loaded.bundle.name,
+            revision=loaded.bundle.revision or None,
+            uploaded_by=principal.key_id,
         )
-    try:
-        text = source.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidRequestError(
-            f"the bundle is not UTF-8: {exc}", code="policy_invalid"
-        ) from None
-    loaded = lint_or_reject(text, filename)
-    created = await policy_store.insert_bundle(
-        conn,
-        principal.tenant_id,
-        digest=loaded.digest,
-        canonical=loaded.canonical,
-        source=loaded.source,
-        name=loaded.bundle.name,
-        revision=loaded.bundle.revision or None,
-        uploaded_by=principal.key_id,
-    )
-    return Uploaded(loaded.digest, tuple(str(w) for w in loaded.warnings), created)
+    return PolicyUploaded(loaded.digest, [str(w) for w in loaded.warnings], created)
 
 
 async def activate_bundle(
-    conn: Connection,
-    principal: Principal,
+    pool: Pool,
     registry: PolicyRegistry,
+    authorization: str | None,
     digest: str,
     mode: Mode,
     at: datetime,
-) -> None:
-    principal.require_role("admin")
-    await registry.bundle(conn, principal.tenant_id, digest)  # 404 unless stored for the tenant
-    if digest == registry.shipped.digest:
-        await registry.store_default(conn, principal.tenant_id)
-    await policy_store.insert_activation(
-        conn, principal.tenant_id, digest, mode, principal.key_id, at
-    )
+) -> Activated:
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role("admin")
+        await registry.bundle(conn, principal.tenant_id, digest)  # 404 unless the tenant's
+        if digest == registry.shipped.digest:
+            await registry.store_default(conn, principal.tenant_id)
+        await policy_store.insert_activation(
+            conn, principal.tenant_id, digest, mode, principal.key_id, at
+        )
+    return Activated(digest=digest, mode=mode, activated_at=rfc3339(at))
 
 
 async def describe_bundle(
+    pool: Pool, registry: PolicyRegistry, authorization: str | None, digest: str
+) -> StoredPolicy:
+    """A bundle the tenant stored (the shipped default counts once it served the tenant)."""
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role("admin", "auditor")
+        return await _stored(conn, principal, registry, digest)
+
+
+async def active_bundle(
+    pool: Pool, registry: PolicyRegistry, authorization: str | None, at: datetime
+) -> ActivePolicy:
+    """The bundle in force for the tenant at `at`, with its mode."""
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role("admin", "auditor")
+        in_force = await registry.in_force(conn, principal.tenant_id, at)
+        stored = await _stored(conn, principal, registry, in_force.digest)
+    return ActivePolicy(
+        **msgspec.structs.asdict(stored), mode=in_force.mode, activated=in_force.activated
+    )
+
+
+async def _stored(
     conn: Connection, principal: Principal, registry: PolicyRegistry, digest: str
-) -> dict[str, Any]:
-    principal.require_role("admin", "auditor")
+) -> StoredPolicy:
     if digest == registry.shipped.digest:
         await registry.store_default(conn, principal.tenant_id)
     row = await policy_store.find_bundle(conn, principal.tenant_id, digest)
     if row is None:
         raise NotFoundError(f"policy bundle {digest} not found", code="policy_not_found")
-    return {
-        "digest": row.digest,
-        "name": row.name,
-        "revision": row.revision,
-        "source": row.source,
-        "uploaded_at": row.uploaded_at.isoformat(),
-        "uploaded_by": row.uploaded_by,
-    }
+    return StoredPolicy(
+        digest=row.digest,
+        name=row.name,
+        revision=row.revision,
+        source=row.source,
+        uploaded_at=rfc3339(row.uploaded_at),
+        uploaded_by=row.uploaded_by,
+    )

@@ -9,11 +9,13 @@ past refusal, the recorded request stage is judged again: would the candidate le
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime
 
 from gateway.principal import Principal
+from gateway.responses.policies import ReplayProblem, WhatIfReceipt, WhatIfReport
 from gateway.store import receipts as receipt_store
-from gateway.store.database import Connection
+from gateway.store.database import Connection, Pool
 from gateway.usecases.context import without_index_content
 from gateway.usecases.disclosure import Admitted, compose, context_view
 from gateway.usecases.policy import PolicyInForce, reads_content, request_stage
@@ -26,9 +28,43 @@ from gateway.usecases.recorded import (
     with_judged_subject,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, read_refusal
+from gateway.usecases.replay import Replayer
+from gateway.usecases.work import unit_of_work
 from policies import Evaluation
 
-__all__ = ["what_if_window"]
+__all__ = ["WhatIfWindow", "what_if_report", "what_if_window"]
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIfWindow:
+    """A candidate policy (stored digest or inline YAML, exactly one) and the past receipts to
+    judge under it: the last `last` between `since` and `until`."""
+
+    policy_digest: str | None
+    policy_yaml: str | None
+    last: int
+    since: datetime | None
+    until: datetime | None
+
+
+async def what_if_report(
+    pool: Pool, replayer: Replayer, authorization: str | None, window: WhatIfWindow
+) -> WhatIfReport:
+    """The candidate against the tenant's recent bundles and refusals; nothing is written."""
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role("admin", "auditor")
+        policy = await replayer.candidate_policy(
+            conn, principal.tenant_id, window.policy_digest, window.policy_yaml
+        )
+        rows = await receipt_store.recent_receipts(
+            conn,
+            principal.tenant_id,
+            (*REPLAYABLE, REFUSAL_KIND),
+            since=window.since,
+            until=window.until,
+            limit=window.last,
+        )
+        return await what_if_window(conn, principal, rows, policy)
 
 
 async def what_if_window(
@@ -36,7 +72,7 @@ async def what_if_window(
     principal: Principal,
     rows: Sequence[receipt_store.ReceiptRow],
     policy: PolicyInForce,
-) -> dict[str, Any]:
+) -> WhatIfReport:
     """A candidate policy against past receipts: for bundles (their recorded candidates), what
     would change, including requests it would refuse; for refusals, which it would let through."""
     principal.require_role("admin", "auditor")
@@ -44,7 +80,7 @@ async def what_if_window(
     rule_hits: dict[str, int] = {}
     newly_excluded: dict[str, int] = {}
     newly_admitted: dict[str, int] = {}
-    per_receipt: list[dict[str, Any]] = []
+    per_receipt: list[WhatIfReceipt] = []
     evaluated = 0
     for row in rows:
         if row.kind == REFUSAL_KIND:
@@ -56,11 +92,11 @@ async def what_if_window(
             _count_hits(judged, rule_hits)
             if len(per_receipt) < 200:
                 per_receipt.append(
-                    {
-                        "receipt_id": refusal.receipt_id,
-                        "kind": REFUSAL_KIND,
-                        "refused_by": None if judged.refused is None else judged.refused.rule_id,
-                    }
+                    WhatIfReceipt(
+                        receipt_id=refusal.receipt_id,
+                        kind=REFUSAL_KIND,
+                        refused_by=None if judged.refused is None else judged.refused.rule_id,
+                    )
                 )
             continue
         if row.kind not in REPLAYABLE:
@@ -87,32 +123,28 @@ async def what_if_window(
             newly_admitted[memory_id] = newly_admitted.get(memory_id, 0) + 1
         if len(per_receipt) < 200:
             per_receipt.append(
-                {
-                    "receipt_id": recorded.receipt_id,
-                    "kind": recorded.kind,
-                    "refused_by": None
-                    if evaluation.refused is None
-                    else evaluation.refused.rule_id,
-                    "changed": bool(is_changed),
-                    "added": found["added"],
-                    "removed": found["removed"],
-                    "problems": [p.to_json() for p in problems],
-                }
+                WhatIfReceipt(
+                    receipt_id=recorded.receipt_id,
+                    kind=recorded.kind,
+                    refused_by=None if evaluation.refused is None else evaluation.refused.rule_id,
+                    changed=bool(is_changed),
+                    added=list(found["added"]),
+                    removed=list(found["removed"]),
+                    problems=[ReplayProblem(p.code, p.memory_id, p.detail) for p in problems],
+                )
             )
-    return {
-        "policy_digest": policy.digest,
-        "receipts_evaluated": evaluated,
-        "bundles_changed": changed,
-        # Requests the candidate would refuse outright (an enforced `require` not met), and
-        # past refusals it would let through.
-        "requests_refused": refused,
-        "refusals_evaluated": refusals,
-        "refusals_lifted": lifted,
-        "rule_hits": dict(sorted(rule_hits.items())),
-        "newly_excluded": dict(sorted(newly_excluded.items())),
-        "newly_admitted": dict(sorted(newly_admitted.items())),
-        "receipts": per_receipt,
-    }
+    return WhatIfReport(
+        policy_digest=policy.digest,
+        receipts_evaluated=evaluated,
+        bundles_changed=changed,
+        requests_refused=refused,
+        refusals_evaluated=refusals,
+        refusals_lifted=lifted,
+        rule_hits=dict(sorted(rule_hits.items())),
+        newly_excluded=dict(sorted(newly_excluded.items())),
+        newly_admitted=dict(sorted(newly_admitted.items())),
+        receipts=per_receipt,
+    )
 
 
 def _count_hits(evaluation: Evaluation, hits: dict[str, int]) -> None:
