@@ -87,7 +87,9 @@ class PolicyRegistry:
     """Bundles by digest (parsed once per process), and the activation in force per tenant."""
 
     shipped: LoadedBundle = field(default_factory=default_bundle)
-    _parsed: dict[str, Bundle] = field(default_factory=dict)
+    # Keyed by tenant as well: a bundle one tenant stored is not another's to name (the cache
+    # must never answer for a tenant the store would not).
+    _parsed: dict[tuple[str, str], Bundle] = field(default_factory=dict)
     _default_stored: set[str] = field(default_factory=set)
 
     async def in_force(self, conn: Connection, tenant_id: str, at: datetime) -> PolicyInForce:
@@ -104,7 +106,7 @@ class PolicyRegistry:
 
     async def bundle(self, conn: Connection, tenant_id: str, digest: str) -> Bundle:
         """A stored bundle by digest (404 when this tenant never stored it)."""
-        cached = self._parsed.get(digest)
+        cached = self._parsed.get((tenant_id, digest))
         if cached is not None:
             return cached
         if digest == self.shipped.digest:
@@ -113,7 +115,7 @@ class PolicyRegistry:
         if row is None:
             raise NotFoundError(f"policy bundle {digest} not found", code="policy_not_found")
         parsed = load_canonical(row.canonical)
-        self._parsed[digest] = parsed
+        self._parsed[tenant_id, digest] = parsed
         return parsed
 
     async def store_default(self, conn: Connection, tenant_id: str) -> None:
