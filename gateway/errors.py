@@ -8,7 +8,11 @@ GatewayError (code, detail)
 ├── NotFoundError            404: absent, or another tenant's (never 403 across tenants)
 ├── ConflictError            409: the state does not allow it (retired memory, reused key)
 ├── PayloadTooLargeError     413
-└── UnavailableError         503: a dependency failed; fail closed, no content
+└── UnavailableError         503 + Retry-After: a dependency failed; fail closed, no content
+    └── EmbeddingError       503 embedder_unavailable (gateway.embedding.base)
+
+A detail reaches the client: it says what failed in our words. A dependency's own words (driver
+messages, an upstream's error body) are logged where they are caught, never put in a detail.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -24,6 +25,8 @@ from gateway.store.database import transaction
 
 __all__ = ["create_app"]
 
+_log = logging.getLogger(__name__)
+
 
 @get("/healthz", summary="The process is up", include_in_schema=True)
 async def healthz() -> dict[str, str]:
@@ -35,8 +38,10 @@ async def readyz(runtime: RuntimeDep) -> Response[Any]:
     try:
         async with transaction(runtime.pool) as conn:
             await conn.execute("SELECT 1")
-    except Exception as exc:
-        return problem(503, "not_ready", f"the database does not answer: {exc}")
+    except Exception as exc:  # any failure means not ready; the probe must answer, not raise
+        # The driver's words (host, role, socket path) are logged for the operator, never sent.
+        _log.warning("readiness probe failed: %s", exc)
+        return problem(503, "not_ready", "the database does not answer")
     return Response({"status": "ready"})
 
 

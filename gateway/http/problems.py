@@ -56,6 +56,9 @@ _TITLES = {
 }
 # Syntax errors (the body is not JSON at all) are 400; well-formed but invalid content is 422.
 _BAD_REQUEST_CODES = {"malformed_json", "empty_body"}
+# A 503 says when to try again (RFC 9110 §10.2.3): long enough for a database failover or an
+# embedding server restart, short enough that an agent does not give up on the turn.
+RETRY_AFTER_SECONDS = 5
 
 
 def problem(status: int, code: str, detail: str, **extra: Any) -> Response[dict[str, Any]]:
@@ -67,8 +70,12 @@ def problem(status: int, code: str, detail: str, **extra: Any) -> Response[dict[
         "detail": detail,
         **extra,
     }
-    headers = {"WWW-Authenticate": 'Bearer realm="ctxgw"'} if status == 401 else None
-    return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    headers: dict[str, str] = {}
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="ctxgw"'
+    elif status == 503:
+        headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers or None)
 
 
 def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
@@ -101,8 +108,9 @@ def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response
 
 def _store_error(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:
     assert isinstance(exc, StoreError)
+    # The driver's words (hosts, roles, SQL) are for the operator: logged, never sent.
     _log.error("store failure on %s: %s", request.url.path, exc)
-    return problem(503, exc.code, f"{exc}; nothing was disclosed (fail closed)")
+    return problem(503, exc.code, f"{exc.summary}; nothing was disclosed (fail closed)")
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[dict[str, Any]]:

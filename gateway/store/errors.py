@@ -3,7 +3,8 @@
 StoreError
 ├── DatabaseUnavailableError   the server cannot be reached or started
 ├── ExtensionMissingError      pgvector is not installed on the server
-└── MigrationError             a migration failed or an applied file was edited
+├── MigrationError             a migration failed or an applied file was edited
+└── ReceiptWriteError          a receipt could not be appended (the disclosure fails closed)
 """
 
 from __future__ import annotations
@@ -18,9 +19,13 @@ __all__ = [
 
 
 class StoreError(Exception):
-    """Base of every error the store edge raises on purpose."""
+    """Base of every error the store edge raises on purpose.
+
+    The message carries the driver's words, for the log; `summary` says what failed in ours,
+    for clients."""
 
     code = "store_unavailable"
+    summary = "the database is unavailable"
 
 
 class DatabaseUnavailableError(StoreError):
@@ -37,3 +42,4 @@ class MigrationError(StoreError):
 
 class ReceiptWriteError(StoreError):
     code = "receipt_unavailable"
+    summary = "the receipt could not be written"
