@@ -90,12 +90,13 @@ class PolicyRegistry:
     # Keyed by tenant as well: a bundle one tenant stored is not another's to name (the cache
     # must never answer for a tenant the store would not).
     _parsed: dict[tuple[str, str], Bundle] = field(default_factory=dict)
-    _default_stored: set[str] = field(default_factory=set)
 
     async def in_force(self, conn: Connection, tenant_id: str, at: datetime) -> PolicyInForce:
-        activation = await policy_store.active_policy(conn, tenant_id, at)
+        state = await policy_store.policy_state(conn, tenant_id, at, self.shipped.digest)
+        activation = state.activation
         if activation is None:
-            await self.store_default(conn, tenant_id)
+            if not state.default_stored:
+                await self.store_default(conn, tenant_id)
             bundle = self.shipped.bundle
             return PolicyInForce(self.shipped.digest, bundle.mode, bundle, activated=False)
         bundle = await self.bundle(conn, tenant_id, activation.digest)
@@ -119,10 +120,10 @@ class PolicyRegistry:
         return parsed
 
     async def store_default(self, conn: Connection, tenant_id: str) -> None:
-        # Receipts cite the digest of the bundle in force; storing the shipped default the first
-        # time it serves a tenant keeps every cited digest loadable for replay, forever.
-        if tenant_id in self._default_stored:
-            return
+        """Store the shipped default for the tenant, in the caller's transaction (a no-op when
+        stored). Receipts cite the digest of the bundle in force; storing the default whenever
+        it serves a tenant whose store lacks it keeps every cited digest loadable for replay,
+        forever: it commits with the receipt that cites it, or neither does."""
         await policy_store.insert_bundle(
             conn,
             tenant_id,
@@ -133,7 +134,6 @@ class PolicyRegistry:
             revision=self.shipped.bundle.revision or None,
             uploaded_by=DEFAULT_UPLOADER,
         )
-        self._default_stored.add(tenant_id)
 
 
 def request_view(

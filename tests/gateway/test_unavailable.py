@@ -160,3 +160,28 @@ def test_database_failures_are_503_in_our_words(
     # The driver's words went to the log, for the operator.
     driver_words = [r for r in caplog.records if "terminat" in r.getMessage()]
     assert len(driver_words) >= 2, [r.getMessage() for r in caplog.records]
+
+
+def test_the_default_policy_is_stored_even_when_its_first_transaction_rolls_back(
+    openai_client: TestClient[Any],
+    stand_in: EmbeddingsServer,
+    make_key: KeyFactory,
+    database_url: str,
+) -> None:
+    """The first disclosure stores the shipped default in its transaction; when that rolls back
+    (here: the embedder fails after the policy was looked up), the next one stores it, so every
+    receipt cites a digest its tenant's store holds."""
+    agent = make_key()
+    stand_in.mode = "http_503"
+    failed = openai_client.post("/v1/context", json={"task": "x"}, headers=agent.headers)
+    assert failed.status_code == 503, failed.text
+    stand_in.mode = "ok"
+    served = openai_client.post("/v1/context", json={"task": "x"}, headers=agent.headers)
+    assert served.status_code == 200, served.text
+    digest = served.json()["policy"]["digest"]
+    with psycopg.connect(database_url) as conn:
+        stored = conn.execute(
+            "SELECT uploaded_by FROM policy_bundles WHERE tenant_id = %s AND digest = %s",
+            (agent.tenant_id, digest),
+        ).fetchall()
+    assert stored == [("ctxgw:shipped-default",)]
