@@ -153,22 +153,31 @@ _COMPILED: Final[dict[str, tuple[Any, Callable[[bytes, _Spans], bool] | None]]] 
 }
 
 
-def _digits_from(least: int) -> Callable[[bytes, int], bool]:
-    def enough(data: bytes, position: int) -> bool:
-        rest = data[position:]
-        return len(rest) - len(rest.translate(None, _DIGITS)) >= least
+def _digits_from_end(least: int) -> Callable[[bytes], int]:
+    def last_start(data: bytes) -> int:
+        # The position of the `least`-th digit from the end: a match that holds `least` digits
+        # starts at or before it. One pass over the text, however many matches follow.
+        marked = data.translate(_DIGIT_MARKS)
+        position = len(data)
+        for _ in range(least):
+            position = marked.rfind(b"0", 0, position)
+            if position < 0:
+                return -1
+        return position
 
-    return enough
+    return last_start
 
 
-# Per detector, a test cheaper than RE2 of whether a match can still start at or after a
-# position: once it fails, the search for the next match (a pass over the rest of the text
-# that finds nothing) is skipped. Each is a necessary condition of its pattern: an email holds
-# one "@"; a phone number at least 6 digits (three groups of two), a card number 13.
-_MORE: Final[dict[str, Callable[[bytes, int], bool]]] = {
-    "email": lambda data, position: data.find(b"@", position) >= 0,
-    "phone": _digits_from(6),
-    "card": _digits_from(13),
+# Per detector, from a necessary condition of its pattern cheaper than RE2, the last position
+# at which a match can start in a text, computed once per text: past it, the search for the
+# next match (a pass over the rest of the text that finds nothing) is skipped. An email holds
+# one "@"; a phone number at least 6 digits (three groups of two), a card number 13. (Once per
+# text, not per match: asking "can a match still start here?" of the rest of the text at every
+# match made redaction quadratic in texts of many rejected matches, e.g. a run of dates.)
+_MORE: Final[dict[str, Callable[[bytes], int]]] = {
+    "email": lambda data: data.rfind(b"@"),
+    "phone": _digits_from_end(6),
+    "card": _digits_from_end(13),
 }
 
 
@@ -191,6 +200,7 @@ _SCAN: Final = _scanner()
 
 
 _DIGITS: Final = b"0123456789"
+_DIGIT_MARKS: Final = bytes(0x30 if byte in _DIGITS else 0x20 for byte in range(256))
 _IBAN_START: Final = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", b"A" * 26 + b"0" * 10)
 
 
@@ -273,23 +283,37 @@ _NOTHING: Final[frozenset[str]] = frozenset()
 _UNANCHORED: Final = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 
 
-def _spans(
-    regex: Any, data: bytes, more: Callable[[bytes, int], bool] | None = None
-) -> Iterator[_Spans]:
-    """The spans of each match of `regex` in `data`, left to right, as `finditer` finds them;
-    `more`, when given, says whether a match can still start at or after a position (_MORE).
+def _searcher(regex: Any, data: bytes) -> Callable[[int], _Spans]:
+    """The search of `regex` in `data` from a position on: the spans of the leftmost match (the
+    whole match, then each group), or ``[(-1, -1)]`` when there is none.
 
     Calls the compiled RE2 object under the wrapper directly when it is there: the wrapper's
-    Python-level generator and match objects cost more than the matching on short texts.
+    Python-level match objects cost more than the matching on short texts.
     """
     raw = getattr(regex, "_regexp", None)
-    if raw is None or _UNANCHORED is None:
-        for match in regex.finditer(data):
-            yield [match.span(group) for group in range(regex.groups + 1)]
-        return
+    if raw is not None and _UNANCHORED is not None:
+        end = len(data)
+        return lambda position: raw.Match(_UNANCHORED, data, position, end)
+    groups = range(regex.groups + 1)
+
+    def search(position: int) -> _Spans:
+        match = regex.search(data, position)
+        return [(-1, -1)] if match is None else [match.span(group) for group in groups]
+
+    return search
+
+
+def _spans(regex: Any, data: bytes, last_start: int | None = None) -> Iterator[_Spans]:
+    """The spans of each match of `regex` in `data`, left to right, as `finditer` finds them;
+    `last_start`, when given, is the last position a match can start at (_MORE).
+
+    Each search starts where the previous match ended, so the engine sees each byte about once:
+    RE2 is linear in what it sees, and so is redaction, however many matches there are.
+    """
+    search = _searcher(regex, data)
     position, end = 0, len(data)
     while True:
-        spans = raw.Match(_UNANCHORED, data, position, end)
+        spans = search(position)
         if spans[0][0] < 0:
             return
         yield spans
@@ -297,7 +321,7 @@ def _spans(
             return
         # As the wrapper does: after an empty match, step on by one byte.
         position = spans[0][1] if spans[0][1] != position else position + 1
-        if more is not None and not more(data, position):
+        if last_start is not None and position > last_start:
             return
 
 
@@ -333,7 +357,8 @@ def redact_text(text: str, detectors: Collection[str], *, scanned: bool = False)
         marker = _MARKERS[name]
         pieces: list[bytes] = []
         position = 0
-        for spans in _spans(regex, data, _MORE.get(name)):
+        more = _MORE.get(name)
+        for spans in _spans(regex, data, None if more is None else more(data)):
             if check is not None and not check(data, spans):
                 continue
             start, end = spans[0]
