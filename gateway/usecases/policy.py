@@ -84,7 +84,8 @@ class PolicyInForce:
 
 @dataclass
 class PolicyRegistry:
-    """Bundles by digest (parsed once per process), and the activation in force per tenant."""
+    """Each tenant's stored bundles by digest (parsed once per process), and the activation
+    in force per tenant."""
 
     shipped: LoadedBundle = field(default_factory=default_bundle)
     # Keyed by tenant as well: a bundle one tenant stored is not another's to name (the cache
