@@ -8,8 +8,12 @@ GatewayError (code, detail)
 ├── NotFoundError            404: absent, or another tenant's (never 403 across tenants)
 ├── ConflictError            409: the state does not allow it (retired memory, reused key)
 ├── PayloadTooLargeError     413
-└── UnavailableError         503: a dependency failed; fail closed, no content
+└── UnavailableError         503 + Retry-After: a dependency failed; fail closed, no content
+    ├── EmbeddingError       503 embedder_unavailable (gateway.embedding.base)
     └── StoreError           the database (`gateway.store.errors`, translated at the connection)
+
+A client is told what failed in our words (`summary`, else the detail). A dependency's own words
+(driver messages, an upstream's error body) are logged, never sent.
 """
 
 from __future__ import annotations
@@ -96,3 +100,6 @@ class PayloadTooLargeError(GatewayError):
 
 class UnavailableError(GatewayError):
     code = "unavailable"
+    # What a client is told when the detail carries a dependency's own words (None: the detail
+    # is already in ours).
+    summary: str | None = None

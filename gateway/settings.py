@@ -47,6 +47,7 @@ class Settings:
     openai_base_url: str = "http://127.0.0.1:8000/v1"
     openai_api_key: str | None = None
     openai_model: str = "text-embedding-3-small"
+    openai_timeout_seconds: float = 30.0
     budget_base_tokens: int = 4000
     budget_role_offsets: Mapping[str, int] = field(default_factory=dict)
     receipt_keyring: Path | None = None
@@ -98,6 +99,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         openai_base_url=read("OPENAI_BASE_URL", _http_url, defaults.openai_base_url),
         openai_api_key=read("OPENAI_API_KEY", str, None),
         openai_model=read("OPENAI_MODEL", str, defaults.openai_model),
+        openai_timeout_seconds=read(
+            "OPENAI_TIMEOUT_SECONDS", _float_between(0.1, 600.0), defaults.openai_timeout_seconds
+        ),
         budget_base_tokens=read(
             "BUDGET_BASE_TOKENS", _int_between(1, 128_000), defaults.budget_base_tokens
         ),

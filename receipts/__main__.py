@@ -63,11 +63,10 @@ def describe(report: VerifyReport) -> list[str]:
         lines = ["VALID  export holds no receipts"]
     else:
         lines = [
-            f"VALID  tenant {report.tenant_id}: {report.receipts} receipts, "
+            f"VALID  tenant {report.tenant_id}: {_plural(report.receipts, 'receipt')}, "
             f"seq {report.first_seq}..{report.last_seq}",
             f"  signatures  ok ({', '.join(report.keyids)})",
-            "  chain       gapless, every prev links"
-            + (" back to genesis" if report.first_seq == 1 else f" from seq {report.first_seq}"),
+            "  chain       " + _describe_chain(report),
         ]
     lines.append("  checkpoint  " + _describe_checkpoint(report, report.checkpoint))
     trusted = report.trusted_checkpoint
@@ -80,6 +79,32 @@ def describe(report: VerifyReport) -> list[str]:
         bundle = "bundle sha256 matches" if check.bundle_checked else "bundle not checked"
         lines.append(f"  receipt     {check.receipt_id} at seq {check.seq}: {bundle}")
     return lines
+
+
+def _describe_chain(report: VerifyReport) -> str:
+    """What the chain check covered: the links between consecutive seqs, and for a filtered
+    export the gaps, which only inclusion proofs stand for (the chain cannot cross them)."""
+    start = (
+        "seq 1 links to genesis"
+        if report.first_seq == 1
+        else f"starts at seq {report.first_seq} (earlier receipts not exported)"
+    )
+    if report.gaps == 0:
+        if report.receipts == 1:
+            return f"a single receipt: {start}"
+        return (
+            f"gapless: seq {report.first_seq}..{report.last_seq}, every prev links to the seq "
+            f"before, " + ("back to genesis" if report.first_seq == 1 else start)
+        )
+    return (
+        f"{_plural(report.links, 'prev link')} between consecutive seqs checked; "
+        f"{_plural(report.gaps, 'gap')} ({_plural(report.unexported, 'receipt')} not exported) "
+        f"covered by inclusion proofs, not by the chain; {start}"
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _describe_checkpoint(report: VerifyReport, checkpoint: Checkpoint | None) -> str:

@@ -80,6 +80,13 @@ class VerifyReport:
     """The caller's checkpoint, proven consistent with the export (and with ``checkpoint``)."""
     proven: int
     """Exported receipts proven to be in ``checkpoint``."""
+    links: int
+    """``prev`` links checked: one per pair of lines with consecutive seqs."""
+    gaps: int
+    """Places where the seq jumps (a filtered export): accepted because the lines on both sides
+    carry inclusion proofs, each of which was checked. The chain is not followed across them."""
+    unexported: int
+    """Receipts between ``first_seq`` and ``last_seq`` that the export leaves out."""
     complete: bool
     """The export is the whole log ``checkpoint`` commits to (recomputed root matched)."""
     receipt: ReceiptCheck | None
@@ -116,6 +123,7 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
     last: tuple[ReceiptHeader, bytes] | None = None
     embedded: str | None = None
     last_proven = False  # whether the previous line carried an inclusion proof
+    links = gaps = 0
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -135,6 +143,10 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
             proven_here = item.inclusion_proof is not None
             _check_link(header, last, gap_allowed=proven_here and last_proven)
             last_proven = proven_here
+            if last is not None:
+                linked = header.seq == last[0].seq + 1
+                links += linked
+                gaps += not linked
         except VerificationError as exc:
             exc.context.setdefault("line", number)
             raise
@@ -195,6 +207,9 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
         checkpoint=newest,
         trusted_checkpoint=trusted,
         proven=proven,
+        links=links,
+        gaps=gaps,
+        unexported=0 if first_seq is None else seqs[-1] - first_seq + 1 - len(seqs),
         complete=complete,
         receipt=None
         if found is None

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
+from gateway.errors import UnavailableError
+
 __all__ = ["Embedder", "EmbeddingError"]
 
 
-class EmbeddingError(Exception):
-    """The embedder could not produce vectors (model missing, remote server failing)."""
+class EmbeddingError(UnavailableError):
+    """The embedder could not produce vectors (model missing, remote server failing).
+
+    An `UnavailableError`, so that whoever embeds (a write, a disclosure) fails closed with 503
+    `embedder_unavailable` and no content, without translating it. Its detail reaches clients:
+    it says what failed in our words; the upstream's own words go to the log."""
+
+    code = "embedder_unavailable"
 
 
 class Embedder(Protocol):

@@ -22,5 +22,6 @@ def build_embedder(settings: Settings) -> Embedder:
             settings.openai_model,
             settings.openai_api_key,
             settings.embedding_dim,
+            timeout_seconds=settings.openai_timeout_seconds,
         )
     return HashEmbedder(settings.embedding_dim)

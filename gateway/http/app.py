@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -24,6 +25,8 @@ from gateway.settings import Settings
 from gateway.usecases.readiness import readiness
 
 __all__ = ["create_app"]
+
+_log = logging.getLogger(__name__)
 
 
 @get("/healthz", summary="The process is up", operation_class=DOCUMENTED)

@@ -56,6 +56,9 @@ TITLES = {
 }
 # Syntax errors (the body is not JSON at all) are 400; well-formed but invalid content is 422.
 _BAD_REQUEST_CODES = {"malformed_json", "empty_body"}
+# A 503 says when to try again (RFC 9110 §10.2.3): long enough for a database failover or an
+# embedding server restart, short enough that an agent does not give up on the turn.
+RETRY_AFTER_SECONDS = 5
 
 
 def problem(status: int, code: str, detail: str, **members: Any) -> Response[Problem]:
@@ -68,16 +71,22 @@ def problem(status: int, code: str, detail: str, **members: Any) -> Response[Pro
         detail=detail,
         **members,
     )
-    headers = {"WWW-Authenticate": 'Bearer realm="ctxgw"'} if status == 401 else None
-    return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers)
+    headers: dict[str, str] = {}
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="ctxgw"'
+    elif status == 503:
+        headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers or None)
 
 
 def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
     assert isinstance(exc, GatewayError)
     status = next((s for t, s in _STATUS.items() if isinstance(exc, t)), 500)
     if isinstance(exc, UnavailableError):
+        # The detail may carry a dependency's own words: logged for the operator, not sent.
         _log.error("%s on %s: %s", exc.code, request.url.path, exc.detail)
-        return problem(503, exc.code, f"{exc.detail}; nothing was disclosed (fail closed)")
+        said = exc.summary or exc.detail
+        return problem(503, exc.code, f"{said}; nothing was disclosed (fail closed)")
     members: dict[str, Any] = {"instance": request.url.path}
     if isinstance(exc, InvalidRequestError):
         if exc.code in _BAD_REQUEST_CODES:

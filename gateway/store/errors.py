@@ -25,9 +25,11 @@ __all__ = [
 
 
 class StoreError(UnavailableError):
-    """Base of every error the store edge raises on purpose."""
+    """Base of every error the store edge raises on purpose. The message carries the driver's
+    words, for the log; `summary` says what failed in ours, for clients."""
 
     code = "store_unavailable"
+    summary = "the database is unavailable"
 
 
 class DatabaseUnavailableError(StoreError):
@@ -44,3 +46,4 @@ class MigrationError(StoreError):
 
 class ReceiptWriteError(StoreError):
     code = "receipt_unavailable"
+    summary = "the receipt could not be written"

@@ -12,10 +12,11 @@ from gateway.store.database import Connection
 __all__ = [
     "ActivationRow",
     "BundleRow",
-    "active_policy",
+    "PolicyState",
     "find_bundle",
     "insert_activation",
     "insert_bundle",
+    "policy_state",
 ]
 
 
@@ -101,15 +102,51 @@ async def insert_activation(
     )
 
 
-_ACTIVE = """
-SELECT digest, mode, activated_at, activated_by FROM policy_activations
- WHERE tenant_id = %(tenant_id)s AND activated_at <= %(at)s
- ORDER BY activation DESC LIMIT 1
+@dataclass(frozen=True, slots=True)
+class PolicyState:
+    """A tenant's policy at an instant, as one query sees it."""
+
+    activation: ActivationRow | None  # None: never activated, the shipped default applies
+    default_stored: bool  # whether the tenant's store holds the shipped default's digest
+
+
+# One row always: the activation (NULLs when none) beside whether the shipped default is stored.
+# Asking the store each time, in the request's own transaction, costs no round trip and, unlike a
+# process-local note, cannot outlive a transaction that rolled back.
+_STATE = """
+SELECT a.digest, a.mode, a.activated_at, a.activated_by,
+       EXISTS (SELECT 1 FROM policy_bundles
+                WHERE tenant_id = %(tenant_id)s AND digest = %(default_digest)s) AS default_stored
+  FROM (SELECT 1) AS one
+  LEFT JOIN LATERAL (
+        SELECT digest, mode, activated_at, activated_by FROM policy_activations
+         WHERE tenant_id = %(tenant_id)s AND activated_at <= %(at)s
+         ORDER BY activation DESC LIMIT 1) AS a ON true
 """
 
 
-async def active_policy(conn: Connection, tenant_id: str, at: datetime) -> ActivationRow | None:
-    """The activation in force at `at` (the latest one made before it), or None."""
-    async with conn.cursor(row_factory=class_row(ActivationRow)) as cur:
-        await cur.execute(_ACTIVE, {"tenant_id": tenant_id, "at": at})
-        return await cur.fetchone()
+@dataclass(frozen=True, slots=True)
+class _StateRow:
+    digest: str | None
+    mode: str | None
+    activated_at: datetime | None
+    activated_by: str | None
+    default_stored: bool
+
+
+async def policy_state(
+    conn: Connection, tenant_id: str, at: datetime, default_digest: str
+) -> PolicyState:
+    """The activation in force at `at` (the latest one made before it), if any, and whether the
+    bundle `default_digest` is stored for the tenant."""
+    async with conn.cursor(row_factory=class_row(_StateRow)) as cur:
+        await cur.execute(
+            _STATE, {"tenant_id": tenant_id, "at": at, "default_digest": default_digest}
+        )
+        row = await cur.fetchone()
+    assert row is not None  # the query returns exactly one row
+    activation = None
+    if row.digest is not None:
+        assert row.mode is not None and row.activated_at is not None and row.activated_by
+        activation = ActivationRow(row.digest, row.mode, row.activated_at, row.activated_by)
+    return PolicyState(activation, row.default_stored)

@@ -90,16 +90,20 @@ class PolicyInForce:
 
 @dataclass
 class PolicyRegistry:
-    """Bundles by digest (parsed once per process), and the activation in force per tenant."""
+    """Each tenant's stored bundles by digest (parsed once per process), and the activation
+    in force per tenant."""
 
     shipped: LoadedBundle = field(default_factory=default_bundle)
-    _parsed: dict[str, Bundle] = field(default_factory=dict)
-    _default_stored: set[str] = field(default_factory=set)
+    # Keyed by tenant as well: a bundle one tenant stored is not another's to name (the cache
+    # must never answer for a tenant the store would not).
+    _parsed: dict[tuple[str, str], Bundle] = field(default_factory=dict)
 
     async def in_force(self, conn: Connection, tenant_id: str, at: datetime) -> PolicyInForce:
-        activation = await policy_store.active_policy(conn, tenant_id, at)
+        state = await policy_store.policy_state(conn, tenant_id, at, self.shipped.digest)
+        activation = state.activation
         if activation is None:
-            await self.store_default(conn, tenant_id)
+            if not state.default_stored:
+                await self.store_default(conn, tenant_id)
             bundle = self.shipped.bundle
             return PolicyInForce(self.shipped.digest, bundle.mode, bundle, activated=False)
         bundle = await self.bundle(conn, tenant_id, activation.digest)
@@ -110,7 +114,7 @@ class PolicyRegistry:
 
     async def bundle(self, conn: Connection, tenant_id: str, digest: str) -> Bundle:
         """A stored bundle by digest (404 when this tenant never stored it)."""
-        cached = self._parsed.get(digest)
+        cached = self._parsed.get((tenant_id, digest))
         if cached is not None:
             return cached
         if digest == self.shipped.digest:
@@ -119,14 +123,14 @@ class PolicyRegistry:
         if row is None:
             raise NotFoundError(f"policy bundle {digest} not found", code="policy_not_found")
         parsed = load_canonical(row.canonical)
-        self._parsed[digest] = parsed
+        self._parsed[tenant_id, digest] = parsed
         return parsed
 
     async def store_default(self, conn: Connection, tenant_id: str) -> None:
-        # Receipts cite the digest of the bundle in force; storing the shipped default the first
-        # time it serves a tenant keeps every cited digest loadable for replay, forever.
-        if tenant_id in self._default_stored:
-            return
+        """Store the shipped default for the tenant, in the caller's transaction (a no-op when
+        stored). Receipts cite the digest of the bundle in force; storing the default whenever
+        it serves a tenant whose store lacks it keeps every cited digest loadable for replay,
+        forever: it commits with the receipt that cites it, or neither does."""
         await policy_store.insert_bundle(
             conn,
             tenant_id,
@@ -137,7 +141,6 @@ class PolicyRegistry:
             revision=self.shipped.bundle.revision or None,
             uploaded_by=DEFAULT_UPLOADER,
         )
-        self._default_stored.add(tenant_id)
 
 
 def request_view(

@@ -3,6 +3,7 @@ hashes only the receipts appended since (gateway.usecases.checkpoints)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -16,6 +17,14 @@ from receipts import Keyring, leaf_hash, root, verify_checkpoint, verify_export,
 from receipts.merkle import TILE_SIZE, tile_roots
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_receipts_api import disclose_everything
+from tests.spying import spy_on
+
+
+@pytest.fixture
+def settings(settings: Settings) -> Settings:
+    """No periodic checkpoint in the background: what the spies see is the requests' work, and
+    a failure in a spy cannot be swallowed by the worker's retry loop."""
+    return dataclasses.replace(settings, checkpoint_interval_seconds=3600.0)
 
 
 def _checkpoint(client: TestClient[Any], auditor: Key, keyring: Keyring) -> Any:
@@ -46,16 +55,19 @@ def test_a_checkpoint_hashes_only_what_was_appended_since_the_last(
     first = _checkpoint(client, auditor, keyring)
     for _ in range(3):
         client.post("/v1/context", json={"task": "roll back"}, headers=agent.headers)
-
-    def whole_log(*args: object) -> list[bytes]:
-        raise AssertionError("the whole log was read for a checkpoint that has an edge")
+    whole: list[object] = []
+    read: list[tuple[int, int]] = []
 
     with monkeypatch.context() as patch:
-        patch.setattr(receipt_store, "leaves", whole_log)
+        spy_on(patch, receipt_store, "leaves", _noting_whole_log(whole))
+        spy_on(patch, receipt_store, "leaves_between", _counting_leaves_between(read))
         second = _checkpoint(client, auditor, keyring)
     leaves = _all_leaves(database_url, agent.tenant_id)
     assert second.size == len(leaves) == first.size + 3
     assert second.root == root(leaves)
+    # It read the three receipts appended since, and only those: from the stored edge.
+    assert read == [(first.size + 1, first.size + 3)]
+    assert whole == []
 
 
 @pytest.mark.parametrize("edge", [None, b"\x00" * 32], ids=["none-stored", "corrupt"])
@@ -126,6 +138,18 @@ def _counting_leaves_between(
     return counted
 
 
+def _noting_whole_log(calls: list[object]) -> Callable[..., Awaitable[list[bytes]]]:
+    """`receipt_store.leaves` (every leaf of the log) noting each call in `calls`. Noted, not
+    raised: a raise could be caught on the way and leave the test passing."""
+    real_leaves = receipt_store.leaves
+
+    async def noted(conn: Any, tenant_id: str, size: int) -> list[bytes]:
+        calls.append((tenant_id, size))
+        return await real_leaves(conn, tenant_id, size)
+
+    return noted
+
+
 def _proof(client: TestClient[Any], auditor: Key, receipt_id: str, keyring: Keyring) -> None:
     response = client.get(f"/v1/receipts/{receipt_id}/proof", headers=auditor.headers)
     assert response.status_code == 200, response.text
@@ -158,13 +182,16 @@ def test_proofs_are_made_from_tiles_without_reading_the_log(
     assert stored == tile_roots(_all_leaves(database_url, agent.tenant_id))
     assert len(stored) == size // TILE_SIZE == 3
 
-    def whole_log(*args: object) -> list[bytes]:
-        raise AssertionError("a proof read the whole log")
-
+    whole: list[object] = []
+    read: list[tuple[int, int]] = []
     with monkeypatch.context() as patch:
-        patch.setattr(receipt_store, "leaves", whole_log)
+        spy_on(patch, receipt_store, "leaves", _noting_whole_log(whole))
+        spy_on(patch, receipt_store, "leaves_between", _counting_leaves_between(read))
         for receipt_id in (first, fillers[TILE_SIZE], fillers[len(fillers) // 2], fillers[-1]):
             _proof(client, auditor, receipt_id, keyring)
+    assert whole == []
+    # Each proof read at most the tile it lies in, and the last (incomplete) tile.
+    assert read and all(last - first_seq < TILE_SIZE for first_seq, last in read), read
 
     with psycopg.connect(database_url) as conn, pytest.raises(psycopg.errors.InsufficientPrivilege):
         conn.execute(
@@ -216,13 +243,13 @@ def test_a_filtered_export_proves_its_lines_from_tiles(
     read: list[tuple[int, int]] = []
     counted = _counting_leaves_between(read)
 
-    def whole_log(*args: object) -> list[bytes]:
-        raise AssertionError("the export read the whole log")
+    whole: list[object] = []
 
     with monkeypatch.context() as patch:
-        patch.setattr(receipt_store, "leaves", whole_log)
-        patch.setattr(receipt_store, "leaves_between", counted)
+        spy_on(patch, receipt_store, "leaves", _noting_whole_log(whole))
+        spy_on(patch, receipt_store, "leaves_between", counted)
         export = client.get("/v1/receipts/export?kind=fetch", headers=auditor.headers)
+    assert whole == [] and read, read
     assert export.status_code == 200, export.text
     lines = export.text.splitlines()
     report = verify_export(lines, keyring)
@@ -252,7 +279,7 @@ def test_a_log_that_ends_on_a_tile_edge_proves_from_tiles_alone(
     counted = _counting_leaves_between(read)
 
     with monkeypatch.context() as patch:
-        patch.setattr(receipt_store, "leaves_between", counted)
+        spy_on(patch, receipt_store, "leaves_between", counted)
         _proof(client, auditor, fillers[-1], keyring)
         _proof(client, auditor, fillers[0], keyring)
     assert read == [(TILE_SIZE + 1, 2 * TILE_SIZE), (1, TILE_SIZE)]

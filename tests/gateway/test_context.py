@@ -101,17 +101,29 @@ def test_empty_namespace_gives_a_valid_bundle_that_says_so(
 
 
 def test_fill_stop_versus_skip(client: TestClient[Any], agent: Key) -> None:
+    """A memory too big for the budget, ranked above smaller ones: `skip` goes past it and admits
+    the smaller ones; `stop` ends there, and says so for every memory it did not try."""
     big = "word " * 400
-    client.post(
+    giant = client.post(
         "/v1/memories",
         json=memory(heading="roll back giant", content="roll back " + big),
         headers=agent.headers,
-    )
+    ).json()["memory_id"]
     seed(client, agent)
     skip = context(client, agent, budget_tokens=300, include_index=False, fill="skip").json()
     stop = context(client, agent, budget_tokens=300, include_index=False, fill="stop").json()
-    assert len(skip["included"]) >= len(stop["included"])
-    assert skip["tokens_used"] >= stop["tokens_used"]
+    for body in (skip, stop):
+        reasons = {e["memory_id"]: e["reason"] for e in body["excluded"]}
+        assert reasons[giant] == "over_budget"
+    skipped = [i["memory_id"] for i in skip["included"]]
+    stopped = [i["memory_id"] for i in stop["included"]]
+    # Both admit in score order up to the giant; only skip admits anything ranked below it.
+    assert stopped == skipped[: len(stopped)] and len(stopped) < len(skipped)
+    ended = "fill=stop ended at a higher-ranked memory that did not fit"
+    not_tried = {e["memory_id"] for e in stop["excluded"] if e["detail"] == ended}
+    assert set(skipped) - set(stopped) <= not_tried and giant not in not_tried
+    assert not any(e["detail"] == ended for e in skip["excluded"])
+    assert skip["tokens_used"] > stop["tokens_used"]
 
 
 def test_namespace_and_type_filters(client: TestClient[Any], make_key: KeyFactory) -> None:

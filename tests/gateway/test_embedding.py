@@ -64,3 +64,24 @@ def test_openai_embedder_rejects_wrong_dimension() -> None:
     embedder = OpenAIEmbedder("http://embeddings.test/v1", "m", None, 2, transport=transport)
     with pytest.raises(EmbeddingError, match="dimensions"):
         embedder.embed(["a"])
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b'{"data": [{"index": 0, "embedding": ["x", 1]}]}',
+        b'{"data": [{"index": 0, "embedding": [NaN, 1]}]}',
+        b'{"data": [{"index": 0, "embedding": [0.0, 0.0]}]}',
+        b'{"data": [{"index": 0}]}',
+        b'{"data": {"index": 0}}',
+        b"[]",
+    ],
+)
+def test_openai_embedder_names_a_malformed_answer(answer: bytes) -> None:
+    """Whatever is wrong inside the answer, the error is ours (503 at the edge), never a
+    ValueError or TypeError escaping as a 500."""
+    transport = httpx.MockTransport(lambda _: httpx.Response(200, content=answer))
+    embedder = OpenAIEmbedder("http://embeddings.test/v1", "m", None, 2, transport=transport)
+    with pytest.raises(EmbeddingError, match="not an embeddings response") as caught:
+        embedder.embed(["a"])
+    assert caught.value.code == "embedder_unavailable"

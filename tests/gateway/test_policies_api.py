@@ -179,3 +179,40 @@ def test_activating_an_unknown_digest_is_404(client: TestClient[Any], make_key: 
         f"/v1/policies/{missing}/activate", json={"mode": "sometimes"}, headers=admin.headers
     )
     assert bad_mode.status_code == 422
+
+
+def test_another_tenants_bundle_is_not_found_everywhere(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """Bundles are per tenant: once tenant B has used its bundle (so this process parsed it),
+    tenant A naming B's digest gets 404 `policy_not_found` from what-if, replay what_if,
+    activate and get, never B's bundle and never a 500."""
+    theirs = make_key(tenant="beta", role="admin")
+    digest = activate(client, theirs, STRICT, "log_only")  # parsed and cached by this process
+    assert client.post(
+        "/v1/policies/what-if", json={"policy_digest": digest}, headers=theirs.headers
+    ).status_code == 200  # fmt: skip
+    admin, agent = make_key(tenant="acme", role="admin"), make_key(tenant="acme")
+    receipt_id = client.post("/v1/context", json={"task": "x"}, headers=agent.headers).json()[
+        "receipt_id"
+    ]
+    responses = {
+        "what-if": client.post(
+            "/v1/policies/what-if", json={"policy_digest": digest}, headers=admin.headers
+        ),
+        "replay": client.post(
+            f"/v1/receipts/{receipt_id}/replay",
+            json={"mode": "what_if", "policy_digest": digest},
+            headers=admin.headers,
+        ),
+        "activate": client.post(
+            f"/v1/policies/{digest}/activate", json={"mode": "enforce"}, headers=admin.headers
+        ),
+        "get": client.get(f"/v1/policies/{digest}", headers=admin.headers),
+    }
+    for path, response in responses.items():
+        assert (path, response.status_code) == (path, 404), response.text
+        assert response.json()["code"] == "policy_not_found", (path, response.text)
+    # Nothing was activated for acme: the shipped default is still in force there.
+    active = client.get("/v1/policies/active", headers=admin.headers).json()
+    assert active["activated"] is False and active["digest"] != digest

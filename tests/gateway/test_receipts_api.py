@@ -188,6 +188,11 @@ def test_fail_closed_when_the_receipt_cannot_be_written(
     assert response.status_code == 503
     assert "bundle" not in response.json()
     assert response.json()["code"] == "receipt_unavailable"
+    # What failed, in our words; the driver's ("permission denied for table …") stay in the log.
+    assert response.json()["detail"] == (
+        "the receipt could not be written; nothing was disclosed (fail closed)"
+    )
+    assert int(response.headers["retry-after"]) > 0
 
 
 @pytest.fixture

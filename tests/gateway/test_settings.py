@@ -46,3 +46,10 @@ def test_settings_are_frozen() -> None:
     settings = load_settings({})
     with pytest.raises(AttributeError):
         settings.port = 1  # type: ignore[misc]
+
+
+def test_openai_timeout_is_read_and_bounded() -> None:
+    assert load_settings({"GATEWAY_OPENAI_TIMEOUT_SECONDS": "2.5"}).openai_timeout_seconds == 2.5
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"GATEWAY_OPENAI_TIMEOUT_SECONDS": "0"})
+    assert set(caught.value.problems) == {"GATEWAY_OPENAI_TIMEOUT_SECONDS"}

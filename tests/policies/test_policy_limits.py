@@ -93,12 +93,29 @@ def test_alias_bomb_is_refused_at_the_first_anchor() -> None:
     assert str(issues[-1]).endswith("alias *a is not allowed")
 
 
-def test_catastrophic_regex_is_accepted_because_re2_is_linear() -> None:
-    bundle = load_bundle(
+def _regex_rule(pattern: str) -> str:
+    return (
         HEAD
-        + "    - {id: r, effect: deny, reason: r, when: {field: memory.content, op: regex, value: '(a+)+$'}}\n"
+        + "    - {id: r, effect: deny, reason: r, when: {field: memory.content, op: regex,"
+        + f" value: '{pattern}'}}}}\n"
     )
-    assert bundle.bundle.rules[0].when is not None
+
+
+def test_catastrophic_regex_is_accepted_because_re2_is_linear() -> None:
+    """`(a+)+$` is exponential for a backtracking engine on "aaa…a!", so a bundle may only hold
+    it because patterns run on RE2. That it is RE2 that judges them shows in what it refuses:
+    a backreference, which only a backtracking engine can run. And the catastrophic pattern
+    decides the catastrophic input, right, at once."""
+    from policies import evaluate
+    from tests.policies.policy_helpers import NOW, memory
+
+    refused = lint(_regex_rule(r"(a)\1"))
+    assert [issue.code for issue in refused] == ["P044"], refused
+    assert "RE2 cannot compile it" in refused[0].message
+    bundle = load_bundle(_regex_rule("(a+)+$")).bundle
+    hostile = [memory("m1", content="a" * 100_000 + "!"), memory("m2", content="a" * 100_000)]
+    outcomes = evaluate(bundle, {}, hostile, NOW).outcomes
+    assert [o.outcome for o in outcomes] == ["admit", "deny"]
 
 
 @pytest.mark.parametrize(

@@ -55,10 +55,41 @@ def test_modules_stay_small() -> None:
         assert lines <= 400, f"{path.name} has {lines} lines; split it"
 
 
+# The package's public names. Changing them changes what callers (the gateway, suites, users)
+# may rely on: edit this list in the same change, deliberately.
+PUBLIC_SURFACE = (
+    "AllOf", "AnyOf", "Bundle", "CaseResult", "Condition", "Decision", "Evaluation", "Evidence",
+    "FieldCondition", "Judgement", "LintIssue", "LoadedBundle", "MemoryOutcome", "Not",
+    "Outcome", "PolicyLintError", "Redaction", "Refusal", "RequestJudgement", "Rule", "SuiteResult", "Verdicts",
+    "bundle_digest", "canonical_bytes", "default_bundle", "evaluate", "judge", "judge_request", "junit_xml",
+    "lint", "load_bundle", "load_canonical", "normalize", "run_suite", "shipped_bundle",
+)  # fmt: skip
+
+
 def test_public_surface() -> None:
-    assert sorted(policies.__all__) == policies.__all__
-    for name in policies.__all__:
-        assert getattr(policies, name) is not None
+    """`policies` exports exactly the pinned names, sorted; nothing else public leaks from the
+    package namespace; and each is the package's own, defined in one of its modules."""
+    import sys
+    import types
+    import typing
+
+    assert policies.__all__ == list(PUBLIC_SURFACE)
+    public = {
+        name
+        for name, value in vars(policies).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    assert public == set(PUBLIC_SURFACE), "public in the package but not in __all__, or missing"
+    star: dict[str, object] = {}
+    exec("from policies import *", star)  # noqa: S102 (a fixed statement: what `import *` gives)
+    assert set(star) - {"__builtins__"} == set(PUBLIC_SURFACE)
+    for name in PUBLIC_SURFACE:
+        value = getattr(policies, name)
+        if isinstance(value, type) or (callable(value) and not typing.get_args(value)):
+            assert value.__module__.startswith("policies."), name
+        else:  # a type alias (a union of the package's classes, a Literal): named in a module
+            modules = [m for n, m in sys.modules.items() if n.startswith("policies.")]
+            assert any(vars(m).get(name) is value for m in modules), name
 
 
 def test_evaluation_speed_guard() -> None:

@@ -146,6 +146,8 @@ def test_filtered_export_with_gaps_is_proven_line_by_line(
     report = verify_export(lines, keyring)
     assert (report.receipts, report.first_seq, report.last_seq) == (3, 1, 5)
     assert (report.proven, report.complete, report.root) == (3, False, None)
+    # No two lines are consecutive: no prev link could be followed; both gaps rest on proofs.
+    assert (report.links, report.gaps, report.unexported) == (0, 2, 2)
     # A wrong proof on one line is caught, with its seq.
     item = json.loads(lines[1])
     item["inclusion_proof"]["hashes"].reverse()

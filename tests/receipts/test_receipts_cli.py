@@ -115,3 +115,28 @@ def test_argument_errors_exit_2(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
+
+
+def test_filtered_export_is_not_called_gapless(tmp_path: Path, log5: LogBuilder) -> None:
+    """A filtered export (seq 1, 2 and 5 of 5) has a gap by construction: the report says which
+    links were followed and that the gap stands on inclusion proofs, never "gapless"."""
+    picked = [log5.entries[0], log5.entries[1], log5.entries[4]]
+    export = tmp_path / "export.jsonl"
+    export.write_text(
+        "".join(log5.lines(picked, checkpoint=log5.checkpoint(), proof_size=5)), encoding="utf-8"
+    )
+    status, out = _run("verify", str(export), "--keyring", KEYRING)
+    assert status == 0, out
+    assert "gapless" not in out
+    chain = next(line for line in out.splitlines() if line.lstrip().startswith("chain"))
+    assert "1 prev link between consecutive seqs" in chain, chain
+    assert "1 gap (2 receipts not exported) covered by inclusion proofs" in chain, chain
+
+
+def test_whole_export_says_which_links_were_checked(tmp_path: Path, log5: LogBuilder) -> None:
+    export = tmp_path / "export.jsonl"
+    export.write_text("".join(log5.lines(checkpoint=log5.checkpoint())), encoding="utf-8")
+    status, out = _run("verify", str(export), "--keyring", KEYRING)
+    assert status == 0, out
+    chain = next(line for line in out.splitlines() if line.lstrip().startswith("chain"))
+    assert "gapless: seq 1..5, every prev links to the seq before, back to genesis" in chain
