@@ -17,6 +17,7 @@ from gateway.signing import load_signer
 from gateway.store.database import EmbeddedPostgres, Pool, database_url, open_pool
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.checkpoints import Checkpointer
+from gateway.usecases.disclose import Disclosures
 from gateway.usecases.disclosure import Discloser
 from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
@@ -40,6 +41,7 @@ class Runtime:
     writer: Writer
     discloser: Discloser
     replayer: Replayer
+    disclosures: Disclosures
     checkpointer: Checkpointer
 
 
@@ -70,6 +72,7 @@ async def start_runtime(
             recorder=Recorder(signer=signer, new_id=new_id),
             policies=PolicyRegistry(),
         )
+        replayer = Replayer(discloser)
         task = asyncio.create_task(checkpointer.run(), name="ctxgw-checkpointer")
         stack.push_async_callback(_cancel, task)
         yield Runtime(
@@ -82,7 +85,8 @@ async def start_runtime(
             new_id=new_id,
             writer=Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id),
             discloser=discloser,
-            replayer=Replayer(discloser),
+            replayer=replayer,
+            disclosures=Disclosures(pool, discloser, replayer, clock, settings.default_budget),
             checkpointer=checkpointer,
         )
 

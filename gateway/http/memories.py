@@ -13,9 +13,10 @@ from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_json, decode_struct
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
+from gateway.responses.disclosures import FetchedMemories
 from gateway.responses.memories import BatchWrite, Deleted, Written
-from gateway.usecases import listing, memories
-from gateway.usecases.work import unit_of_work
+from gateway.usecases import memories
+from gateway.usecases.disclose import IdsAsk
 
 __all__ = ["ROUTES"]
 
@@ -123,18 +124,10 @@ async def remove_memory(
     summary="Stage 3: full memories by id (at most 50)",
     operation_class=json_body(FetchIn),
 )
-async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> dict[str, Any]:
+async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> FetchedMemories:
     fetch_in = decode_struct(decode_json(await request.body()), FetchIn)
-    now = runtime.clock()
-    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
-        conn,
-        principal,
-    ):
-        principal.require_role("agent", "admin")
-        disclosed = await listing.fetch(
-            runtime.discloser, conn, principal, fetch_in.ids, fetch_in.purpose, now
-        )
-    return disclosed.payload
+    ask = IdsAsk(fetch_in.ids, fetch_in.purpose)
+    return await runtime.disclosures.fetch(request.headers.get("authorization"), ask)
 
 
 ROUTES = [write_memory, write_batch, remove_memory, fetch]

@@ -20,11 +20,12 @@ from gateway.http.openapi import (
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
 from gateway.receipt_filter import ReceiptFilter
+from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
 from gateway.usecases import inspection
+from gateway.usecases.disclose import ReplayAsk
 from gateway.usecases.what_if import WhatIfWindow, what_if_report
-from gateway.usecases.work import unit_of_work
 
 __all__ = ["ROUTES"]
 
@@ -147,27 +148,15 @@ async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Re
 )
 async def replay(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
-) -> dict[str, Any]:
+) -> ContextReplay | RefusalReplay:
     body = decode_struct(decode_json(await request.body()), ReplayIn)
     if body.mode != "what_if" and (body.policy_digest or body.policy_yaml):
         raise InvalidRequestError(
             "a candidate policy is only used by mode what_if",
             (FieldError("mode", "use what_if to replay under another policy"),),
         )
-    async with unit_of_work(runtime.pool, request.headers.get("authorization")) as (
-        conn,
-        principal,
-    ):
-        replayed = await runtime.replayer.replay(
-            conn,
-            principal,
-            receipt_id,
-            body.mode,
-            runtime.clock(),
-            policy_digest=body.policy_digest,
-            policy_yaml=body.policy_yaml,
-        )
-    return replayed.payload
+    ask = ReplayAsk(body.mode, body.policy_digest, body.policy_yaml)
+    return await runtime.disclosures.replay(request.headers.get("authorization"), receipt_id, ask)
 
 
 @post(

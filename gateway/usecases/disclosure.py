@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from gateway.core.assembly import ASSEMBLER, Assembler, Found, lay_out, prepare, select
 from gateway.core.model import ContextRequest
 from gateway.core.outcome import Assembly
@@ -25,6 +27,7 @@ from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
 from gateway.core.tokens import load_tokenizer
 from gateway.embedding import Embedder
 from gateway.principal import Principal
+from gateway.responses.disclosures import ContextBundle
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.policy import (
@@ -52,18 +55,11 @@ from policies import Evaluation, RequestJudgement
 __all__ = [
     "Admitted",
     "Composed",
-    "Disclosed",
     "Discloser",
     "Makers",
     "compose",
     "context_view",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Disclosed:
-    payload: dict[str, Any]  # the response body, receipt id included
-    receipt_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +199,7 @@ class Discloser:
         request: ContextRequest,
         now: datetime,
         as_of: datetime | None = None,
-    ) -> Disclosed:
+    ) -> ContextBundle:
         """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
         liveness, the policy in force and its time predicates are all pinned to that instant."""
         at = as_of or now
@@ -240,7 +236,7 @@ class Discloser:
         judged: Principal | None = None,
         parent_receipt_id: str | None = None,
         extra: dict[str, Any] | None = None,
-    ) -> Disclosed:
+    ) -> ContextBundle:
         """Receipt a composed bundle; shared by context and replay, so a replay receipt holds
         everything a context receipt holds and can be replayed in turn.
 
@@ -278,7 +274,7 @@ class Discloser:
             parent_receipt_id=parent_receipt_id,
         )
         payload = {**context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
-        return Disclosed(payload, receipt_id)
+        return msgspec.convert(payload, ContextBundle)
 
 
 def judged_record(subject: Principal) -> dict[str, str | None]:

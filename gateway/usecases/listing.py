@@ -11,17 +11,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 import rfc8785
 
 from gateway.core.model import Candidate, Exclusion, MemoryId, MemoryType
 from gateway.core.render import one_line
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
+from gateway.responses.disclosures import FetchedMemories, SearchResults, Timeline
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
-from gateway.usecases.disclosure import Admitted, Disclosed, Discloser
+from gateway.usecases.disclosure import Admitted, Discloser
 from gateway.usecases.memories import withheld_reason
 from gateway.usecases.policy import memory_view, request_view, shown_evaluation, verdict_of
 from gateway.usecases.records import (
@@ -36,6 +38,7 @@ from policies import Evaluation, Judgement
 __all__ = ["SNIPPET_CHARS", "fetch", "search", "timeline"]
 
 SNIPPET_CHARS = 120
+Listed = TypeVar("Listed", SearchResults, Timeline, FetchedMemories)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +85,7 @@ async def search(
     limit: int,
     purpose: str | None,
     now: datetime,
-) -> Disclosed:
+) -> SearchResults:
     view = request_view(principal, purpose=purpose, namespaces=namespaces, budget_tokens=None)
     request: dict[str, Any] = {
         "query": query,
@@ -135,6 +138,7 @@ async def search(
         conn,
         principal,
         kind="search",
+        shape=SearchResults,
         now=now,
         purpose=purpose,
         admitted=admitted,
@@ -169,7 +173,7 @@ async def timeline(
     ids: Sequence[str],
     purpose: str | None,
     now: datetime,
-) -> Disclosed:
+) -> Timeline:
     request, admitted = await _by_ids(
         discloser, conn, principal, ids, purpose, now, disclosure="timeline"
     )
@@ -186,6 +190,7 @@ async def timeline(
         conn,
         principal,
         kind="timeline",
+        shape=Timeline,
         now=now,
         purpose=purpose,
         admitted=admitted,
@@ -213,7 +218,7 @@ async def fetch(
     ids: Sequence[str],
     purpose: str | None,
     now: datetime,
-) -> Disclosed:
+) -> FetchedMemories:
     request, admitted = await _by_ids(
         discloser, conn, principal, ids, purpose, now, disclosure="fetch"
     )
@@ -248,6 +253,7 @@ async def fetch(
         conn,
         principal,
         kind="fetch",
+        shape=FetchedMemories,
         now=now,
         purpose=purpose,
         admitted=admitted,
@@ -297,6 +303,7 @@ async def _disclose_list(
     principal: Principal,
     *,
     kind: str,
+    shape: type[Listed],
     now: datetime,
     purpose: str | None,
     admitted: Admitted,
@@ -306,9 +313,9 @@ async def _disclose_list(
     members: dict[str, Any],
     disclosed_ids: list[str],
     payload: dict[str, Any],
-) -> Disclosed:
+) -> Listed:
     """Receipt a list disclosure (search, timeline, fetch): the bundle hash covers the
-    RFC 8785 form of exactly the list sent."""
+    RFC 8785 form of exactly the list sent; the response is `payload` as `shape`."""
     policy = admitted.policy
     policy_record = policy.record(evaluation)
     receipt_id = await discloser.recorder.record(
@@ -322,4 +329,4 @@ async def _disclose_list(
         disclosed_ids=disclosed_ids,
         policy_digest=policy.digest,
     )
-    return Disclosed({**payload, "policy": policy_record, "receipt_id": receipt_id}, receipt_id)
+    return msgspec.convert({**payload, "policy": policy_record, "receipt_id": receipt_id}, shape)

@@ -179,9 +179,9 @@ async def replay_refusal(
     mode: str,
     policy: PolicyInForce,
     now: datetime,
-) -> tuple[dict[str, Any], str]:
-    """Judge the recorded request under `policy` at the recorded instant; the payload and the
-    id of the `refusal_replay` receipt written for it."""
+) -> dict[str, Any]:
+    """Judge the recorded request under `policy` at the recorded instant; the payload, which
+    names the `refusal_replay` receipt written for it."""
     body = recorded.body
     evaluation = request_stage(policy, recorded.view, recorded.at).evaluation()
     original = body["refused"]
@@ -259,4 +259,4 @@ async def replay_refusal(
         "diff": {"outcome": {"before": "refuse", "after": outcome}, "decision_changes": changes},
         "receipt_id": receipt_id,
     }
-    return payload, receipt_id
+    return payload

@@ -22,8 +22,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+import msgspec
+
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.principal import Principal
+from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
@@ -39,15 +42,9 @@ from gateway.usecases.recorded import (
 )
 from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
 
-__all__ = ["ReplayMode", "Replayed", "Replayer"]
+__all__ = ["ReplayMode", "Replayer"]
 
 ReplayMode = Literal["exact", "current", "what_if"]
-
-
-@dataclass(frozen=True, slots=True)
-class Replayed:
-    payload: dict[str, Any]
-    receipt_id: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +92,7 @@ class Replayer:
         *,
         policy_digest: str | None = None,
         policy_yaml: str | None = None,
-    ) -> Replayed:
+    ) -> ContextReplay | RefusalReplay:
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
         if row.kind in (REFUSAL_KIND, REFUSAL_REPLAY_KIND):
@@ -106,10 +103,10 @@ class Replayer:
                 )
             else:
                 policy = await self.recorded_policy(conn, refusal.body)
-            payload, replay_id = await replay_refusal(
+            payload = await replay_refusal(
                 conn, self.discloser.recorder, principal, refusal, mode, policy, now
             )
-            return Replayed(payload, replay_id)
+            return msgspec.convert(payload, RefusalReplay)
         recorded = await with_judged_subject(conn, read_recorded(row))
         makers = recorded_makers(recorded)  # 422 when its assembler is not built here
         problems: list[Problem] = []
@@ -195,4 +192,4 @@ class Replayer:
             "diff": diff(recorded, assembly, evaluation),
             "receipt_id": disclosed.receipt_id,
         }
-        return Replayed(payload, disclosed.receipt_id)
+        return msgspec.convert(payload, ContextReplay)

@@ -179,8 +179,9 @@ def test_a_receipt_of_an_assembler_not_built_here_is_refused_by_replay(
     seed(client, agent)
     state = client.app.state
     current = state.runtime
+    elsewhere = dataclasses.replace(current.discloser, assembler=other)
     state.runtime = dataclasses.replace(
-        current, discloser=dataclasses.replace(current.discloser, assembler=other)
+        current, disclosures=dataclasses.replace(current.disclosures, discloser=elsewhere)
     )
     try:
         original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
