@@ -33,6 +33,9 @@ DETAILS = {
     "not_embeddings": "the embedding server's answer is not an embeddings response",
 }
 
+# Every 503 ends so: whatever failed, the request disclosed nothing.
+FAIL_CLOSED = "nothing was disclosed (fail closed)"
+
 
 @pytest.fixture
 def stand_in() -> Iterator[EmbeddingsServer]:
@@ -88,7 +91,10 @@ def test_an_embedder_failure_is_503_embedder_unavailable(
         assert response.headers["content-type"].startswith("application/problem+json")
         assert int(response.headers["retry-after"]) > 0
         problem = response.json()
-        assert (problem["code"], problem["detail"]) == ("embedder_unavailable", DETAILS[failure])
+        assert (problem["code"], problem["detail"]) == (
+            "embedder_unavailable",
+            f"{DETAILS[failure]}; {FAIL_CLOSED}",
+        )
         assert UPSTREAM_WORDS not in response.text
     assert _receipts(database_url) == receipts  # fail closed: nothing disclosed, nothing receipted
     logged = [r for r in caplog.records if r.name == "gateway.embedding.remote"]
@@ -140,7 +146,7 @@ def test_database_failures_are_503_in_our_words(
     assert int(probe.headers["retry-after"]) > 0
     assert (probe.json()["code"], probe.json()["detail"]) == (
         "not_ready",
-        "the database does not answer",
+        f"the database does not answer; {FAIL_CLOSED}",
     )
     assert client.get("/readyz").status_code == 200  # recovered without a restart
 
@@ -154,7 +160,7 @@ def test_database_failures_are_503_in_our_words(
         "title": "Service unavailable",
         "status": 503,
         "code": "store_unavailable",
-        "detail": "the database is unavailable; nothing was disclosed (fail closed)",
+        "detail": f"the database is unavailable; {FAIL_CLOSED}",
     }
     assert client.post("/v1/context", json={"task": "x"}, headers=agent.headers).is_success
     # The driver's words went to the log, for the operator.
