@@ -7,7 +7,10 @@ import sys
 
 BENCHMARKS = {
     "ingest": ("bench.ingest", "batch ingest throughput over HTTP vs a bare COPY"),
-    "quality": ("bench.quality", "LongMemEval_S evidence recall vs baselines"),
+    "quality": (
+        "bench.quality",
+        "evidence recall on LoCoMo and LongMemEval_S vs baselines, table and chart",
+    ),
     "speed": (
         "bench.speed",
         "/v1/context and /v1/search latency at 1k-100k memories vs the SQL floor",

@@ -2,6 +2,9 @@
 
 Each turn becomes one episodic memory: content ``[date] role: content``, heading a one-line prefix
 of the turn, source_ref ``session_id/turn_index`` so that results map back to the labels.
+:class:`Turn` and :class:`Question` are the shape every conversation corpus is read into
+(:mod:`bench.locomo` too): a question asks about the turns of one namespace, and its evidence is
+the set of those turns' source refs.
 """
 
 from __future__ import annotations
@@ -32,16 +35,15 @@ HEADING_CHARS = 80
 
 @dataclass(frozen=True)
 class Turn:
-    source_ref: str  # session_id/turn_index
-    session_date: datetime
+    source_ref: str  # session_id/turn_index (LongMemEval), the dia_id (LoCoMo)
+    stamp: str  # the session's date as the corpus writes it into the memory
     order: int  # position in the haystack, oldest session first
-    role: str
+    role: str  # the role or the speaker
     text: str
-    has_answer: bool
 
     @property
     def content(self) -> str:
-        return f"[{self.session_date:%Y/%m/%d %H:%M}] {self.role}: {self.text}"
+        return f"[{self.stamp}] {self.role}: {self.text}"
 
     @property
     def heading(self) -> str:
@@ -53,15 +55,9 @@ class Question:
     question_id: str
     question_type: str
     question: str
-    turns: tuple[Turn, ...]
-
-    @property
-    def evidence(self) -> frozenset[str]:
-        return frozenset(t.source_ref for t in self.turns if t.has_answer)
-
-    @property
-    def namespace(self) -> str:
-        return f"lme-{self.question_id}"
+    turns: tuple[Turn, ...]  # everything in the namespace, shared by its questions
+    evidence: frozenset[str]  # source refs of the evidence turns
+    namespace: str
 
 
 def _date(text: str) -> datetime:
@@ -83,22 +79,33 @@ def load_questions(path: Path = DATASET) -> list[Question]:
         for line in lines:
             row = json.loads(line)
             sessions = sorted(row["sessions"], key=lambda s: (_date(s["date"]), s["session_id"]))
-            turns = tuple(
-                Turn(
-                    source_ref=f"{_session_ref(sessions, session)}/{index}",
-                    session_date=_date(session["date"]),
-                    order=order,
-                    role=turn["role"],
-                    text=turn["content"].replace("\x00", ""),
-                    has_answer=bool(turn.get("has_answer")),
+            labelled = [
+                (
+                    Turn(
+                        source_ref=f"{_session_ref(sessions, session)}/{index}",
+                        stamp=f"{_date(session['date']):%Y/%m/%d %H:%M}",
+                        order=order,
+                        role=turn["role"],
+                        text=turn["content"].replace("\x00", ""),
+                    ),
+                    bool(turn.get("has_answer")),
                 )
                 for order, (session, index, turn) in enumerate(
                     (s, i, t) for s in sessions for i, t in enumerate(s["turns"])
                 )
-            )
-            question = Question(row["question_id"], row["question_type"], row["question"], turns)
-            if question.evidence:
-                questions.append(question)
+            ]
+            evidence = frozenset(t.source_ref for t, has_answer in labelled if has_answer)
+            if evidence:
+                questions.append(
+                    Question(
+                        question_id=row["question_id"],
+                        question_type=row["question_type"],
+                        question=row["question"],
+                        turns=tuple(t for t, _ in labelled),
+                        evidence=evidence,
+                        namespace=f"lme-{row['question_id']}",
+                    )
+                )
     return questions
 
 
@@ -122,7 +129,7 @@ def memory_items(question: Question) -> list[dict[str, Any]]:
             "heading": turn.heading,
             "content": turn.content,
             "confidence": 0.8,
-            "source_type": "longmemeval",
+            "source_type": "bench-turn",
             "source_ref": turn.source_ref,
             "idempotency_key": f"{question.namespace}/{turn.source_ref}",
         }

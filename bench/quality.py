@@ -1,31 +1,52 @@
-"""Retrieval quality on LongMemEval_S: the share of evidence turns delivered in full.
+"""Retrieval quality on two conversation corpora: the share of evidence turns in the bundle.
 
-Per question: a fresh namespace, every turn written as an episodic memory over HTTP (batches of
-100), then ``POST /v1/context`` with the question as task at each budget, index on and off. The
-baselines rank the same stored memories in Python and are packed by the gateway's own fill rule
-(:func:`gateway.core.fill.fill_tail`, ``skip``) from the same rendered blocks
-(:func:`gateway.core.render.memory_block`) and the same tokenizer, without header or index.
+``python -m bench quality`` runs LoCoMo (``bench.locomo``: short turns, two friends over months)
+and LongMemEval_S (``bench.longmemeval``: assistant chats, long turns) side by side, with the
+``hash`` embedder and, where the ``local`` extra is installed, ``sentence-transformers``
+(MiniLM). Per conversation a fresh namespace; every turn one episodic memory, written over HTTP
+in batches of 100. Then, per question and budget (800 / 2000 / 4000 tokens):
 
-Metric: per question, evidence turns (``has_answer``) among the memories included in full over
-all evidence turns; averaged over questions (macro).
+- **ctxgw, API defaults**: ``POST /v1/context`` with the question as task and nothing else set
+  (index on, ``top_k`` 6): the headline, the bundle as an agent gets it;
+- **ctxgw, ranking-only**: index off, ``top_k`` 50 (the API maximum), so the budget decides;
+- **ctxgw ranking, packed raw**: the gateway's own order (the store's ``recall`` SQL at the
+  ``top_k`` 50 pool, ranked by the pure core's default profile, in process) packed as raw text
+  by the baselines' rule, so that rendering loss and ranking quality are seen apart;
+- baselines, all packed raw: newest-first, BM25 (``bench.bm25``), dense-only (cosine of the stored
+  vectors: MiniLM in the ``sentence-transformers`` run, the hash embedder's in the other), and
+  BM25 + dense by reciprocal rank fusion.
+
+Packing rule for everything "raw": best first, each memory's content at its own cl100k_base count
+plus one token (the separator), skipped when it does not fit, no header.
+
+Metric: per question, the evidence turns among the memories delivered in full over all its
+evidence turns; averaged over questions (macro). Framing tokens are measured on the API-defaults
+bundles: per memory in full, its rendered block (with its separator) minus its content's own
+tokens; per index line, the index section minus its title and "more" line minus the headings
+shown, over the lines shown; and for the whole bundle, its tokens minus every shown memory's own
+text (contents in full, headings in the index) over the memories shown.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
+import random
 import statistics
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import numpy as np
 import psycopg
-from pgvector.psycopg import register_vector
+from pgvector.psycopg import register_vector, register_vector_async
 
+from bench import locomo, longmemeval
 from bench.bm25 import BM25
 from bench.harness import (
     OUT_DIR,
@@ -38,94 +59,91 @@ from bench.harness import (
     serve,
     write_result,
 )
-from bench.longmemeval import Question, load_questions, memory_items, select_half
-from gateway.core.fill import fill_tail
-from gateway.core.model import Candidate, MemoryId
-from gateway.core.render import memory_block
+from bench.longmemeval import Question, memory_items
+from gateway.core.liveness import split_live
+from gateway.core.model import MemoryId
+from gateway.core.ranking import DEFAULT_PROFILE, rank
+from gateway.core.render import more_line
 from gateway.core.tokens import Tokenizer, load_tokenizer
-from gateway.embedding import build_embedder
+from gateway.embedding import Embedder, build_embedder
 from gateway.settings import Settings
-from gateway.usecases.memories import memory_text
+from gateway.store import retrieval
+from gateway.usecases.context import recall_limit
 
-__all__ = ["main"]
+__all__ = ["CORPORA", "main", "pack_raw", "run_quality"]
 
 BUDGETS = (800, 2000, 4000)
-TOP_K = 50  # the API maximum: let the budget, not top_k, decide how much is delivered
+RANKING_TOP_K = 50  # the API maximum: let the budget, not top_k, decide how much is delivered
 RRF_K = 60  # Cormack et al. 2009
 BATCH = 100
+SEED = 15  # the subsample of LongMemEval_S questions, fixed so runs compare
+LME_SAMPLE = 16
+CORPORA: dict[str, Callable[[], list[Question]]] = {
+    "LoCoMo": locomo.load_questions,
+    "LongMemEval": longmemeval.load_questions,
+}
+DEFAULTS = "ctxgw, API defaults"
+RANKING_ONLY = "ctxgw, ranking-only"
+RANKING_RAW = "ctxgw ranking, packed raw"
+EMBEDDER_LABEL = {"hash": "hash", "sentence-transformers": "MiniLM"}
 
 
 @dataclass(frozen=True)
 class Stored:
-    """A question's memories as the gateway stored them, in haystack order."""
+    """A namespace's memories as the gateway stored them, in haystack order."""
 
     refs: list[str]
-    candidates: list[Candidate]
+    ids: list[MemoryId]
+    contents: list[str]
+    content_tokens: list[int]
+    heading_tokens: dict[MemoryId, int]
     vectors: np.ndarray[Any, Any]
+    bm25: BM25
+
+
+def _stored(database: Database, question: Question, tokenizer: Tokenizer) -> Stored:
+    with psycopg.connect(database.url) as conn:
+        register_vector(conn)
+        rows = conn.execute(
+            "SELECT memory_id, source_ref, content, heading, embedding"
+            " FROM memories WHERE tenant_id = %s AND namespace = %s",
+            (database.tenant_id, question.namespace),
+        ).fetchall()
+    by_ref = {row[1]: row for row in rows}
+    ordered = [by_ref[t.source_ref] for t in question.turns]
+    contents = [str(r[2]) for r in ordered]
+    return Stored(
+        refs=[str(r[1]) for r in ordered],
+        ids=[MemoryId(r[0]) for r in ordered],
+        contents=contents,
+        content_tokens=[tokenizer.count(c) for c in contents],
+        heading_tokens={MemoryId(r[0]): tokenizer.count(str(r[3])) for r in ordered},
+        vectors=np.vstack([np.asarray(r[4].to_numpy(), dtype=np.float64) for r in ordered]),
+        bm25=BM25(contents),
+    )
+
+
+def _count(database: Database, namespace: str) -> int:
+    with psycopg.connect(database.url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM memories WHERE tenant_id = %s AND namespace = %s",
+            (database.tenant_id, namespace),
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 async def _ingest(client: httpx.AsyncClient, question: Question, concurrency: int) -> None:
     items = memory_items(question)
-    batches = [items[i : i + BATCH] for i in range(0, len(items), BATCH)]
     gate = asyncio.Semaphore(concurrency)
 
     async def send(batch: list[dict[str, Any]]) -> None:
         async with gate:
             response = await client.post("/v1/memories/batch", json={"items": batch})
             response.raise_for_status()
-            body = response.json()
-            if body["failed"]:
-                raise RuntimeError(f"{question.question_id}: {body['failed']} items failed")
+            if response.json()["failed"]:
+                raise RuntimeError(f"{question.namespace}: some items failed")
 
-    await asyncio.gather(*(send(b) for b in batches))
-
-
-def _stored(database: Database, question: Question) -> Stored:
-    with psycopg.connect(database.url) as conn:
-        register_vector(conn)
-        rows = conn.execute(
-            "SELECT memory_id, namespace, memory_type, heading, content,"
-            " confidence::float8 AS confidence, source_type, source_ref, created_at,"
-            " content_sha256, tokens, heading_tokens, embedding"
-            " FROM memories WHERE tenant_id = %s AND namespace = %s",
-            (database.tenant_id, question.namespace),
-        )
-        by_ref = {row[7]: row for row in rows.fetchall()}
-    refs = [t.source_ref for t in question.turns]
-    candidates, vectors = [], []
-    for ref in refs:
-        row = by_ref[ref]
-        candidates.append(
-            Candidate(
-                memory_id=MemoryId(row[0]),
-                namespace=row[1],
-                memory_type=row[2],
-                heading=row[3],
-                content=row[4],
-                confidence=row[5],
-                labels=(),
-                source_type=row[6],
-                source_ref=row[7],
-                created_at=row[8],
-                expires_at=None,
-                deleted_at=None,
-                superseded_by=None,
-                content_sha256=row[9],
-                tokens=row[10],
-                heading_tokens=row[11],
-            )
-        )
-        vectors.append(np.asarray(row[12].to_numpy(), dtype=np.float64))
-    return Stored(refs, candidates, np.vstack(vectors))
-
-
-def _count(database: Database, question: Question) -> int:
-    with psycopg.connect(database.url) as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM memories WHERE tenant_id = %s AND namespace = %s",
-            (database.tenant_id, question.namespace),
-        ).fetchone()
-    return int(row[0]) if row else 0
+    await asyncio.gather(*(send(items[i : i + BATCH]) for i in range(0, len(items), BATCH)))
 
 
 def _rrf(*rankings: Sequence[int]) -> list[int]:
@@ -141,116 +159,197 @@ def _by_score(scores: Sequence[float]) -> list[int]:
 
 
 def baseline_rankings(
-    question: Question, stored: Stored, query_vector: Sequence[float]
+    question: Question, stored: Stored, query_vector: Sequence[float], dense_label: str
 ) -> dict[str, list[int]]:
-    """Each baseline's order over the question's memories (indices into ``stored``)."""
-    texts = [memory_text(c.heading, c.content) for c in stored.candidates]
-    bm25 = _by_score(BM25(texts).scores(question.question))
+    """Each baseline's order over the namespace's memories (indices into ``stored``)."""
+    bm25 = _by_score(stored.bm25.scores(question.question))
     dense = _by_score(list(stored.vectors @ np.asarray(query_vector, dtype=np.float64)))
     newest = sorted(range(len(question.turns)), key=lambda i: -question.turns[i].order)
     return {
         "newest-first": newest,
         "BM25": bm25,
-        "dense": dense,
-        "BM25+dense RRF": _rrf(bm25, dense),
+        f"dense ({dense_label})": dense,
+        f"BM25 + dense ({dense_label}), RRF": _rrf(bm25, dense),
     }
 
 
-def pack(
-    tokenizer: Tokenizer,
-    blocks: Sequence[str],
-    costs: Sequence[int],
-    order: Sequence[int],
-    budget: int,
-) -> set[int]:
-    """Indices delivered by the gateway's fill rule (skip) for blocks in ``order``, no header.
-
-    ``costs`` are the blocks' own counts: a block costing more than the budget alone can never be
-    admitted, so it is left out before the (exact, re-counting) fill instead of counted again.
-    """
-    fit = [i for i in order if costs[i] <= budget]
-    tail = fill_tail(tokenizer, "", [blocks[i] for i in fit], budget, "skip")
-    return {fit[i] for i in tail.admitted}
+def pack_raw(costs: Sequence[int], order: Sequence[int], budget: int) -> set[int]:
+    """The baselines' rule: in ``order``, admit each item whose ``costs`` entry (its raw text's
+    own count) plus one token still fits, skip the others."""
+    used, admitted = 0, set()
+    for i in order:
+        if used + costs[i] + 1 <= budget:
+            admitted.add(i)
+            used += costs[i] + 1
+    return admitted
 
 
 def _recall(evidence: frozenset[str], refs: set[str]) -> float:
     return len(evidence & refs) / len(evidence)
 
 
-async def _gateway(
-    client: httpx.AsyncClient, question: Question, by_id: dict[str, str], budgets: Sequence[int]
-) -> dict[str, dict[int, float]]:
-    results: dict[str, dict[int, float]] = {"gateway, index on": {}, "gateway, index off": {}}
-    for include_index in (True, False):
-        name = "gateway, index on" if include_index else "gateway, index off"
-        for budget in budgets:
-            response = await client.post(
-                "/v1/context",
-                json={
-                    "task": question.question,
-                    "namespaces": [question.namespace],
-                    "budget_tokens": budget,
-                    "top_k": TOP_K,
-                    "include_index": include_index,
-                    "fill": "skip",
-                },
+@dataclass(frozen=True)
+class Framing:
+    """Framing tokens of one bundle: sums and counts, so means can be taken over a corpus."""
+
+    full_tokens: int
+    full_shown: int
+    index_tokens: int
+    index_shown: int
+    bundle_tokens: int
+
+
+def framing(tokenizer: Tokenizer, answer: dict[str, Any], stored: Stored) -> Framing:
+    """What an API-defaults bundle spent besides the memories' own text (see the module doc)."""
+    position = {memory_id: i for i, memory_id in enumerate(stored.ids)}
+    full = [
+        (item["tokens"] + 1, stored.content_tokens[position[item["memory_id"]]])
+        for item in answer["included"]
+    ]
+    index = answer["index"]
+    headings = sum(stored.heading_tokens[m] for m in index["entries"])
+    # The index title as this bundle rendered it (the rendering, and so the title, is the
+    # server's assembler version's).
+    title = next((x for x in answer["bundle"].split("\n") if x.startswith("## Index")), "")
+    left = index["total_live"] - index["shown"]
+    more = tokenizer.count("\n" + more_line(left)) if left > 0 else 0
+    index_framing = (
+        index["tokens"] - tokenizer.count(title) - more - headings if index["shown"] else 0
+    )
+    own = sum(content for _, content in full) + headings
+    return Framing(
+        full_tokens=sum(block - content for block, content in full),
+        full_shown=len(full),
+        index_tokens=index_framing,
+        index_shown=index["shown"],
+        bundle_tokens=answer["tokens_used"] - own,
+    )
+
+
+async def _context(client: httpx.AsyncClient, body: dict[str, Any]) -> dict[str, Any]:
+    response = await client.post("/v1/context", json=body)
+    response.raise_for_status()
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def _gateway_ranking(
+    conn: psycopg.AsyncConnection[Any],
+    database: Database,
+    question: Question,
+    embedder: Embedder,
+    query_vector: Sequence[float],
+) -> list[MemoryId]:
+    """The gateway's order over its ``top_k`` 50 recall pool: the store's SQL, the core's rank."""
+    now = datetime.now(UTC)
+    scope = retrieval.Scope(database.tenant_id, (question.namespace,), None, now)
+    async with conn.transaction():
+        found = await retrieval.recall(
+            conn,
+            scope,
+            task=question.question,
+            query_vector=query_vector,
+            embedding_model=embedder.model,
+            limit=recall_limit(RANKING_TOP_K),
+        )
+    return [r.candidate.memory_id for r in rank(split_live(found, now).live, DEFAULT_PROFILE, now)]
+
+
+async def _question(
+    client: httpx.AsyncClient,
+    conn: psycopg.AsyncConnection[Any],
+    database: Database,
+    question: Question,
+    stored: Stored,
+    embedder: Embedder,
+    embedder_name: str,
+    budgets: Sequence[int],
+    tokenizer: Tokenizer,
+) -> dict[str, Any]:
+    label = EMBEDDER_LABEL[embedder_name]
+    ref_of = dict(zip(stored.ids, stored.refs, strict=True))
+    base = {"task": question.question, "namespaces": [question.namespace]}
+    defaults = [{**base, "budget_tokens": b} for b in budgets]
+    ranking_only = [
+        {**base, "budget_tokens": b, "top_k": RANKING_TOP_K, "include_index": False}
+        for b in budgets
+    ]
+    answers = await asyncio.gather(*(_context(client, body) for body in defaults + ranking_only))
+    scores: dict[str, dict[int, float]] = {}
+    framings: dict[int, Framing] = {}
+    for name, chunk in (
+        (DEFAULTS, answers[: len(budgets)]),
+        (RANKING_ONLY, answers[len(budgets) :]),
+    ):
+        scores[f"{name}, {label}"] = {
+            b: _recall(question.evidence, {ref_of[i["memory_id"]] for i in a["included"]})
+            for b, a in zip(budgets, chunk, strict=True)
+        }
+    for b, a in zip(budgets, answers[: len(budgets)], strict=True):
+        framings[b] = framing(tokenizer, a, stored)
+    query_vector = embedder.embed([question.question])[0]
+    position = {memory_id: i for i, memory_id in enumerate(stored.ids)}
+    own = [
+        position[m]
+        for m in await _gateway_ranking(conn, database, question, embedder, query_vector)
+    ]
+    orders = {
+        f"{RANKING_RAW}, {label}": own,
+        **baseline_rankings(question, stored, query_vector, label),
+    }
+    for name, order in orders.items():
+        scores[name] = {
+            b: _recall(
+                question.evidence,
+                {stored.refs[i] for i in pack_raw(stored.content_tokens, order, b)},
             )
-            response.raise_for_status()
-            included = {by_id[item["memory_id"]] for item in response.json()["included"]}
-            results[name][budget] = _recall(question.evidence, included)
-    return results
+            for b in budgets
+        }
+    return {
+        "question_id": question.question_id,
+        "scores": {m: {str(b): s for b, s in v.items()} for m, v in scores.items()},
+        "framing": {str(b): vars(f) for b, f in framings.items()},
+    }
 
 
-async def _run(
-    questions: Sequence[Question],
+async def _run_embedder(
+    corpora: dict[str, list[Question]],
     server: Server,
     database: Database,
     embedder_name: str,
     budgets: Sequence[int],
     concurrency: int,
-) -> list[dict[str, Any]]:
+) -> dict[str, list[dict[str, Any]]]:
     tokenizer = load_tokenizer("cl100k_base")
     embedder = build_embedder(Settings(embedder=embedder_name))  # type: ignore[arg-type]
-    records: list[dict[str, Any]] = []
-    async with httpx.AsyncClient(
-        base_url=server.base_url, headers=server.headers, timeout=600
-    ) as client:
-        for number, question in enumerate(questions, start=1):
-            started = time.perf_counter()
-            if _count(database, question) != len(question.turns):
-                await _ingest(client, question, concurrency)
-            ingested = time.perf_counter()
-            stored = _stored(database, question)
-            by_id: dict[str, str] = {
-                c.memory_id: ref for c, ref in zip(stored.candidates, stored.refs, strict=True)
-            }
-            scores = await _gateway(client, question, by_id, budgets)
-            blocks = [memory_block(c, c.heading, c.content) for c in stored.candidates]
-            costs = [tokenizer.count(b) for b in blocks]
-            query_vector = embedder.embed([question.question])[0]
-            for name, order in baseline_rankings(question, stored, query_vector).items():
-                scores[name] = {
-                    budget: _recall(
-                        question.evidence,
-                        {stored.refs[i] for i in pack(tokenizer, blocks, costs, order, budget)},
-                    )
-                    for budget in budgets
-                }
-            records.append(
-                {
-                    "question_id": question.question_id,
-                    "question_type": question.question_type,
-                    "turns": len(question.turns),
-                    "evidence": len(question.evidence),
-                    "ingest_seconds": round(ingested - started, 3),
-                    "scores": {m: {str(b): s for b, s in v.items()} for m, v in scores.items()},
-                }
-            )
-            line = " ".join(
-                f"{m.split(',')[0][:8]}={v[budgets[len(budgets) // 2]]:.2f}"
-                for m, v in scores.items()
-            )
-            print(f"[{number}/{len(questions)}] {question.question_id} {line}", flush=True)
+    records: dict[str, list[dict[str, Any]]] = {}
+    async with (
+        httpx.AsyncClient(base_url=server.base_url, headers=server.headers, timeout=600) as client,
+        await psycopg.AsyncConnection.connect(database.url) as conn,
+    ):
+        await register_vector_async(conn)
+        for corpus, questions in corpora.items():
+            stored: dict[str, Stored] = {}
+            records[corpus] = []
+            for number, question in enumerate(questions, start=1):
+                if question.namespace not in stored:
+                    if _count(database, question.namespace) != len(question.turns):
+                        await _ingest(client, question, concurrency)
+                    stored[question.namespace] = _stored(database, question, tokenizer)
+                record = await _question(
+                    client,
+                    conn,
+                    database,
+                    question,
+                    stored[question.namespace],
+                    embedder,
+                    embedder_name,
+                    budgets,
+                    tokenizer,
+                )
+                records[corpus].append(record)
+                if number % 50 == 0 or number == len(questions):
+                    print(f"[{embedder_name} {corpus} {number}/{len(questions)}]", flush=True)
     return records
 
 
@@ -262,50 +361,182 @@ def summarize(records: Sequence[dict[str, Any]], budgets: Sequence[int]) -> dict
     }
 
 
+def framing_summary(records: Sequence[dict[str, Any]], budget: int) -> dict[str, float]:
+    """Framing tokens per memory over a corpus' API-defaults bundles at ``budget``."""
+    total = {
+        key: sum(r["framing"][str(budget)][key] for r in records)
+        for key in ("full_tokens", "full_shown", "index_tokens", "index_shown", "bundle_tokens")
+    }
+    shown = total["full_shown"] + total["index_shown"]
+    return {
+        "per memory in full": total["full_tokens"] / max(1, total["full_shown"]),
+        "per index line": total["index_tokens"] / max(1, total["index_shown"]),
+        "whole bundle per memory shown": total["bundle_tokens"] / max(1, shown),
+        "memories in full (mean)": total["full_shown"] / len(records),
+        "index lines (mean)": total["index_shown"] / len(records),
+    }
+
+
+def run_quality(
+    corpora: dict[str, list[Question]],
+    embedders: Sequence[str],
+    budgets: Sequence[int],
+    *,
+    data_dir: Path | None = None,
+    concurrency: int = 4,
+) -> dict[str, Any]:
+    """Every corpus under every embedder: per-question records, the summary and framing."""
+    records: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    with embedded_postgres(data_dir) as pg:
+        for name in embedders:
+            database = new_database(
+                pg, "quality_" + name.replace("-", "_"), reuse=data_dir is not None
+            )
+            with serve(database, name) as server:
+                records[name] = asyncio.run(
+                    _run_embedder(corpora, server, database, name, budgets, concurrency)
+                )
+        info = machine(pg)
+    summary: dict[str, dict[str, list[float]]] = {}
+    framings: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for name, by_corpus in records.items():
+        for corpus, rows in by_corpus.items():
+            for method, values in summarize(rows, budgets).items():
+                summary.setdefault(corpus, {}).setdefault(method, values)
+            framings.setdefault(corpus, {})[name] = {
+                str(b): framing_summary(rows, b) for b in budgets
+            }
+    return {
+        "machine": info,
+        "embedders": list(embedders),
+        "budgets": list(budgets),
+        "questions": {corpus: len(q) for corpus, q in corpora.items()},
+        "summary": summary,
+        "framing": framings,
+        "records": records,
+    }
+
+
+def _order(method: str) -> tuple[int, str]:
+    for position, prefix in enumerate(
+        (DEFAULTS, RANKING_ONLY, RANKING_RAW, "newest", "BM25 +", "BM25", "dense")
+    ):
+        if method.startswith(prefix):
+            return position, method
+    return 99, method
+
+
+def tables(result: dict[str, Any]) -> str:
+    """The recall table (methods × corpus and budget) and the framing table, in markdown."""
+    budgets = result["budgets"]
+    corpora = list(result["summary"])
+    methods = sorted({m for c in corpora for m in result["summary"][c]}, key=_order)
+    rows = [
+        [
+            m,
+            *(
+                v
+                for c in corpora
+                for v in result["summary"][c].get(m, [float("nan")] * len(budgets))
+            ),
+        ]
+        for m in methods
+    ]
+    recall = markdown_table(["method", *(f"{c} {b}" for c in corpora for b in budgets)], rows)
+    frame_rows = [
+        [c, EMBEDDER_LABEL[e], b, *(round(v, 1) for v in result["framing"][c][e][str(b)].values())]
+        for c in corpora
+        for e in result["framing"][c]
+        for b in budgets
+    ]
+    first = next(iter(next(iter(result["framing"].values())).values()))
+    columns = list(next(iter(first.values())))
+    framing_table = markdown_table(["corpus", "embedder", "budget", *columns], frame_rows)
+    return recall + "\n\n" + framing_table
+
+
+def chart(result: dict[str, Any], path: Path) -> Path:
+    """Recall against budget, one panel per corpus, one line per method (SVG)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    corpora = list(result["summary"])
+    budgets = result["budgets"]
+    figure, axes = plt.subplots(1, len(corpora), figsize=(6.5 * len(corpora), 5), squeeze=False)
+    for axis, corpus in zip(axes[0], corpora, strict=True):
+        for method in sorted(result["summary"][corpus], key=_order):
+            style = "-" if method.startswith("ctxgw") else "--"
+            axis.plot(budgets, result["summary"][corpus][method], style, marker="o", label=method)
+        axis.set_title(f"{corpus} ({result['questions'][corpus]} questions)")
+        axis.set_xlabel("budget (cl100k_base tokens)")
+        axis.set_ylabel("evidence turns in the bundle (macro recall)")
+        axis.set_xticks(budgets)
+        axis.set_ylim(0, 1)
+        axis.grid(alpha=0.3)
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, format="svg")
+    plt.close(figure)
+    return path
+
+
+def _sample(questions: list[Question], size: int, seed: int) -> list[Question]:
+    """``size`` questions drawn with ``seed``, kept in file order (all when ``size`` is 0)."""
+    if size <= 0 or size >= len(questions):
+        return questions
+    picked = set(random.Random(seed).sample(range(len(questions)), size))
+    return [q for i, q in enumerate(questions) if i in picked]
+
+
+def _local_extra() -> bool:
+    return importlib.util.find_spec("sentence_transformers") is not None
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench quality", description=__doc__)
-    parser.add_argument("--limit", type=int, default=None, help="first N questions only")
-    parser.add_argument("--questions", default="all", choices=["all", "A", "B"], help="half")
-    parser.add_argument("--embedder", default="hash", choices=["hash", "sentence-transformers"])
+    parser.add_argument("--corpora", default=",".join(CORPORA), help="LoCoMo,LongMemEval")
+    parser.add_argument(
+        "--embedders",
+        default=None,
+        help="hash and, with the local extra installed, sentence-transformers",
+    )
     parser.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
+    parser.add_argument("--lme-sample", type=int, default=LME_SAMPLE, help="0: all 58")
+    parser.add_argument("--locomo-sample", type=int, default=0, help="0: all 494")
+    parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--concurrency", type=int, default=4, help="batches in flight")
     parser.add_argument(
         "--data-dir",
         type=Path,
         default=None,
-        help="keep the embedded PostgreSQL here and reuse its ingested questions",
+        help="keep the embedded PostgreSQL here and reuse its ingested conversations",
     )
     args = parser.parse_args(argv)
     budgets = [int(b) for b in args.budgets.split(",")]
-    questions = select_half(load_questions(), args.questions)[: args.limit]
-    started = time.perf_counter()
-    with embedded_postgres(args.data_dir) as pg:
-        name = "quality_" + ("hash" if args.embedder == "hash" else "st")
-        database = new_database(pg, name, reuse=args.data_dir is not None)
-        with serve(database, args.embedder) as server:
-            records = asyncio.run(
-                _run(questions, server, database, args.embedder, budgets, args.concurrency)
-            )
-        info = machine(pg)
-    summary = summarize(records, budgets)
-    table = markdown_table(
-        ["method", *(f"{b} tokens" for b in budgets)],
-        [[m, *values] for m, values in summary.items()],
+    embedders = (
+        args.embedders.split(",")
+        if args.embedders
+        else ["hash", *(["sentence-transformers"] if _local_extra() else [])]
     )
-    result = {
+    samples = {"LoCoMo": args.locomo_sample, "LongMemEval": args.lme_sample}
+    corpora = {
+        name: _sample(CORPORA[name](), samples[name], args.seed) for name in args.corpora.split(",")
+    }
+    started = time.perf_counter()
+    result = run_quality(
+        corpora, embedders, budgets, data_dir=args.data_dir, concurrency=args.concurrency
+    )
+    result |= {
         "benchmark": "quality",
         "command": "python -m bench quality " + " ".join(argv),
-        "machine": info,
-        "embedder": args.embedder,
-        "questions": args.questions,
-        "n_questions": len(records),
-        "budgets": budgets,
-        "summary": summary,
+        "seed": args.seed,
         "seconds": round(time.perf_counter() - started, 1),
-        "records": records,
     }
-    path = write_result(f"quality-{args.embedder}-{args.questions}", result)
-    print(f"\n{len(records)} questions ({args.questions}), embedder {args.embedder}\n")
-    print(table)
-    print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)}")
+    path = write_result("quality", result)
+    svg = chart(result, path.with_suffix(".svg"))
+    print(f"\n{result['questions']} questions, embedders {embedders}\n")
+    print(tables(result))
+    print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)} and {svg.name}")
     return 0

@@ -45,7 +45,7 @@ def _dump_tokens(url: str) -> tuple[int, int]:
             "SELECT memory_id, memory_type, heading, content, confidence::float8, created_at,"
             " namespace, tokens FROM memories ORDER BY memory_id"
         ).fetchall()
-    blocks = []
+    blocks: list[str] = []
     for memory_id, memory_type, heading, content, confidence, created_at, namespace, _ in rows:
         candidate = Candidate(
             memory_id=MemoryId(memory_id),
@@ -65,7 +65,7 @@ def _dump_tokens(url: str) -> tuple[int, int]:
             tokens=0,
             heading_tokens=0,
         )
-        blocks.append(memory_block(candidate, heading, content))
+        blocks.append(memory_block(f"m{len(blocks) + 1}", candidate, heading, content))
     text = SEPARATOR.join([HEADERS[0], TAIL_TITLE, *blocks])
     return load_tokenizer("cl100k_base").count(text), sum(r[7] for r in rows)
 

@@ -62,6 +62,7 @@ from gateway.core.render import (
     EMPTY_NAMESPACES,
     EMPTY_VISIBLE,
     SEPARATOR,
+    bundle_refs,
     index_line,
     memory_block,
 )
@@ -98,7 +99,8 @@ class Assembler:
     version: str
 
 
-ASSEMBLER = Assembler(version="assemble/2026-11-30.3")
+# 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
+ASSEMBLER = Assembler(version="assemble/2026-12-01.1")
 _ASSEMBLERS = {ASSEMBLER.version: ASSEMBLER}
 
 
@@ -302,10 +304,13 @@ def lay_out(
     def text_of(candidate: Candidate) -> tuple[str, str]:
         return texts.get(candidate.memory_id, (candidate.heading, candidate.content))
 
-    blocks = [memory_block(r.candidate, *text_of(r.candidate)) for r in top]
+    refs = bundle_refs(selection.headings, selection.full)
+    blocks = [
+        memory_block(refs[r.candidate.memory_id], r.candidate, *text_of(r.candidate)) for r in top
+    ]
     layout = _layout(
         request,
-        [index_line(m, text_of(m)[0]) for m in index_members],
+        [index_line(refs[m.memory_id], m, text_of(m)[0]) for m in index_members],
         blocks,
         listable,
         empty=empty,
@@ -329,8 +334,13 @@ def lay_out(
             top[i],
             tokens=tokenizer.count(blocks[i]),
             rewritten=top[i].candidate.memory_id in texts,
+            ref=refs[top[i].candidate.memory_id],
         )
         for i in layout.delivered
+    )
+    shown_refs = tuple(
+        (refs[memory_id], memory_id)
+        for memory_id in dict.fromkeys((*shown_ids, *(i.memory_id for i in included)))
     )
     bundle, tokens_used = layout.bundle, layout.tokens
     profile = prepared.profile
@@ -352,6 +362,7 @@ def lay_out(
         excluded=tuple(excluded[k] for k in sorted(excluded)),
         ranking_profile=ProfileRef(version=profile.version, digest=profile.digest),
         prefix_chars=layout.prefix_chars,
+        refs=shown_refs,
     )
 
 
@@ -379,7 +390,7 @@ def assemble(
     return lay_out(selection, texts, tokenizer=tokenizer, withhold_count=withhold_count)
 
 
-def _included(ranked: Ranked, *, tokens: int, rewritten: bool) -> IncludedMemory:
+def _included(ranked: Ranked, *, tokens: int, rewritten: bool, ref: str) -> IncludedMemory:
     return IncludedMemory(
         memory_id=ranked.candidate.memory_id,
         content_sha256=ranked.candidate.content_sha256,
@@ -389,6 +400,7 @@ def _included(ranked: Ranked, *, tokens: int, rewritten: bool) -> IncludedMemory
         score_micros=ranked.score_micros,
         signal_micros=dict(ranked.signal_micros),
         rewritten=rewritten,
+        ref=ref,
     )
 
 

@@ -58,7 +58,8 @@ class IncludedMemory:
 
     ``content_sha256`` is the stored version's hash (what replay loads by), even when the gate
     rewrote the rendered text (``rewritten``); ``tokens`` is the exact count of its rendered block
-    on its own. ``score`` and ``signals`` are the micro-unit values as floats.
+    on its own. ``score`` and ``signals`` are the micro-unit values as floats. ``ref`` is its
+    per-bundle reference in the text (``m3``).
     """
 
     memory_id: MemoryId
@@ -69,6 +70,7 @@ class IncludedMemory:
     score_micros: int
     signal_micros: dict[str, int]
     rewritten: bool
+    ref: str
 
     def to_record(self) -> dict[str, JSONValue]:
         return {
@@ -78,6 +80,7 @@ class IncludedMemory:
             "score_micros": self.score_micros,
             "signals_micros": {k: self.signal_micros[k] for k in sorted(self.signal_micros)},
             "rewritten": self.rewritten,
+            "ref": self.ref,
         }
 
 
@@ -98,7 +101,8 @@ class Assembly:
     the blank line before them; its tokens are a prefix of the bundle's tokens. ``included`` is in
     delivered order; ``excluded`` is sorted by memory_id and names every candidate or index entry
     passed in that is not delivered in the role it was retrieved for (see
-    :func:`gateway.core.assembly.assemble`).
+    :func:`gateway.core.assembly.assemble`). ``refs`` maps every per-bundle reference in the
+    text (``m3``: index lines shown, then memories in full) to its memory, in that order.
     """
 
     bundle: str
@@ -112,6 +116,7 @@ class Assembly:
     excluded: tuple[Exclusion, ...]
     ranking_profile: ProfileRef
     prefix_chars: int
+    refs: tuple[tuple[str, MemoryId], ...]
 
     @property
     def prefix(self) -> str:
@@ -136,4 +141,5 @@ class Assembly:
             "included": [item.to_record() for item in self.included],
             "excluded": [exclusion_record(e) for e in self.excluded],
             "ranking_profile": self.ranking_profile.to_record(),
+            "refs": dict(self.refs),
         }

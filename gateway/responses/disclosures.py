@@ -132,6 +132,7 @@ class IncludedMemory(msgspec.Struct, frozen=True):
     tokens: int
     score: float
     signals: dict[str, float]
+    ref: str  # its per-bundle reference in the text (`m3`)
 
 
 class ContextBundle(msgspec.Struct, frozen=True):
@@ -147,6 +148,7 @@ class ContextBundle(msgspec.Struct, frozen=True):
     index: IndexReport
     included: list[IncludedMemory]
     excluded: list[Excluded]
+    refs: dict[str, str]  # every per-bundle reference in the text, and the memory it names
     policy: PolicyReport
     receipt_id: str
 

@@ -58,6 +58,7 @@ def assembly_members(assembly: Assembly) -> dict[str, Any]:
         "included": record["included"],
         "excluded": record["excluded"],
         "index": record["index"],
+        "refs": record["refs"],
         "budget": {
             "budget_tokens": assembly.budget_tokens,
             "tokens_used": assembly.tokens_used,
@@ -84,10 +85,13 @@ def context_payload(assembly: Assembly) -> dict[str, Any]:
                 "tokens": item.tokens,
                 "score": item.score,
                 "signals": item.signals,
+                "ref": item.ref,
             }
             for item in assembly.included
         ],
         "excluded": [exclusion(e) for e in assembly.excluded],
+        # The per-bundle references in the text (``m3``) and the memories they name.
+        "refs": dict(assembly.refs),
     }
 
 

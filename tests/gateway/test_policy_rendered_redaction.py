@@ -1,4 +1,4 @@
-"""Under assembler assemble/2026-11-30.3 a context receipt records redaction only for the texts
+"""Under the assembler a context receipt records redaction only for the texts
 the bundle renders: index lines (heading) and tier-2 blocks (heading and content). A memory
 recalled but not rendered in full gets no content redaction; exact replay reproduces the
 decisions. Real HTTP, real PostgreSQL; two tests run the use case on its own."""
@@ -138,8 +138,9 @@ def test_only_rendered_texts_are_redacted_and_exact_replay_records_the_same(
 
     bundle = context["bundle"]
     assert MARKER in bundle and not EMAIL.search(bundle)
+    ref_of = {memory_id: ref for ref, memory_id in context["refs"].items()}
     for memory_id in full:
-        assert f"id {memory_id} |" in bundle  # the block is there, its address is not
+        assert f"\n[{ref_of[memory_id]} " in bundle  # the block is there, its address is not
         assert f"deploy step {number[memory_id]} before" in bundle
 
     exact = replay(client, auditor, context["receipt_id"], mode="exact").json()

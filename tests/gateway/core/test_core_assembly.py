@@ -147,7 +147,7 @@ def test_room_the_memories_leave_flows_back_to_the_index() -> None:
 
 def test_the_assembler_is_resolved_by_its_version_only() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert resolve_assembler("assemble/2026-11-30.3") is ASSEMBLER
+    assert resolve_assembler("assemble/2026-12-01.1") is ASSEMBLER
     with pytest.raises(UnknownAssemblerError, match="unknown assembler version") as raised:
         resolve_assembler("assemble/2026-11-29.1")
     assert raised.value.version == "assemble/2026-11-29.1"
@@ -176,7 +176,11 @@ def test_a_memory_in_both_lists_is_handled_once() -> None:
     assert len(ids) == len(set(ids)) == 2
     assert {e.reason for e in out.excluded} == {"below_top_k"}
     assert out.index.shown == 3  # the index still lists them: tier 1 is not tier 2
-    assert out.bundle.count(f"- {out.included[0].memory_id} |") == 1
+    # One reference for the memory in both tiers: its index line and its block share it.
+    ref = out.included[0].ref
+    assert dict(out.refs)[ref] == out.included[0].memory_id
+    assert out.bundle.count(f"[{ref} ") == 2
+    assert [name for name, _ in out.refs] == ["m1", "m2", "m3"]
 
 
 def test_header_and_prefix_never_depend_on_the_task() -> None:
@@ -334,8 +338,8 @@ def test_rewritten_memories_render_the_redacted_text() -> None:
     texts = {MemoryId("c1"): ("Call [email]", "[email] on call")}
     out = run(request(), cands, cands, rewritten=texts)
     assert "bob@" not in out.bundle
-    assert "- c1 | semantic | 0.80 | Call [email]" in out.bundle
-    assert "### Call [email]\n" in out.bundle and "[email] on call" in out.bundle
+    assert "[m1 semantic .8] Call [email]\n" in out.bundle
+    assert "[m1 semantic .8 20261126] Call [email]\n[email] on call" in out.bundle
     (item,) = out.included
     assert item.rewritten and item.content_sha256 == cands[0].content_sha256
 

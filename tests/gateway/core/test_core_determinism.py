@@ -67,11 +67,12 @@ def test_the_order_of_the_retrieved_candidates_does_not_matter() -> None:
 def test_the_sample_bundles_are_pinned() -> None:
     # The rendered format is part of the replay contract: a change here must come with a new
     # assembler version, because exact replay of old receipts compares bundle hashes.
-    assert ASSEMBLER.version == "assemble/2026-11-30.3"
+    # 2026-12-01.1 renders compactly: per-bundle references, one short provenance line.
+    assert ASSEMBLER.version == "assemble/2026-12-01.1"
     assert sample_assembly(700).bundle_sha256 == (
-        "a66652daa10105c3bffb244809ae1772a4fea55199d04d7b0538156f8419fc9a"
+        "7a012b6f0873fc016528d25113844f380944f87b1f41895d12c1ec7e54800e27"
     )
     # Under a policy that can deny, the index's "more" line states no count.
     assert sample_assembly(700, withhold_count=True).bundle_sha256 == (
-        "2a77696fa40685a6162cb6608b33b4d4acf35e1a392d617cbaa8a582f4eb813a"
+        "643e7e4a708eb8b4fc17c31aa96819fee605fb2eda505e704393d08fe0e53a60"
     )

@@ -128,7 +128,7 @@ def test_the_more_line_can_withhold_its_count() -> None:
 
 def test_an_uncounted_index_fits_the_same_whatever_the_live_total() -> None:
     entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(60)])
-    lines = [index_line(e, e.heading) for e in entries]
+    lines = [index_line(f"m{n}", e, e.heading) for n, e in enumerate(entries, start=1)]
     for share in range(20, 700, 13):
         fits = {
             fit_index(TOKENIZER, HEADERS[0], lines, total, share, 4000, with_count=False)
