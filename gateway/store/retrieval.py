@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -169,9 +169,8 @@ async def recall(
 ) -> list[Candidate]:
     """Hybrid recall: up to `limit` memories from each retriever, with their ranks and scores.
 
-    `corpus_size` is BM25's N, the live memories in scope (counted here when not given)."""
-    if corpus_size is None:
-        corpus_size = await live_count(conn, scope)
+    `corpus_size` is BM25's N, the live memories in scope (counted in the statement when not
+    given). One round trip."""
     query, params = _recall_query(
         scope,
         task=task,
@@ -181,16 +180,14 @@ async def recall(
         corpus_size=corpus_size,
     )
     async with conn.cursor(row_factory=dict_row) as cur:
-        await cur.execute(_ITERATIVE_SCAN)
         await cur.execute(query, params)
         return [candidate_of(row) for row in await cur.fetchall()]
 
 
-# relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8); the final ORDER BY
-# restores exact distance order among what it found.
-_ITERATIVE_SCAN = (
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-    " set_config('hnsw.ef_search', '100', true)"
+_NAMES = (
+    "memory_id, namespace, memory_type, heading, content, confidence, labels, source_type, "
+    "source_ref, created_at, expires_at, deleted_at, superseded_by, content_sha256, tokens, "
+    "heading_tokens, erased_at"
 )
 
 
@@ -205,33 +202,66 @@ async def context_candidates(
     index_reach: int,
     index_content: bool,
 ) -> tuple[list[Candidate], list[Candidate], int]:
-    """What a context bundle is made from, in one round trip: the recall (as `recall`), the
-    index entries (as `index_entries`) and the live count, sent together in a pipeline and read
-    once it is synced. BM25's N is counted inside the recall statement, since its parameters
-    cannot wait for the count's answer."""
-    recall_query, recall_params = _recall_query(
+    """What a context bundle is made from, in one statement and so one round trip: the recall
+    (as `recall`), the index entries (as `index_entries`, to `index_reach` tokens) and the live
+    count, which is also the recall's BM25 N. Rows of both parts come in one result, told
+    apart by `part`; each carries the count."""
+    query = sql.SQL(
+        """
+        WITH live AS MATERIALIZED (
+            SELECT count(*) AS live_count FROM memories m WHERE {filters} AND {live}
+        ),
+        {ctes},
+        recalled AS (
+            SELECT 1 AS part, {columns}, vec.vector_rank, vec.distance AS vector_distance,
+                   lex.lexical_rank, lex.score::float8 AS lexical_score
+              FROM memories m
+              LEFT JOIN vec ON vec.memory_id = m.memory_id
+              LEFT JOIN lex ON lex.memory_id = m.memory_id
+             WHERE m.tenant_id = %(tenant_id)s
+               AND m.memory_id IN (SELECT memory_id FROM vec UNION SELECT memory_id FROM lex)
+        ),
+        indexed AS (
+            SELECT 2 AS part, {names}, NULL::bigint AS vector_rank, NULL::float8 AS vector_distance,
+                   NULL::bigint AS lexical_rank, NULL::float8 AS lexical_score
+              FROM (SELECT {index_columns},
+                           sum(m.heading_tokens + {overhead}) OVER (
+                               ORDER BY m.confidence DESC, m.memory_id) AS running
+                      FROM (SELECT * FROM memories m
+                             WHERE {filters} AND {live}
+                             ORDER BY m.confidence DESC, m.memory_id
+                             LIMIT %(max_lines)s) m) ranked
+             WHERE running <= %(budget)s
+        )
+        SELECT u.*, live.live_count
+          FROM (SELECT * FROM recalled UNION ALL SELECT * FROM indexed) u, live
+         ORDER BY u.part, CASE WHEN u.part = 2 THEN u.confidence END DESC, u.memory_id
+        """
+    ).format(
+        filters=scope.filters(),
+        live=scope.live(),
+        ctes=_recall_ctes(scope, len(query_vector), "live"),
+        columns=_COLUMNS,
+        names=sql.SQL(_NAMES),
+        index_columns=_COLUMNS if index_content else _HEADING_COLUMNS,
+        overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
+    )
+    params = _recall_params(
         scope,
         task=task,
         query_vector=query_vector,
         embedding_model=embedding_model,
         limit=limit,
         corpus_size=None,
-    )
-    async with (
-        conn.cursor() as counted,
-        conn.cursor(row_factory=dict_row) as indexed,
-        conn.cursor(row_factory=dict_row) as recalled,
-    ):
-        await counted.execute(_count_query(scope), scope.params())
-        if index_reach > 0:
-            await indexed.execute(*_index_query(scope, index_reach, with_content=index_content))
-        await recalled.execute(_ITERATIVE_SCAN)
-        await recalled.execute(recall_query, recall_params)
-        row = await counted.fetchone()
-        total_live = int(row[0]) if row else 0  # type: ignore[call-overload]
-        index = [candidate_of(r) for r in await indexed.fetchall()] if index_reach > 0 else []
-        candidates = [candidate_of(r) for r in await recalled.fetchall()]
-    return candidates, index, total_live
+    ) | {"budget": index_reach, "max_lines": max(index_reach, 0) // INDEX_LINE_OVERHEAD_TOKENS + 1}
+    async with conn.cursor(row_factory=dict_row) as cur:
+        await cur.execute(query, params)
+        rows = await cur.fetchall()
+    if not rows:  # nothing recalled and no index line: the count still has to be told
+        return [], [], await live_count(conn, scope)
+    candidates = [candidate_of(r) for r in rows if r["part"] == 1]
+    index = [candidate_of(r) for r in rows if r["part"] == 2]
+    return candidates, index, int(rows[0]["live_count"])
 
 
 def _recall_query(
@@ -245,10 +275,37 @@ def _recall_query(
 ) -> tuple[sql.Composed, dict[str, Any]]:
     """The hybrid recall statement; BM25's N is `corpus_size`, or counted in the statement."""
     dim = len(query_vector)
-    vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
     query = sql.SQL(
         """
-        WITH vec AS (
+        WITH {ctes}
+        SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
+               lex.lexical_rank, lex.score::float8 AS lexical_score
+          FROM memories m
+          LEFT JOIN vec ON vec.memory_id = m.memory_id
+          LEFT JOIN lex ON lex.memory_id = m.memory_id
+         WHERE m.tenant_id = %(tenant_id)s
+           AND m.memory_id IN (SELECT memory_id FROM vec UNION SELECT memory_id FROM lex)
+         ORDER BY m.memory_id
+        """
+    ).format(ctes=_recall_ctes(scope, dim, corpus_size), columns=_COLUMNS)
+    return query, _recall_params(
+        scope,
+        task=task,
+        query_vector=query_vector,
+        embedding_model=embedding_model,
+        limit=limit,
+        corpus_size=corpus_size,
+    )
+
+
+def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | None) -> sql.Composed:
+    """The recall's common table expressions, ending with `vec` and `lex`. BM25's N is the
+    `corpus_size` parameter, or the `live` CTE's count (the caller defines it), or counted here
+    when it is None."""
+    vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
+    return sql.SQL(
+        """
+        vec AS (
             SELECT memory_id, distance,
                    row_number() OVER (ORDER BY distance, memory_id) AS vector_rank
               FROM (SELECT m.memory_id,
@@ -309,27 +366,31 @@ def _recall_query(
                      ORDER BY score DESC, h.memory_id
                      LIMIT %(limit)s) l
         )
-        SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
-               lex.lexical_rank, lex.score::float8 AS lexical_score
-          FROM memories m
-          LEFT JOIN vec ON vec.memory_id = m.memory_id
-          LEFT JOIN lex ON lex.memory_id = m.memory_id
-         WHERE m.tenant_id = %(tenant_id)s
-           AND m.memory_id IN (SELECT memory_id FROM vec UNION SELECT memory_id FROM lex)
-         ORDER BY m.memory_id
         """
     ).format(
         vtype=vector_type,
         dim=sql.Literal(dim),
         filters=scope.filters(),
-        columns=_COLUMNS,
-        corpus_size=sql.SQL("%(corpus_size)s")
+        corpus_size=sql.SQL("(SELECT live_count FROM live)")
+        if corpus_size == "live"
+        else sql.SQL("%(corpus_size)s")
         if corpus_size is not None
         else sql.SQL("(SELECT count(*) FROM memories m WHERE {filters} AND {live})").format(
             filters=scope.filters(), live=scope.live()
         ),
     )
-    params = scope.params() | {
+
+
+def _recall_params(
+    scope: Scope,
+    *,
+    task: str,
+    query_vector: Sequence[float],
+    embedding_model: str,
+    limit: int,
+    corpus_size: int | None,
+) -> dict[str, Any]:
+    return scope.params() | {
         "vector": "[" + ",".join(repr(float(x)) for x in query_vector) + "]",
         "model": embedding_model,
         "limit": limit,
@@ -339,4 +400,3 @@ def _recall_query(
         "common_cap": COMMON_TERM_CAP,
         "corpus_size": corpus_size,
     }
-    return query, params
