@@ -24,6 +24,7 @@ BENCHMARKS = {
     ),
     "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
     "roundtrips": ("bench.roundtrips", "database round trips per request, counted on the wire"),
+    "hops": ("bench.hops", "cross-module calls and layer reversals of one /v1/context"),
     "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
     "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),
 }

@@ -28,6 +28,7 @@ from datetime import UTC, datetime, timedelta
 import psycopg
 from ulid import ULID
 
+from bench.harness import Database, new_database
 from bench.longmemeval import load_questions
 from gateway.core.model import MemoryType
 from gateway.core.render import one_line
@@ -35,9 +36,10 @@ from gateway.core.tokens import load_tokenizer
 from gateway.embedding import HashEmbedder
 from gateway.memory import MemoryDraft
 from gateway.store import memories as memory_store
+from gateway.store.database import EmbeddedPostgres
 from gateway.usecases import memories as memory_usecase
 
-__all__ = ["Corpus", "bulk_load", "load_corpus"]
+__all__ = ["Corpus", "bulk_load", "load_corpus", "loaded_database"]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
@@ -186,3 +188,20 @@ def bulk_load(
         conn.commit()
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("VACUUM ANALYZE memories")
+
+
+def loaded_database(
+    server: EmbeddedPostgres, name: str, corpus: Corpus, *, namespace: str, memories: int
+) -> Database:
+    """A fresh database (`bench.harness.new_database`) with the first `memories` of `corpus`
+    written into `namespace` by its agent key."""
+    db = new_database(server, name)
+    bulk_load(
+        db.url,
+        corpus,
+        tenants=[(db.tenant_id, db.key_id)],
+        namespace=namespace,
+        start=0,
+        stop=memories,
+    )
+    return db

@@ -23,8 +23,8 @@ from typing import Any
 from litestar.testing import AsyncTestClient
 from psycopg.pq import Trace
 
-from bench.corpus import bulk_load, load_corpus
-from bench.harness import embedded_postgres, markdown_table, new_database, write_result
+from bench.corpus import load_corpus, loaded_database
+from bench.harness import embedded_postgres, markdown_table, write_result
 from gateway.http.app import create_app
 from gateway.runtime import start_runtime
 from gateway.settings import Settings
@@ -99,14 +99,8 @@ def main(argv: list[str]) -> int:
         ("/v1/context", {"task": q, "namespaces": [NAMESPACE]}) for q in queries
     ] + [("/v1/search", {"query": q, "namespaces": [NAMESPACE]}) for q in queries]
     with embedded_postgres() as pg:
-        db = new_database(pg, "bench_roundtrips")
-        bulk_load(
-            db.url,
-            corpus,
-            tenants=[(db.tenant_id, db.key_id)],
-            namespace=NAMESPACE,
-            start=0,
-            stop=args.memories,
+        db = loaded_database(
+            pg, "bench_roundtrips", corpus, namespace=NAMESPACE, memories=args.memories
         )
         tallies = asyncio.run(count_round_trips(db.url, db.key, requests))
     rows = []

@@ -1,0 +1,32 @@
+"""The disclosure path's database round trips, counted on the wire (bench.roundtrips): a
+regression guard, since each trip costs the network's latency on every request."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from litestar.testing import TestClient
+
+from bench.roundtrips import count_round_trips
+from tests.conftest import Key
+from tests.gateway.test_memories_write import memory
+
+# BEGIN, the key, the policy in force, the candidates (count, index and recall in one
+# statement), the log head, the receipt, COMMIT.
+DISCLOSURE_TRIPS = 7
+
+
+def test_context_and_search_take_seven_round_trips(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    items = [memory(heading=f"Deploy step {n}", content=f"Run step {n} of the deploy.") for n in range(12)]  # fmt: skip
+    assert client.post("/v1/memories/batch", json={"items": items}, headers=agent.headers).status_code == 200  # fmt: skip
+    requests = [
+        ("/v1/context", {"task": "how do I deploy?"}),
+        ("/v1/search", {"query": "deploy step"}),
+    ]
+    tallies = asyncio.run(count_round_trips(database_url, agent.key, requests))
+    assert [t["round_trips"] for t in tallies] == [DISCLOSURE_TRIPS, DISCLOSURE_TRIPS]
+    # Each statement is sent once: no statement is split into a query per memory.
+    assert all(t["Execute"] <= DISCLOSURE_TRIPS for t in tallies)
