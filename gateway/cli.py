@@ -21,6 +21,7 @@ from gateway.store.errors import StoreError
 from gateway.store.keys import list_keys, revoke_key
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.keys import issue_key
+from gateway.usecases.receipting import rfc3339
 
 __all__ = ["main"]
 
@@ -125,8 +126,8 @@ def _keys(args: argparse.Namespace, settings: Settings) -> int:
                     "agent_id": r.agent_id,
                     "namespaces": r.namespaces,
                     "purposes": r.purposes,
-                    "created_at": r.created_at.isoformat(),
-                    "revoked_at": r.revoked_at.isoformat() if r.revoked_at else None,
+                    "created_at": rfc3339(r.created_at),
+                    "revoked_at": rfc3339(r.revoked_at) if r.revoked_at else None,
                 }
                 for r in rows
             ]

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, Exclusion
 
 __all__ = ["LivenessSplit", "dead_reason", "split_live"]
@@ -29,7 +30,7 @@ def dead_reason(candidate: Candidate, now: datetime) -> Exclusion | None:
     """The exclusion that keeps ``candidate`` out of a bundle assembled at ``now``, if any."""
     if candidate.erased_at is not None:
         return Exclusion(
-            candidate.memory_id, "deleted", f"erased at {candidate.erased_at.isoformat()}"
+            candidate.memory_id, "deleted", f"erased at {rfc3339(candidate.erased_at)}"
         )
     deleted_at = candidate.deleted_at
     if deleted_at is not None and deleted_at <= now:
@@ -37,12 +38,12 @@ def dead_reason(candidate: Candidate, now: datetime) -> Exclusion | None:
             return Exclusion(
                 candidate.memory_id,
                 "superseded",
-                f"superseded by {candidate.superseded_by} at {deleted_at.isoformat()}",
+                f"superseded by {candidate.superseded_by} at {rfc3339(deleted_at)}",
             )
-        return Exclusion(candidate.memory_id, "deleted", f"deleted at {deleted_at.isoformat()}")
+        return Exclusion(candidate.memory_id, "deleted", f"deleted at {rfc3339(deleted_at)}")
     expires_at = candidate.expires_at
     if expires_at is not None and expires_at <= now:
-        return Exclusion(candidate.memory_id, "expired", f"expired at {expires_at.isoformat()}")
+        return Exclusion(candidate.memory_id, "expired", f"expired at {rfc3339(expires_at)}")
     return None
 
 

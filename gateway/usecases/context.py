@@ -11,6 +11,7 @@ from datetime import datetime
 
 from gateway.core.assembly import Found
 from gateway.core.fill import index_reach
+from gateway.core.instants import rfc3339
 from gateway.core.liveness import split_live
 from gateway.core.model import ContextRequest, Exclusion, MemoryType
 from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
@@ -60,7 +61,7 @@ async def check_as_of(conn: Connection, tenant_id: str, as_of: datetime, now: da
     if created is not None and as_of < created:
         raise InvalidRequestError(
             "as_of is before the tenant existed",
-            (FieldError("as_of", f"must not be before {created.isoformat()}"),),
+            (FieldError("as_of", f"must not be before {rfc3339(created)}"),),
         )
 
 

@@ -10,21 +10,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from gateway.clock import IdFactory
+from gateway.core.instants import rfc3339
 from gateway.principal import Principal
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from receipts import RECEIPT_SCHEMA, Signer, bundle_field, canonicalize, leaf_hash
 
 __all__ = ["Recorder", "float_text", "rfc3339"]
-
-
-def rfc3339(at: datetime) -> str:
-    """UTC with microseconds and a Z: one spelling per instant, so bodies are reproducible."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def float_text(value: float | None) -> str | None:

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from gateway.core.assembly import Found, UnknownAssemblerError, resolve_assembler
+from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, ContextRequest
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import RankingProfile
@@ -170,7 +171,7 @@ async def recorded_found(conn: Connection, recorded: Recorded) -> tuple[Found, l
             problems.append(Problem("version_missing", "no such version in the store", memory_id))
         elif version.erased_at is not None:
             problems.append(
-                Problem("memory_erased", f"erased at {version.erased_at.isoformat()}", memory_id)
+                Problem("memory_erased", f"erased at {rfc3339(version.erased_at)}", memory_id)
             )
         elif memory_id in expected and version.content_sha256 != expected[memory_id]:
             problems.append(
