@@ -31,7 +31,7 @@ import rfc8785
 
 from receipts.errors import CanonicalizationError, MalformedError, NotCanonicalError
 
-__all__ = ["MAX_SAFE_INTEGER", "canonicalize", "decode_body"]
+__all__ = ["MAX_SAFE_INTEGER", "CanonicalTemplate", "canonicalize", "decode_body"]
 
 # RFC 7493 §2.2 / RFC 8785 §3.2.2.3: integers beyond 2**53 - 1 lose precision as IEEE doubles.
 MAX_SAFE_INTEGER: Final = 2**53 - 1
@@ -64,6 +64,29 @@ def canonicalize(obj: object) -> bytes:
         return rfc8785.dumps(obj)  # type: ignore[arg-type]  # shape checked by _check above
     except rfc8785.CanonicalizationError as exc:  # pragma: no cover - _check rejects these first
         raise CanonicalizationError(str(exc), path="$", value=obj) from exc
+
+
+class CanonicalTemplate:
+    """The canonical bytes of an object with one member still to be filled: made once, filled
+    cheaply. RFC 8785 orders members by key whatever their values, so the member's place is known
+    before its value; a writer can canonicalize a large body before taking a lock, and under
+    the lock only fill in the member the lock decides (a receipt's log position).
+
+    `fill(value)` returns exactly `canonicalize({**obj, key: value})`."""
+
+    def __init__(self, obj: Mapping[str, object], key: str) -> None:
+        self._obj = dict(obj)
+        self._key = key
+        # A placeholder no value can hold unnoticed: if the encoded object already contains it
+        # (some value spells it), `fill` falls back to canonicalizing the whole object.
+        self._placeholder = canonicalize("\u0000" + key)
+        self._template = canonicalize({**self._obj, key: "\u0000" + key})
+        self._spliceable = self._template.count(self._placeholder) == 1
+
+    def fill(self, value: object) -> bytes:
+        if not self._spliceable:
+            return canonicalize({**self._obj, self._key: value})
+        return self._template.replace(self._placeholder, canonicalize(value), 1)
 
 
 def decode_body(body: bytes) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from gateway.core.instants import rfc3339
 from gateway.principal import Principal
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
-from receipts import RECEIPT_SCHEMA, Signer, bundle_field, canonicalize, leaf_hash
+from receipts import RECEIPT_SCHEMA, Signer, bundle_field, leaf_hash
+from receipts.canonical import CanonicalTemplate
 
 __all__ = ["Recorder", "float_text", "rfc3339"]
 
@@ -70,11 +71,12 @@ class Recorder:
             "bundle": bundle_field(delivered or b""),
             "parent_receipt_id": parent_receipt_id,
         }
+        # Everything but the log position is canonical before the tenant's log is locked; under
+        # the lock only the position is filled in, the body signed and appended.
+        template = CanonicalTemplate(members, "log")
         head = await receipt_store.lock_head(conn, tenant_id)
         seq = head.size + 1
-        # Only the log position is decided under the lock; the rest of the body was built
-        # before it was taken.
-        body = canonicalize({**members, "log": {"seq": seq, "prev": head.head.hex()}})
+        body = template.fill({"seq": seq, "prev": head.head.hex()})
         envelope = self.signer.sign(body, tenant_id)
         await receipt_store.append_receipt(
             conn,

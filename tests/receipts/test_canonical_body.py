@@ -22,7 +22,7 @@ from receipts import (
     leaf_hash,
     read_header,
 )
-from receipts.canonical import MAX_SAFE_INTEGER
+from receipts.canonical import MAX_SAFE_INTEGER, CanonicalTemplate
 from receipts.errors import BundleMismatchError
 
 
@@ -239,3 +239,26 @@ def test_leaf_hash_is_rfc6962() -> None:
     assert leaf_hash(b"L123456").hex() == (
         "395aa064aa4c29f7010acfe3f25db9485bbd4b91897b6ad7ad547639252b4d56"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=8),
+        st.one_of(st.none(), st.booleans(), st.integers(-(2**53) + 1, 2**53 - 1), st.text()),
+        max_size=8,
+    ),
+    st.text(alphabet=st.characters(max_codepoint=127), min_size=1, max_size=8),
+    st.one_of(
+        st.integers(0, 2**53 - 1), st.text(), st.dictionaries(st.sampled_from("ab"), st.text())
+    ),
+)
+def test_a_template_filled_is_the_canonical_form_of_the_whole(
+    obj: dict[str, Any], key: str, value: Any
+) -> None:
+    # Values that spell the placeholder (NUL + key) are among the texts generated: the template
+    # must notice and fall back rather than splice into the wrong place.
+    obj = {**obj, "decoy": "\u0000" + key} if len(obj) % 3 == 0 else obj
+    template = CanonicalTemplate({k: v for k, v in obj.items() if k != key}, key)
+    whole = {**{k: v for k, v in obj.items() if k != key}, key: value}
+    assert template.fill(value) == canonicalize(whole)
