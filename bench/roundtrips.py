@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import tempfile
+import threading
+import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from litestar.testing import AsyncTestClient
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import Trace
 
 from bench.corpus import load_corpus, loaded_database
@@ -88,10 +93,135 @@ async def count_round_trips(
                 return tallies
 
 
+class _SlowLink:
+    """A unix-socket proxy in front of PostgreSQL that holds every chunk the server sends for
+    `delay` seconds (in order), as a network with that round-trip time would."""
+
+    def __init__(self, target: str, directory: Path, port: int) -> None:
+        self.target, self.directory, self.port = target, directory, port
+        self.delay = 0.0
+
+    async def _pipe(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delayed: bool
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        pending: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+
+        async def deliver() -> None:
+            while True:
+                due, chunk = await pending.get()
+                if not chunk:
+                    writer.close()
+                    return
+                await asyncio.sleep(max(0.0, due - loop.time()))
+                writer.write(chunk)
+                await writer.drain()
+
+        sender = asyncio.create_task(deliver())
+        while chunk := await reader.read(65536):
+            pending.put_nowait((loop.time() + (self.delay if delayed else 0.0), chunk))
+        pending.put_nowait((loop.time(), b""))
+        await sender
+
+    async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        server_r, server_w = await asyncio.open_unix_connection(self.target)
+        await asyncio.gather(
+            self._pipe(client_r, server_w, delayed=False),
+            self._pipe(server_r, client_w, delayed=True),
+            return_exceptions=True,
+        )
+
+    def run(self) -> contextlib.AbstractContextManager[None]:
+        """Serve in a thread of its own: the in-process client runs the app in another thread,
+        whose event loop blocks the caller's while it answers."""
+        return self._running()
+
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        loop = asyncio.new_event_loop()
+        ready = threading.Event()
+
+        def serve() -> None:
+            asyncio.set_event_loop(loop)
+            path = str(self.directory / f".s.PGSQL.{self.port}")
+            server = loop.run_until_complete(asyncio.start_unix_server(self._serve, path=path))
+            ready.set()
+            loop.run_forever()
+            server.close()
+            loop.close()
+
+        thread = threading.Thread(target=serve, name="slow-link", daemon=True)
+        thread.start()
+        ready.wait(timeout=10)
+        try:
+            yield
+        finally:
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+
+
+async def network_round_trips(
+    url: str, key: str, requests: list[tuple[str, dict[str, Any]]], *, delay: float
+) -> list[float]:
+    """Round trips as a network sees them: each request's time behind a link that delays the
+    server's answers by `delay`, minus its time with no delay, over `delay` (the best of three
+    each, after a warm-up)."""
+    params = conninfo_to_dict(url)
+    host, port = str(params["host"]), int(params.get("port") or 5432)
+    with tempfile.TemporaryDirectory(prefix="ctxgw-bench-link-") as link_dir:
+        link = _SlowLink(f"{host}/.s.PGSQL.{port}", Path(link_dir), port)
+        with link.run():
+            return await _timed(make_conninfo(url, host=link_dir), key, requests, link, delay)
+
+
+async def _timed(
+    url: str,
+    key: str,
+    requests: list[tuple[str, dict[str, Any]]],
+    link: _SlowLink,
+    delay: float,
+) -> list[float]:
+    with tempfile.TemporaryDirectory(prefix="ctxgw-bench-trips-") as data_dir:
+        settings = Settings(
+            database_url=url,
+            data_dir=Path(data_dir),
+            migrate_on_start=False,
+            pool_min_size=1,
+            pool_max_size=1,
+            log_level="WARNING",
+        )
+        async with start_runtime(settings) as runtime:
+            app = create_app(settings, runtime=runtime)
+            headers = {"Authorization": f"Bearer {key}"}
+            async with AsyncTestClient(app=app) as client:
+
+                async def best(path: str, body: dict[str, Any]) -> float:
+                    times = []
+                    for _ in range(3):
+                        started = time.perf_counter()
+                        (await client.post(path, json=body, headers=headers)).raise_for_status()
+                        times.append(time.perf_counter() - started)
+                    return min(times)
+
+                for path, body in requests:
+                    await best(path, body)
+                trips = []
+                for path, body in requests:
+                    link.delay = 0.0
+                    fast = await best(path, body)
+                    link.delay = delay
+                    slow = await best(path, body)
+                    trips.append((slow - fast) / delay)
+                return trips
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench roundtrips", description=__doc__)
     parser.add_argument("--memories", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=5, help="requests per endpoint")
+    parser.add_argument(
+        "--delay-ms", type=float, default=50.0, help="the slow link's delay (0: wire count only)"
+    )
     args = parser.parse_args(argv)
     corpus = load_corpus()
     queries = corpus.queries[: args.requests]
@@ -103,14 +233,28 @@ def main(argv: list[str]) -> int:
             pg, "bench_roundtrips", corpus, namespace=NAMESPACE, memories=args.memories
         )
         tallies = asyncio.run(count_round_trips(db.url, db.key, requests))
+        felt = (
+            asyncio.run(network_round_trips(db.url, db.key, requests, delay=args.delay_ms / 1000))
+            if args.delay_ms > 0
+            else [float("nan")] * len(requests)
+        )
     rows = []
     for path in ("/v1/context", "/v1/search"):
         mine = [t for (p, _), t in zip(requests, tallies, strict=True) if p == path]
         trips = sorted(t["round_trips"] for t in mine)
         sent = {m: max(t[m] for t in mine) for m in _SENT}
-        rows.append([path, trips[0], trips[-1], *(sent[m] for m in _SENT)])
+        seen = sorted(f for (p, _), f in zip(requests, felt, strict=True) if p == path)
+        rows.append(
+            [path, trips[0], trips[-1], f"{seen[len(seen) // 2]:.1f}", *(sent[m] for m in _SENT)]
+        )
     table = markdown_table(
-        ["endpoint", "round trips (min)", "round trips (max)", *(f"{m} msgs" for m in _SENT)],
+        [
+            "endpoint",
+            "round trips (min)",
+            "round trips (max)",
+            f"behind a {args.delay_ms:g} ms link (median)",
+            *(f"{m} msgs" for m in _SENT),
+        ],
         rows,
     )
     write_result(
