@@ -7,7 +7,6 @@ bundle hash) and seals it: canonical bytes, DSSE envelope (HMAC per tenant + Ed2
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,6 +54,7 @@ class Recorder:
         empty delivery and the row's `bundle_sha256` is NULL, so no bundle is ever looked up."""
         receipt_id = self.new_id(issued_at)
         tenant_id = principal.tenant_id
+        bundle = bundle_field(delivered or b"")
         members = {
             **members,
             "schema": RECEIPT_SCHEMA,
@@ -68,7 +68,7 @@ class Recorder:
                 "role": principal.role,
                 "purpose": purpose,
             },
-            "bundle": bundle_field(delivered or b""),
+            "bundle": bundle,
             "parent_receipt_id": parent_receipt_id,
         }
         # Everything but the log position is canonical before the tenant's log is locked; under
@@ -92,7 +92,7 @@ class Recorder:
                 body=body,
                 envelope=envelope.to_json(),
                 leaf=leaf_hash(body),
-                bundle_sha256=None if delivered is None else hashlib.sha256(delivered).hexdigest(),
+                bundle_sha256=None if delivered is None else str(bundle["sha256"]),
                 policy_digest=policy_digest,
                 parent_receipt_id=parent_receipt_id,
                 disclosed_ids=disclosed_ids,
