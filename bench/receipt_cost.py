@@ -3,7 +3,7 @@
 
 1. Overhead, in-process (the gateway has no receipts-off switch): on one pooled connection in one
    committed transaction, (a) policy + gather + the pure core without a receipt, vs (b) the same
-   through ``Discloser.assemble_and_record`` (canonical body, HMAC + Ed25519 DSSE signatures,
+   through ``Discloser.record`` (canonical body, HMAC + Ed25519 DSSE signatures,
    append under the tenant's log-head lock, commit). Alternated per task, same inputs.
 2. Throughput over HTTP: 16 closed-loop clients on POST /v1/context for a fixed time, all for one
    tenant (its requests serialize on the log head) and spread over 64 tenants (each with the same

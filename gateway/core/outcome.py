@@ -56,7 +56,7 @@ class IndexReport:
 class IncludedMemory:
     """A tier-2 memory as delivered.
 
-    ``content_sha256`` is the stored version's hash (what replay loads by), even when the gate
+    ``content_sha256`` is the stored version's hash (what replay loads by), even when the policy
     rewrote the rendered text (``rewritten``); ``tokens`` is the exact count of its rendered block
     on its own. ``score`` and ``signals`` are the micro-unit values as floats. ``ref`` is its
     per-bundle reference in the text (``m3``).

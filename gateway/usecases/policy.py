@@ -1,5 +1,5 @@
-"""Policy bundles in the gateway: upload, activation, the bundle in force, and the gate that
-applies it to every disclosure.
+"""Policy bundles in the gateway: upload, activation, the bundle in force, and the translation
+of its judgement into what the core applies (`verdict_of`) and shows (`shown_texts`).
 
 Identity fields the policy sees (tenant, agent_id, role) come from the API key; the request only
 contributes what the caller legitimately declares (purpose, namespaces, budget).
@@ -210,7 +210,7 @@ def request_stage(
 def refuse_unless_required_met(
     policy: PolicyInForce, view: Mapping[str, object], now: datetime
 ) -> RequestJudgement:
-    """The request stage as a bare gate: an enforced `require` that is not met raises
+    """The request stage alone: an enforced `require` that is not met raises
     `PolicyRefusedError` (403) and records nothing. Disclosures go through
     `gateway.usecases.disclosure.Discloser.admit`, which receipts the refusal first."""
     judging = request_stage(policy, view, now)
