@@ -35,7 +35,6 @@ __all__ = [
     "read_recorded",
     "recorded_found",
     "recorded_makers",
-    "with_judged_subject",
 ]
 
 REPLAYABLE = ("context", "replay")
@@ -108,27 +107,6 @@ def _principal(
         namespaces=namespaces,
         purposes=None,
     )
-
-
-async def with_judged_subject(conn: Connection, recorded: Recorded) -> Recorded:
-    """`recorded`, its subject being whom its policy judged. Replay receipts written before they
-    recorded `judged` name only the auditor who replayed: the judged agent is then the subject of
-    the first receipt up the parent chain that is not such a replay."""
-    body = recorded.body
-    seen = {recorded.receipt_id}
-    while body["kind"] == "replay" and "judged" not in body:
-        parent_id = body.get("parent_receipt_id")
-        row = None
-        if parent_id is not None and parent_id not in seen:
-            seen.add(parent_id)
-            row = await receipt_store.find_receipt(conn, body["tenant_id"], parent_id)
-        if row is None:
-            return recorded  # no parent to ask: the receipt's own subject is all there is
-        body = decode_body(bytes(row.body))
-    if body is recorded.body:
-        return recorded
-    subject = _principal(body, body.get("judged") or body["subject"], recorded.request.namespaces)
-    return dataclasses.replace(recorded, subject=subject)
 
 
 def recorded_makers(recorded: Recorded) -> Makers:

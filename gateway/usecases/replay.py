@@ -38,7 +38,6 @@ from gateway.usecases.recorded import (
     read_recorded,
     recorded_found,
     recorded_makers,
-    with_judged_subject,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
 
@@ -107,7 +106,7 @@ class Replayer:
                 conn, self.discloser.recorder, principal, refusal, mode, policy, now
             )
             return msgspec.convert(payload, RefusalReplay)
-        recorded = await with_judged_subject(conn, read_recorded(row))
+        recorded = read_recorded(row)
         makers = recorded_makers(recorded)  # 422 when its assembler is not built here
         problems: list[Problem] = []
         if mode == "what_if":

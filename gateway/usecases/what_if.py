@@ -25,7 +25,6 @@ from gateway.usecases.recorded import (
     read_recorded,
     recorded_found,
     recorded_makers,
-    with_judged_subject,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, read_refusal
 from gateway.usecases.replay import Replayer
@@ -101,7 +100,7 @@ async def what_if_window(
             continue
         if row.kind not in REPLAYABLE:
             continue
-        recorded = await with_judged_subject(conn, read_recorded(row))
+        recorded = read_recorded(row)
         inputs, problems = await recorded_found(conn, recorded)
         if not reads_content(policy.bundle):
             inputs = without_index_content(inputs)  # as a live request under it would gather

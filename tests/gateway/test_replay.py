@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -11,9 +10,6 @@ import psycopg
 from litestar.testing import TestClient
 
 from gateway.core.assembly import Assembler
-from gateway.store import receipts as receipt_store
-from gateway.usecases.recorded import Recorded, read_recorded, with_judged_subject
-from receipts import canonicalize, decode_body
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed
 from tests.gateway.test_memories_write import memory
@@ -240,32 +236,6 @@ def test_a_replay_of_a_replay_judges_the_original_agent(
     assert second["identical"] is True, second["diff"]
     third = replay(client, auditor, second["receipt_id"], mode="exact").json()
     assert third["identical"] is True, third["diff"]
-
-
-def test_replay_receipts_without_judged_take_the_agent_from_their_parent(
-    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
-) -> None:
-    """Replay receipts written before `judged` was recorded name only the auditor: the agent the
-    policy judged is found up the parent chain."""
-    seed(client, agent)
-    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
-    auditor = make_key(role="auditor", agent_id=None)
-    first = replay(client, auditor, original["receipt_id"], mode="exact").json()
-    second = replay(client, auditor, first["receipt_id"], mode="exact").json()
-
-    async def resolve() -> tuple[Recorded, Recorded]:
-        async with await psycopg.AsyncConnection.connect(database_url) as conn:
-            row = await receipt_store.find_receipt(conn, agent.tenant_id, second["receipt_id"])
-            assert row is not None
-            body = decode_body(bytes(row.body))
-            del body["judged"]  # as a receipt written before `judged` was recorded
-            old = read_recorded(dataclasses.replace(row, body=canonicalize(body)))
-            return old, await with_judged_subject(conn, old)
-
-    old, resolved = asyncio.run(resolve())
-    assert old.subject.role == "auditor"  # all that receipt says by itself
-    assert (resolved.subject.role, resolved.subject.agent_id) == ("agent", "agent-1")
-    assert resolved.subject.key_id == agent.key_id
 
 
 NEEDS_PURPOSE = b"""\
