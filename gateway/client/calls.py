@@ -1,0 +1,248 @@
+"""Every v1 endpoint as a `Call`: what to send and how to read the answer, without I/O.
+
+The sync and the async client differ only in how they send a call (`gateway.client.sync`,
+`gateway.client.asynchronous`); building the request and judging the answer happen here, once.
+Response bodies decode into the gateway's own response Structs (`gateway.responses`, which import
+only msgspec), so the client cannot drift from what the gateway sends.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, Literal, TypeVar
+from urllib.parse import quote
+
+import msgspec
+
+from gateway.client.errors import UnexpectedResponseError, problem_error
+from gateway.client.options import NewMemory
+from gateway.responses.disclosures import (
+    ContextBundle,
+    ContextReplay,
+    FetchedMemories,
+    RefusalReplay,
+    SearchResults,
+    Timeline,
+)
+from gateway.responses.health import Health, Readiness
+from gateway.responses.memories import BatchWrite, Deleted, Written
+from gateway.responses.policies import (
+    Activated,
+    ActivePolicy,
+    PolicyUploaded,
+    StoredPolicy,
+    WhatIfReport,
+)
+from gateway.responses.problems import Problem
+from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
+
+__all__ = ["Call", "answer", "new_idempotency_key"]
+
+T = TypeVar("T")
+JSON = "application/json"
+ReplayMode = Literal["exact", "current", "what_if"]
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One request and the reader of its success body. `resendable`: sending it again after an
+    answer was lost cannot do twice what was meant once (a read of the log, a keyed write)."""
+
+    method: str
+    path: str
+    read: Callable[[bytes], T]
+    resendable: bool
+    body: bytes | None = None
+    content_type: str = JSON
+    params: tuple[tuple[str, str], ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def _struct(kind: type[T]) -> Callable[[bytes], T]:
+    return msgspec.json.Decoder(kind).decode
+
+
+def _text(body: bytes) -> str:
+    return body.decode("utf-8")
+
+
+def _json(members: Mapping[str, Any]) -> bytes:
+    return msgspec.json.encode({k: v for k, v in members.items() if v is not None})
+
+
+def _segment(value: str) -> str:
+    return quote(value, safe="")  # an id never reaches another path
+
+
+def _query(members: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    def spell(value: Any) -> str:
+        return value.isoformat() if isinstance(value, datetime) else str(value)
+
+    return tuple((k, spell(v)) for k, v in members.items() if v is not None)
+
+
+def new_idempotency_key() -> str:
+    return f"ctxgw-client-{uuid.uuid4().hex}"
+
+
+def health() -> Call[Health]:
+    return Call("GET", "/healthz", _struct(Health), resendable=True)
+
+
+def ready() -> Call[Readiness]:
+    return Call("GET", "/readyz", _struct(Readiness), resendable=True)
+
+
+def _keyed(memory: NewMemory) -> NewMemory:
+    if memory.idempotency_key is not None:
+        return memory
+    return msgspec.structs.replace(memory, idempotency_key=new_idempotency_key())
+
+
+def write_memory(memory: NewMemory) -> Call[Written]:
+    body = msgspec.json.encode(_keyed(memory))
+    return Call("POST", "/v1/memories", _struct(Written), resendable=True, body=body)
+
+
+def write_batch(items: Sequence[NewMemory]) -> Call[BatchWrite]:
+    body = msgspec.json.encode({"items": [_keyed(item) for item in items]})
+    return Call("POST", "/v1/memories/batch", _struct(BatchWrite), resendable=True, body=body)
+
+
+def delete_memory(memory_id: str, reason: str) -> Call[Deleted]:
+    # Not resendable: a second delete of a deleted memory is 409, not the first answer again.
+    path = f"/v1/memories/{_segment(memory_id)}"
+    body = _json({"reason": reason})
+    return Call("DELETE", path, _struct(Deleted), resendable=False, body=body)
+
+
+# Disclosures are not resent after a lost answer: each one is receipted, and a second receipt
+# for one question would tell an auditor the agent asked twice.
+def context(task: str, options: Mapping[str, Any]) -> Call[ContextBundle]:
+    body = _json({"task": task, **options})
+    return Call("POST", "/v1/context", _struct(ContextBundle), resendable=False, body=body)
+
+
+def search(query: str, options: Mapping[str, Any]) -> Call[SearchResults]:
+    body = _json({"query": query, **options})
+    return Call("POST", "/v1/search", _struct(SearchResults), resendable=False, body=body)
+
+
+def timeline(ids: Sequence[str], purpose: str | None) -> Call[Timeline]:
+    body = _json({"ids": list(ids), "purpose": purpose})
+    return Call("POST", "/v1/timeline", _struct(Timeline), resendable=False, body=body)
+
+
+def fetch(ids: Sequence[str], purpose: str | None) -> Call[FetchedMemories]:
+    body = _json({"ids": list(ids), "purpose": purpose})
+    return Call("POST", "/v1/fetch", _struct(FetchedMemories), resendable=False, body=body)
+
+
+def receipt(receipt_id: str) -> Call[ReceiptDetail]:
+    path = f"/v1/receipts/{_segment(receipt_id)}"
+    return Call("GET", path, _struct(ReceiptDetail), resendable=True)
+
+
+def receipts(
+    filters: Mapping[str, Any], cursor: str | None, limit: int | None
+) -> Call[ReceiptPage]:
+    params = _query({**filters, "cursor": cursor, "limit": limit})
+    return Call("GET", "/v1/receipts", _struct(ReceiptPage), resendable=True, params=params)
+
+
+def verify_receipt(receipt_id: str) -> Call[Verification]:
+    path = f"/v1/receipts/{_segment(receipt_id)}/verify"
+    return Call("GET", path, _struct(Verification), resendable=True)
+
+
+def receipt_proof(receipt_id: str) -> Call[InclusionProof]:
+    path = f"/v1/receipts/{_segment(receipt_id)}/proof"
+    return Call("GET", path, _struct(InclusionProof), resendable=True)
+
+
+def checkpoint() -> Call[str]:
+    return Call("GET", "/v1/log/checkpoint", _text, resendable=True)
+
+
+def export(filters: Mapping[str, Any]) -> Call[None]:
+    """The export's body is streamed to a file by the client, never read here."""
+    return Call(
+        "GET", "/v1/receipts/export", lambda _: None, resendable=True, params=_query(filters)
+    )
+
+
+_REPLAY = msgspec.json.Decoder(dict[str, Any])
+
+
+def _replay(body: bytes) -> ContextReplay | RefusalReplay:
+    # Two untagged Structs: a refusal's replay is the one that says what became of its bundle.
+    members = _REPLAY.decode(body)
+    kind: type[ContextReplay | RefusalReplay] = (
+        RefusalReplay if "bundle" in members else ContextReplay
+    )
+    return msgspec.convert(members, kind)
+
+
+def replay(
+    receipt_id: str, mode: ReplayMode, policy_digest: str | None, policy_yaml: str | None
+) -> Call[ContextReplay | RefusalReplay]:
+    path = f"/v1/receipts/{_segment(receipt_id)}/replay"
+    body = _json({"mode": mode, "policy_digest": policy_digest, "policy_yaml": policy_yaml})
+    return Call("POST", path, _replay, resendable=False, body=body)
+
+
+def upload_policy(source: str | bytes, filename: str) -> Call[PolicyUploaded]:
+    # Bundles are stored by digest: uploading the same meaning twice stores it once.
+    content = source.encode("utf-8") if isinstance(source, str) else source
+    return Call(
+        "POST",
+        "/v1/policies",
+        _struct(PolicyUploaded),
+        resendable=True,
+        body=content,
+        content_type="application/yaml",
+        headers=(("X-Policy-Filename", filename),),
+    )
+
+
+def activate_policy(digest: str, mode: Literal["enforce", "log_only"]) -> Call[Activated]:
+    path = f"/v1/policies/{_segment(digest)}/activate"
+    return Call("POST", path, _struct(Activated), resendable=True, body=_json({"mode": mode}))
+
+
+def active_policy() -> Call[ActivePolicy]:
+    return Call("GET", "/v1/policies/active", _struct(ActivePolicy), resendable=True)
+
+
+def policy(digest: str) -> Call[StoredPolicy]:
+    path = f"/v1/policies/{_segment(digest)}"
+    return Call("GET", path, _struct(StoredPolicy), resendable=True)
+
+
+def what_if(options: Mapping[str, Any]) -> Call[WhatIfReport]:
+    body = _json(options)
+    return Call("POST", "/v1/policies/what-if", _struct(WhatIfReport), resendable=False, body=body)
+
+
+_PROBLEM = msgspec.json.Decoder(Problem)
+
+
+def answer(call: Call[T], status: int, content_type: str, body: bytes) -> T:
+    """The success body read as the call's type, or the problem raised as its typed error."""
+    if 200 <= status < 300:
+        try:
+            return call.read(body)
+        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
+            raise UnexpectedResponseError(
+                status, f"the body is not the contract's: {exc}", body
+            ) from exc
+    if content_type.split(";", maxsplit=1)[0].strip() != "application/problem+json":
+        raise UnexpectedResponseError(status, "an error without a problem body", body)
+    try:
+        problem = _PROBLEM.decode(body)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise UnexpectedResponseError(status, f"a malformed problem body: {exc}", body) from exc
+    raise problem_error(problem)

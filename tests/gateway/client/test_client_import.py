@@ -1,0 +1,30 @@
+"""Importing the client pulls in nothing of the server: an agent's process stays light."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+SERVER = ("litestar", "uvicorn", "psycopg", "psycopg_pool", "pgvector", "policies", "receipts")
+SERVER_MODULES = (
+    "gateway.http",
+    "gateway.store",
+    "gateway.usecases",
+    "gateway.core",
+    "gateway.runtime",
+    "gateway.settings",
+    "gateway.embedding",
+)
+
+
+def test_importing_the_client_imports_no_server_module() -> None:
+    probe = "import json, sys, gateway.client; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert "gateway.client" in loaded and "httpx" in loaded  # the probe saw the import
+    heavy = [m for m in loaded if m.split(".")[0] in SERVER or m.startswith(SERVER_MODULES)]
+    assert heavy == []
