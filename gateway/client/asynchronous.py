@@ -24,7 +24,7 @@ from gateway.client.options import (
     SearchOptions,
     WhatIfOptions,
 )
-from gateway.client.retrying import Retries, wait_after_error, wait_after_status
+from gateway.client.retrying import DEFAULT_RETRIES, Retries, wait_after_error, wait_after_status
 from gateway.client.sync import DEFAULT_URL, client_headers, key_and_url, now
 from gateway.responses.disclosures import (
     ContextBundle,
@@ -68,7 +68,7 @@ class AsyncClient:
         base_url: str = DEFAULT_URL,
         *,
         timeout: float = 30.0,
-        retries: Retries = Retries(),  # noqa: B008 - a frozen value
+        retries: Retries = DEFAULT_RETRIES,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:

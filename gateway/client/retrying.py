@@ -15,7 +15,14 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-__all__ = ["RETRIED_STATUSES", "Retries", "retry_after", "wait_after_error", "wait_after_status"]
+__all__ = [
+    "DEFAULT_RETRIES",
+    "RETRIED_STATUSES",
+    "Retries",
+    "retry_after",
+    "wait_after_error",
+    "wait_after_status",
+]
 
 RETRIED_STATUSES = frozenset({429, 503})
 
@@ -29,6 +36,9 @@ class Retries:
     attempts: int = 4
     backoff_seconds: float = 0.5
     max_wait_seconds: float = 30.0
+
+
+DEFAULT_RETRIES = Retries()
 
 
 def retry_after(value: str | None, now: datetime) -> float | None:

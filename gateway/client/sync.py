@@ -23,7 +23,7 @@ from gateway.client.options import (
     SearchOptions,
     WhatIfOptions,
 )
-from gateway.client.retrying import Retries, wait_after_error, wait_after_status
+from gateway.client.retrying import DEFAULT_RETRIES, Retries, wait_after_error, wait_after_status
 from gateway.responses.disclosures import (
     ContextBundle,
     ContextReplay,
@@ -78,7 +78,7 @@ class Client:
         base_url: str = DEFAULT_URL,
         *,
         timeout: float = 30.0,
-        retries: Retries = Retries(),  # noqa: B008 - a frozen value
+        retries: Retries = DEFAULT_RETRIES,
         transport: httpx.BaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
