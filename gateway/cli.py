@@ -149,8 +149,8 @@ def _keys(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _sweep(args: argparse.Namespace, settings: Settings) -> int:
-    import httpx
-
+    from gateway.client import Client, ClientError
+    from gateway.client.options import ContextOptions
     from gateway.sweep import render_svg, render_table, run_sweep
 
     key = args.key
@@ -165,14 +165,14 @@ def _sweep(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError:
         print("ctxgw sweep: --budgets takes comma-separated integers", file=sys.stderr)
         return 2
-    extra: dict[str, Any] = {"top_k": args.top_k, "include_index": not args.no_index}
+    options: ContextOptions = {"top_k": args.top_k, "include_index": not args.no_index}
     if args.namespaces:
-        extra["namespaces"] = [n.strip() for n in args.namespaces.split(",")]
+        options["namespaces"] = [n.strip() for n in args.namespaces.split(",")]
     url = args.url or f"http://{settings.host}:{settings.port}"
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as c:
+    with Client(key, url, timeout=60) as ctxgw:
         try:
-            rows = run_sweep(c, args.task, budgets, extra)
-        except (RuntimeError, httpx.HTTPError) as exc:
+            rows = run_sweep(ctxgw, args.task, budgets, options)
+        except ClientError as exc:
             print(f"ctxgw sweep: {exc}", file=sys.stderr)
             return 1
     print(render_table(rows))
@@ -245,28 +245,36 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
 
 
 async def _show_demo(base: str, agent_key: str, admin_key: str, settings: Settings) -> None:
-    """Ask the running gateway for a bundle, as an agent would, and show what came back."""
-    import httpx
+    """Ask the running gateway for a bundle, as an agent would (through the Python client), have
+    an auditor verify its receipt, and show what came back."""
+    from gateway.client import AsyncClient, ClientError
 
+    try:
+        async with AsyncClient(agent_key, base) as agent, AsyncClient(admin_key, base) as auditor:
+            bundle = await agent.context(DEMO_TASK, budget_tokens=600)
+            verification = await auditor.verify_receipt(bundle.receipt_id)
+    except ClientError as exc:
+        print(f"the demo request failed: {exc}", file=sys.stderr, flush=True)
+        return
     request = {"task": DEMO_TASK, "budget_tokens": 600}
-    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-        response = await client.post(
-            "/v1/context", json=request, headers={"Authorization": f"Bearer {agent_key}"}
-        )
-    body = response.json()
     rule = "─" * 72
+    checks = ", ".join(c.name for c in verification.checks)
     print(
         f"\nctxgw is serving the demo tenant on {base} (keys in "
         f"{settings.data_dir / 'demo-keys.json'})\n  agent key: {agent_key}\n"
-        f"  admin key: {admin_key}\n\nPOST /v1/context {json.dumps(request)}\n{rule}\n"
-        f"{body.get('bundle', response.text)}\n{rule}\n"
-        f"tokens {body.get('tokens_used')}/{body.get('budget_tokens')}, "
-        f"{len(body.get('included', []))} memories in full, {len(body.get('excluded', []))} "
-        f"accounted for as excluded, policy {body.get('policy', {}).get('digest', '')[:19]}…, "
-        f"receipt {body.get('receipt_id')}\n\nTry it yourself:\n"
+        f"  admin key: {admin_key}\n\nctxgw.context({DEMO_TASK!r}, budget_tokens=600)\n{rule}\n"
+        f"{bundle.bundle}\n{rule}\n"
+        f"tokens {bundle.tokens_used}/{bundle.budget_tokens}, {len(bundle.included)} memories in "
+        f"full, {len(bundle.excluded)} accounted for as excluded, policy "
+        f"{bundle.policy.digest[:19]}…, receipt {bundle.receipt_id} "
+        f"({'valid' if verification.valid else 'INVALID'}: {checks})\n\nTry it yourself:\n"
+        f"  from gateway.client import Client\n"
+        f"  with Client({agent_key!r}, {base!r}) as ctxgw:\n"
+        f"      print(ctxgw.context({DEMO_TASK!r}, budget_tokens=600).bundle)\n"
+        f"or over HTTP:\n"
         f"  curl -s {base}/v1/context -H 'Authorization: Bearer {agent_key}' "
         f"-H 'content-type: application/json' -d '{json.dumps(request)}'\n"
-        f"  curl -s {base}/v1/receipts/{body.get('receipt_id')}/verify "
+        f"  curl -s {base}/v1/receipts/{bundle.receipt_id}/verify "
         f"-H 'Authorization: Bearer {admin_key}'\n  OpenAPI: {base}/schema\n",
         flush=True,
     )

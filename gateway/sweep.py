@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
-import httpx
+from gateway.client import Client
+from gateway.client.options import ContextOptions
+from gateway.responses.disclosures import ContextBundle
 
 __all__ = ["SweepRow", "render_svg", "render_table", "run_sweep", "sweep_rows"]
 
@@ -26,30 +27,28 @@ class SweepRow:
     receipt_id: str
 
 
-def sweep_rows(responses: Sequence[tuple[int, dict[str, Any]]]) -> list[SweepRow]:
+def sweep_rows(responses: Sequence[tuple[int, ContextBundle]]) -> list[SweepRow]:
     """Rows from (budget, /v1/context response) pairs, in budget order."""
     rows: list[SweepRow] = []
     previous: tuple[int, int] | None = None
     for budget, body in sorted(responses, key=lambda pair: pair[0]):
-        admitted = len(body["included"])
-        used = int(body["tokens_used"])
+        admitted = len(body.included)
+        used = body.tokens_used
         marginal = None
         if previous is not None and admitted > previous[0]:
             marginal = (used - previous[1]) / (admitted - previous[0])
-        rows.append(SweepRow(budget, admitted, used, used / budget, marginal, body["receipt_id"]))
+        rows.append(SweepRow(budget, admitted, used, used / budget, marginal, body.receipt_id))
         previous = (admitted, used)
     return rows
 
 
 def run_sweep(
-    client: httpx.Client, task: str, budgets: Sequence[int], extra: dict[str, Any]
+    ctxgw: Client, task: str, budgets: Sequence[int], options: ContextOptions
 ) -> list[SweepRow]:
     responses = []
     for budget in budgets:
-        response = client.post("/v1/context", json={"task": task, "budget_tokens": budget, **extra})
-        if response.status_code != 200:
-            raise RuntimeError(f"budget {budget}: {response.status_code} {response.text}")
-        responses.append((budget, response.json()))
+        at_budget: ContextOptions = {**options, "budget_tokens": budget}
+        responses.append((budget, ctxgw.context(task, **at_budget)))
     return sweep_rows(responses)
 
 
