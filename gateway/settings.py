@@ -6,12 +6,21 @@ misconfigured deployment is fixed in one round trip rather than one error at a t
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
-__all__ = ["ROLES", "EmbedderName", "Role", "Settings", "SettingsError", "load_settings"]
+__all__ = [
+    "ROLES",
+    "EmbedderName",
+    "Network",
+    "Role",
+    "Settings",
+    "SettingsError",
+    "load_settings",
+]
 
 Role = Literal["agent", "auditor", "admin"]
 ROLES: tuple[Role, ...] = ("agent", "auditor", "admin")
@@ -19,6 +28,12 @@ EmbedderName = Literal["hash", "sentence-transformers", "openai"]
 _EMBEDDERS: tuple[EmbedderName, ...] = ("hash", "sentence-transformers", "openai")
 
 T = TypeVar("T")
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+# Who may scrape /metrics unless told otherwise: this machine only.
+LOOPBACK: tuple[Network, ...] = (
+    ipaddress.ip_network("127.0.0.0/8"),
+    ipaddress.ip_network("::1/128"),
+)
 
 
 class SettingsError(Exception):
@@ -54,6 +69,7 @@ class Settings:
     receipt_ed25519_key: Path | None = None
     checkpoint_interval_seconds: float = 5.0
     log_level: str = "INFO"
+    metrics_allow: tuple[Network, ...] = LOOPBACK
 
     @property
     def embedded(self) -> bool:
@@ -112,6 +128,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             "CHECKPOINT_INTERVAL_SECONDS", _float_between(0.1, 3600.0), 5.0
         ),
         log_level=read("LOG_LEVEL", _one_of(("DEBUG", "INFO", "WARNING", "ERROR")), "INFO"),
+        metrics_allow=read("METRICS_ALLOW", _networks, LOOPBACK),
     )
     if settings.pool_min_size > settings.pool_max_size:
         problems["GATEWAY_POOL_MIN_SIZE"] = (
@@ -156,6 +173,17 @@ def _one_of(choices: tuple[T, ...]) -> Callable[[str], T]:
         raise ValueError(f"expected one of {', '.join(map(str, choices))}; got {raw!r}")
 
     return parse
+
+
+def _networks(raw: str) -> tuple[Network, ...]:
+    """Parse `127.0.0.1/32,10.0.0.0/8` (addresses or CIDR networks, comma-separated)."""
+    networks: list[Network] = []
+    for part in (p.strip() for p in raw.split(",")):
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ValueError(f"expected IP networks such as 10.0.0.0/8, got {part!r}") from None
+    return tuple(networks)
 
 
 def _boolean(raw: str) -> bool:

@@ -9,13 +9,17 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import socket
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
+import uvicorn
 from litestar import Litestar
 from litestar.testing import TestClient
 from psycopg import sql
@@ -117,3 +121,28 @@ def make_key(database_url: str) -> KeyFactory:
 @pytest.fixture
 def agent(make_key: KeyFactory) -> Key:
     return make_key()
+
+
+@pytest.fixture
+def served(settings: Settings) -> Iterator[str]:
+    """The base URL of the real app served by uvicorn on 127.0.0.1 (a thread of the test
+    process), over real HTTP until the test ends."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    host, port = listener.getsockname()[:2]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the gateway did not start")
+        time.sleep(0.02)
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()

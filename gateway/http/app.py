@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -15,6 +16,7 @@ from gateway import __version__
 from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
+from gateway.http.metrics import Metrics, metrics_route, multiprocess_mode
 from gateway.http.openapi import DOCUMENTED, problem_components
 from gateway.http.policies import ROUTES as POLICY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS
@@ -47,15 +49,25 @@ def _runtime(state: State) -> Runtime:
 def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litestar:
     """Build the app. With `runtime` given (tests, benchmarks) the caller owns its lifetime."""
 
+    metrics = Metrics()
+
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        if runtime is not None:
-            app.state.runtime = runtime
-            yield
-            return
-        async with start_runtime(settings) as started:
-            app.state.runtime = started
-            yield
+        app.state.metrics = metrics
+        try:
+            if runtime is not None:
+                app.state.runtime = runtime
+                yield
+                return
+            async with start_runtime(settings) as started:
+                app.state.runtime = started
+                yield
+        finally:
+            if multiprocess_mode():
+                # A worker's gauges leave the sums with it (prometheus-client multiprocess).
+                from prometheus_client import multiprocess
+
+                multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
 
     return Litestar(
         route_handlers=[
@@ -65,7 +77,12 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             *CONTEXT_ROUTES,
             *RECEIPT_ROUTES,
             *POLICY_ROUTES,
+            metrics_route,
         ],
+        middleware=[metrics.middleware],
+        before_send=[metrics.unmatched],
+        after_request=metrics.disclosed,
+        after_exception=[metrics.failed],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],

@@ -206,7 +206,11 @@ def test_serve_with_two_workers(data_dir: Path) -> None:
         statuses = {httpx.post(f"http://127.0.0.1:{port}/v1/search", json={"query": "rollback"},
                                headers=headers, timeout=30).status_code for _ in range(6)}  # fmt: skip
         assert statuses == {200}
+        # Whichever worker answers the scrape, it sums every worker's counts (multiprocess mode).
+        scraped = {httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text for _ in range(4)}
     finally:
         process.terminate()
         output = process.communicate(timeout=60)[0]
     assert output.count("Started server process") == 2
+    searches = 'ctxgw_http_requests_total{method="POST",route="/v1/search",status="200"} 6.0'
+    assert all(searches in text for text in scraped), scraped

@@ -86,6 +86,7 @@ PROBLEMS = (400, 401, 403, 404, 409, 413, 415, 422, 429, 503)
 TEXT_BODIES = {
     ("/v1/receipts/export", "get"): "application/jsonl",
     ("/v1/log/checkpoint", "get"): "text/plain",
+    ("/metrics", "get"): "text/plain",
 }
 # Bodies still built as dicts by the disclosure pipeline, which is being rewritten: documented as
 # free-form objects until then. Nothing may join this set.

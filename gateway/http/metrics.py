@@ -1,0 +1,246 @@
+"""Prometheus metrics (ARCHITECTURE §14): what the gateway does, for an operator to watch.
+
+Three points of observation, all at the edge: an ASGI middleware times every routed request
+(route template, method, status); an `after_request` hook reads the typed body of every
+disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the receipt
+written); an `after_exception` hook counts receipts that failed to write. Gauges read at scrape
+time say how far checkpoints trail the logs. Labels are bounded: route templates, closed sets
+of reasons and effects, and the rule ids of the operator's own policy bundles; never an id, a
+tenant or any text.
+
+Under `ctxgw serve --workers N` each worker writes its values to files under
+`PROMETHEUS_MULTIPROC_DIR` (set by the CLI before the workers start) and a scrape of any worker
+sums them all (prometheus-client's multiprocess mode); one process keeps them in its registry.
+Who may scrape is `GATEWAY_METRICS_ALLOW` (networks; default loopback only).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from litestar import Request, Response, get
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+from gateway.errors import ForbiddenError
+from gateway.http.auth import RuntimeDep
+from gateway.http.openapi import text_response
+from gateway.responses.disclosures import (
+    ContextBundle,
+    Excluded,
+    FetchedMemories,
+    PolicyReport,
+    SearchResults,
+    Timeline,
+)
+from gateway.settings import Network
+from gateway.usecases.observation import measure_checkpoint_lag, pool_usage
+
+__all__ = ["Metrics", "metrics_route"]
+
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+_DISCLOSURES: dict[type[Any], str] = {
+    ContextBundle: "context",
+    SearchResults: "search",
+    Timeline: "timeline",
+    FetchedMemories: "fetch",
+}
+# Context budgets run 1..128000 tokens (ARCHITECTURE §5): roughly doubling buckets over it.
+_TOKEN_BUCKETS = (100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000)
+_RATIO_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
+
+
+def multiprocess_mode() -> bool:
+    return bool(os.environ.get(MULTIPROCESS_DIR))
+
+
+class Metrics:
+    """The metric objects of one app. In multiprocess mode they register nowhere (the values
+    live in files, collected at scrape); otherwise in this app's own registry, so that several
+    apps in one process (tests) never share or clash."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        target = None if multiprocess_mode() else self.registry
+        self.requests = Counter(
+            "ctxgw_http_requests_total",
+            "HTTP requests by route template, method and status",
+            ["route", "method", "status"],
+            registry=target,
+        )
+        self.latency = Histogram(
+            "ctxgw_http_request_duration_seconds",
+            "Time from request to the end of the response, by route template and method",
+            ["route", "method"],
+            registry=target,
+        )
+        self.tokens = Histogram(
+            "ctxgw_context_tokens",
+            "Tokens of each context bundle delivered (tokens_used)",
+            buckets=_TOKEN_BUCKETS,
+            registry=target,
+        )
+        self.utilization = Histogram(
+            "ctxgw_context_utilization_ratio",
+            "Share of the budget each context bundle used",
+            buckets=_RATIO_BUCKETS,
+            registry=target,
+        )
+        self.exclusions = Counter(
+            "ctxgw_exclusions_total",
+            "Candidates left out of a disclosure's response, by disclosure and reason",
+            ["disclosure", "reason"],
+            registry=target,
+        )
+        self.decisions = Counter(
+            "ctxgw_policy_decisions_total",
+            "Policy rules that fired, by rule id, effect and outcome",
+            ["rule", "effect", "outcome"],
+            registry=target,
+        )
+        self.receipts_written = Counter(
+            "ctxgw_receipts_written_total",
+            "Receipts written for disclosures answered, by disclosure",
+            ["disclosure"],
+            registry=target,
+        )
+        self.receipts_failed = Counter(
+            "ctxgw_receipts_failed_total",
+            "Disclosures refused because their receipt could not be written (fail closed)",
+            registry=target,
+        )
+        self.pool_in_use = Gauge(
+            "ctxgw_pool_connections_in_use",
+            "Database connections lent out, summed over live workers",
+            multiprocess_mode="livesum",
+            registry=target,
+        )
+        self.pool_waiting = Gauge(
+            "ctxgw_pool_requests_waiting",
+            "Requests waiting for a database connection, summed over live workers",
+            multiprocess_mode="livesum",
+            registry=target,
+        )
+
+    def middleware(self, app: ASGIApp) -> ASGIApp:
+        """Times a routed request; runs after routing, so `path_template` is known."""
+
+        async def timed(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] != ScopeType.HTTP:
+                await app(scope, receive, send)
+                return
+            started = time.perf_counter()
+            status = 500  # what the server answers if nothing was sent
+
+            async def sending(message: Message) -> None:
+                nonlocal status
+                if message["type"] == "http.response.start":
+                    status = message["status"]
+                await send(message)
+
+            try:
+                await app(scope, receive, sending)
+            finally:
+                route = str(scope.get("path_template") or "unmatched")
+                method = str(scope.get("method", ""))
+                self.requests.labels(route, method, str(status)).inc()
+                self.latency.labels(route, method).observe(time.perf_counter() - started)
+                runtime = getattr(scope["app"].state, "runtime", None)
+                if runtime is not None:
+                    usage = pool_usage(runtime.pool)
+                    self.pool_in_use.set(usage.in_use)
+                    self.pool_waiting.set(usage.waiting)
+
+        return timed
+
+    async def unmatched(self, message: Message, scope: Scope) -> None:
+        """`before_send`: counts what no route matched (the middleware never sees it)."""
+        routed = "route_handler" in cast("Mapping[str, object]", scope)
+        if message["type"] == "http.response.start" and not routed:
+            self.requests.labels(
+                "unmatched", str(scope.get("method", "")), str(message["status"])
+            ).inc()
+
+    async def disclosed(self, response: Response[Any]) -> Response[Any]:
+        """`after_request`: what a disclosure's typed body says it delivered."""
+        body = response.content
+        disclosure = _DISCLOSURES.get(type(body))
+        if disclosure is None:
+            return response
+        self.receipts_written.labels(disclosure).inc()
+        if isinstance(body, ContextBundle):
+            self.tokens.observe(body.tokens_used)
+            self.utilization.observe(body.utilization)
+        left_out: Sequence[Excluded] = (
+            body.withheld if isinstance(body, FetchedMemories) else body.excluded
+        )
+        for excluded in left_out:
+            self.exclusions.labels(disclosure, excluded.reason).inc()
+        self._judged(body.policy)
+        return response
+
+    def _judged(self, policy: PolicyReport) -> None:
+        for decision in policy.decisions:
+            self.decisions.labels(decision.rule_id, decision.effect, decision.outcome).inc()
+
+    async def failed(self, exc: Exception, scope: Scope) -> None:
+        """`after_exception`: a disclosure whose receipt could not be written."""
+        if getattr(exc, "code", None) == "receipt_unavailable":
+            self.receipts_failed.inc()
+
+    async def exposition(self, lag_receipts: int, lag_seconds: float) -> bytes:
+        scraped = CollectorRegistry()
+        if multiprocess_mode():
+            multiprocess.MultiProcessCollector(scraped)  # type: ignore[no-untyped-call]
+            values = generate_latest(scraped)
+        else:
+            values = generate_latest(self.registry)
+        # Read now, from the database all workers share: one value, whoever is scraped.
+        Gauge(
+            "ctxgw_checkpoint_lag_receipts",
+            "Receipts not yet in a signed checkpoint, over all tenants",
+            registry=(lag := CollectorRegistry()),
+        ).set(lag_receipts)
+        Gauge(
+            "ctxgw_checkpoint_lag_seconds",
+            "Age of the oldest receipt not yet in a signed checkpoint",
+            registry=lag,
+        ).set(lag_seconds)
+        return values + generate_latest(lag)
+
+
+def _allowed(client: str | None, networks: Sequence[Network]) -> bool:
+    try:
+        address = ipaddress.ip_address(client or "")
+    except ValueError:
+        return False  # not an IP at all (a test transport, a Unix socket): not known to be near
+    return any(address in network for network in networks)
+
+
+@get(
+    "/metrics",
+    summary="Prometheus metrics (from the networks in GATEWAY_METRICS_ALLOW)",
+    media_type=CONTENT_TYPE_LATEST,
+    operation_class=text_response("text/plain", "the Prometheus text exposition format"),
+)
+async def metrics_route(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[bytes]:
+    client = request.client.host if request.client else None
+    if not _allowed(client, runtime.settings.metrics_allow):
+        raise ForbiddenError("metrics are served to the networks in GATEWAY_METRICS_ALLOW only")
+    metrics: Metrics = request.app.state.metrics
+    lag = await measure_checkpoint_lag(runtime.pool)
+    body = await metrics.exposition(lag.receipts, lag.seconds)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,131 @@
+"""/metrics: scraped over real HTTP after real requests, every figure checked against the
+responses that produced it; loopback only by default."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import httpx
+import psycopg
+import pytest
+from litestar.testing import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from gateway.client import Client, InvalidRequestError, NewMemory
+from gateway.http.app import create_app
+from gateway.settings import Settings
+from tests.conftest import Key
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(base_url: str) -> Samples:
+    response = httpx.get(f"{base_url}/metrics")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("text/plain")
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_metrics_count_what_the_responses_said(served: str, agent: Key) -> None:
+    with Client(agent.key, served) as ctxgw:
+        written = ctxgw.write_batch(
+            [
+                NewMemory(namespace="ops", heading=f"Runbook {n}", content=f"step {n}: restart")
+                for n in range(8)
+            ]
+            + [NewMemory(namespace="ops", heading="Contact", content="mail ops@example.com")]
+        )
+        ids = [str(item.memory_id) for item in written.items]
+        bundle = ctxgw.context("restart runbook step", budget_tokens=120, top_k=3)
+        hits = ctxgw.search("restart", limit=2)
+        ctxgw.delete_memory(ids[0], "obsolete")
+        fetched = ctxgw.fetch([ids[0], ids[-1]])
+        with pytest.raises(InvalidRequestError):
+            ctxgw.write_memory("ops", "", "x")
+    assert httpx.get(f"{served}/no/such/route").status_code == 404
+    samples = scrape(served)
+
+    def requests(route: str, method: str, status: str) -> float:
+        return value(
+            samples, "ctxgw_http_requests_total", route=route, method=method, status=status
+        )
+
+    assert requests("/v1/context", "POST", "200") == 1
+    assert requests("/v1/memories", "POST", "422") == 1
+    assert requests("/v1/memories/{memory_id}", "DELETE", "200") == 1
+    assert requests("unmatched", "GET", "404") == 1
+    latency = "ctxgw_http_request_duration_seconds_count"
+    assert value(samples, latency, route="/v1/search", method="POST") == 1
+
+    assert value(samples, "ctxgw_context_tokens_count") == 1
+    assert value(samples, "ctxgw_context_tokens_sum") == bundle.tokens_used
+    assert value(samples, "ctxgw_context_utilization_ratio_sum") == pytest.approx(
+        bundle.utilization
+    )
+    for disclosure, receipts in {"context": 1, "search": 1, "fetch": 1, "timeline": 0}.items():
+        assert value(samples, "ctxgw_receipts_written_total", disclosure=disclosure) == receipts
+
+    reasons = [e.reason for e in bundle.excluded]
+    assert reasons  # a tight budget and top_k 3 over nine memories leave some out
+    for reason in set(reasons):
+        counted = value(samples, "ctxgw_exclusions_total", disclosure="context", reason=reason)
+        assert counted == reasons.count(reason)
+    assert value(samples, "ctxgw_exclusions_total", disclosure="fetch", reason="deleted") == 1
+    assert [w.reason for w in fetched.withheld] == ["deleted"]
+
+    decisions = [*bundle.policy.decisions, *hits.policy.decisions, *fetched.policy.decisions]
+    assert decisions  # the shipped default records PII redaction (log_only) on the contact
+    for d in decisions:
+        labels = {"rule": d.rule_id, "effect": d.effect, "outcome": d.outcome}
+        expected = sum(
+            (e.rule_id, e.effect, e.outcome) == tuple(labels.values()) for e in decisions
+        )
+        assert value(samples, "ctxgw_policy_decisions_total", **labels) == expected
+
+    assert value(samples, "ctxgw_checkpoint_lag_receipts") >= 0
+    assert ("ctxgw_pool_connections_in_use", frozenset()) in samples
+    assert value(samples, "ctxgw_receipts_failed_total") == 0
+
+
+def test_a_receipt_that_cannot_be_written_is_counted(
+    served: str, agent: Key, database_url: str
+) -> None:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("REVOKE INSERT ON receipts FROM ctxgw_app")
+    assert (
+        httpx.post(
+            f"{served}/v1/context", json={"task": "anything"}, headers=agent.headers
+        ).status_code
+        == 503
+    )
+    samples = scrape(served)
+    assert value(samples, "ctxgw_receipts_failed_total") == 1
+    assert value(samples, "ctxgw_receipts_written_total", disclosure="context") == 0
+
+
+def test_metrics_are_for_the_allowed_networks_only(settings: Settings) -> None:
+    # The test transport's client is not an IP address: not known to be near, so refused.
+    with TestClient(app=create_app(settings)) as client:
+        response = client.get("/metrics")
+    assert response.status_code == 403 and response.json()["code"] == "forbidden"
+    nobody = replace(settings, metrics_allow=())
+    with TestClient(app=create_app(nobody)) as client:
+        assert client.get("/metrics").status_code == 403
+
+
+def test_metrics_allow_is_read_and_checked() -> None:
+    from gateway.settings import SettingsError, load_settings
+
+    read = load_settings({"GATEWAY_METRICS_ALLOW": "10.0.0.0/8, ::1"})
+    assert [str(n) for n in read.metrics_allow] == ["10.0.0.0/8", "::1/128"]
+    with pytest.raises(SettingsError) as bad:
+        load_settings({"GATEWAY_METRICS_ALLOW": "10.0.0.0/8,somewhere"})
+    assert "GATEWAY_METRICS_ALLOW" in bad.value.problems
