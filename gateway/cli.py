@@ -56,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--no-index", action="store_true", help="leave the compact index out")
     sweep.add_argument("--chart", default="sweep.svg", help="where to write the SVG chart")
 
+    mcp = commands.add_parser(
+        "mcp", help="serve the agent tools over MCP (stdio; CTXGW_API_KEY, CTXGW_URL)"
+    )
+    mcp_commands = mcp.add_subparsers(dest="mcp_command")
+    config = mcp_commands.add_parser("config", help="print the snippet that registers ctxgw mcp")
+    config.add_argument("--client", required=True, choices=["claude-code", "cursor", "vscode"])
+
     keys = commands.add_parser("keys", help="manage API keys")
     key_commands = keys.add_subparsers(dest="key_command", required=True)
     create = key_commands.add_parser("create", help="create a key (and its tenant if new)")
@@ -286,6 +293,20 @@ async def _show_demo(base: str, agent_key: str, admin_key: str, settings: Settin
     )
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """A client of a gateway, not a gateway: no GATEWAY_* settings, no database."""
+    from gateway.mcp_server import client_config, serve_stdio
+
+    if args.mcp_command == "config":
+        print(client_config(args.client))
+        return 0
+    if not os.environ.get("CTXGW_API_KEY"):
+        print("ctxgw mcp: set CTXGW_API_KEY (and CTXGW_URL)", file=sys.stderr)
+        return 2
+    serve_stdio()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "policy":
@@ -294,6 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         run = main_test if args.policy_command == "test" else main_lint
         return run(args.policy_args)
+    if args.command == "mcp":
+        return _mcp(args)
     try:
         settings = load_settings(os.environ)
     except SettingsError as exc:
