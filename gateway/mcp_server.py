@@ -1,5 +1,7 @@
-"""`ctxgw mcp`: the gateway's tools for agents over the Model Context Protocol (stdio), built on
-the Python client (`gateway.client`), so it needs only the gateway's URL and a key.
+"""The gateway's tools for agents over the Model Context Protocol, built on the Python client
+(`gateway.client`): `ctxgw mcp` on stdio needs only the gateway's URL and a key; the gateway
+itself serves the same tools over Streamable HTTP at `/mcp` (`gateway.http.mcp`), each call a
+request of the caller's key to the gateway's own app.
 
 Every tool that discloses returns the gateway's whole response, `receipt_id` included, so an
 agent (or its operator) can always point at the receipt of what it was shown. A problem comes
@@ -13,25 +15,29 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import msgspec
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
 
 from gateway.client import AsyncClient, ClientError, ProblemError
 from gateway.client.options import ContextOptions, MemoryOptions, SearchOptions
 
-__all__ = ["CLIENTS", "build_server", "client_config", "serve_stdio"]
+__all__ = ["CLIENTS", "Connect", "build_server", "client_config", "serve_stdio"]
 
 T = TypeVar("T")
 MemoryType = Literal["semantic", "episodic", "procedural", "working"]
 CLIENTS = ("claude-code", "cursor", "vscode")
+# The client a tool call goes through, given the call's MCP context (over HTTP, the request that
+# carries the caller's key).
+Connect = Callable[[Any], AbstractAsyncContextManager[AsyncClient]]
 
 
 async def _answer(call: Awaitable[T]) -> dict[str, Any]:
-    from mcp.server.fastmcp.exceptions import ToolError
-
     try:
         result = await call
     except ProblemError as exc:
@@ -45,14 +51,13 @@ async def _answer(call: Awaitable[T]) -> dict[str, Any]:
     return answer
 
 
-def build_server(ctxgw: AsyncClient) -> Any:  # noqa: C901 - one nested def per tool
-    """A FastMCP server whose tools call the gateway through `ctxgw`."""
-    from mcp.server.fastmcp import FastMCP
-
-    server = FastMCP("ctxgw")
+def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C901 - one def per tool
+    """A FastMCP server whose tools call the gateway through the client `connect` gives them."""
+    server = FastMCP("ctxgw", **settings)
 
     @server.tool()
     async def get_context(
+        ctx: Context[Any, Any, Any],
         task: str,
         budget_tokens: int | None = None,
         namespaces: list[str] | None = None,
@@ -70,10 +75,12 @@ def build_server(ctxgw: AsyncClient) -> Any:  # noqa: C901 - one nested def per 
             options["purpose"] = purpose
         if top_k is not None:
             options["top_k"] = top_k
-        return await _answer(ctxgw.context(task, **options))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.context(task, **options))
 
     @server.tool()
     async def search_memories(
+        ctx: Context[Any, Any, Any],
         query: str,
         limit: int = 8,
         namespaces: list[str] | None = None,
@@ -86,20 +93,28 @@ def build_server(ctxgw: AsyncClient) -> Any:  # noqa: C901 - one nested def per 
             options["namespaces"] = namespaces
         if purpose is not None:
             options["purpose"] = purpose
-        return await _answer(ctxgw.search(query, **options))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.search(query, **options))
 
     @server.tool()
-    async def memory_timeline(ids: list[str], purpose: str | None = None) -> dict[str, Any]:
+    async def memory_timeline(
+        ctx: Context[Any, Any, Any], ids: list[str], purpose: str | None = None
+    ) -> dict[str, Any]:
         """Step 2: the version history of memories by id (created, superseded, deleted)."""
-        return await _answer(ctxgw.timeline(ids, purpose=purpose))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.timeline(ids, purpose=purpose))
 
     @server.tool()
-    async def fetch_memories(ids: list[str], purpose: str | None = None) -> dict[str, Any]:
+    async def fetch_memories(
+        ctx: Context[Any, Any, Any], ids: list[str], purpose: str | None = None
+    ) -> dict[str, Any]:
         """Step 3: memories in full by id (at most 50); those withheld say why."""
-        return await _answer(ctxgw.fetch(ids, purpose=purpose))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.fetch(ids, purpose=purpose))
 
     @server.tool()
     async def remember(
+        ctx: Context[Any, Any, Any],
         namespace: str,
         heading: str,
         content: str,
@@ -115,32 +130,38 @@ def build_server(ctxgw: AsyncClient) -> Any:  # noqa: C901 - one nested def per 
             options["labels"] = labels
         if supersedes:
             options["supersedes"] = supersedes
-        return await _answer(ctxgw.write_memory(namespace, heading, content, **options))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.write_memory(namespace, heading, content, **options))
 
     @server.tool()
-    async def forget(memory_id: str, reason: str) -> dict[str, Any]:
+    async def forget(ctx: Context[Any, Any, Any], memory_id: str, reason: str) -> dict[str, Any]:
         """Retire a memory (soft delete, with the reason); its history stays for audit."""
-        return await _answer(ctxgw.delete_memory(memory_id, reason))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.delete_memory(memory_id, reason))
 
     @server.tool()
-    async def get_receipt(receipt_id: str) -> dict[str, Any]:
+    async def get_receipt(ctx: Context[Any, Any, Any], receipt_id: str) -> dict[str, Any]:
         """Auditors: a receipt, its signed body and envelope."""
-        return await _answer(ctxgw.receipt(receipt_id))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.receipt(receipt_id))
 
     @server.tool()
-    async def verify_receipt(receipt_id: str) -> dict[str, Any]:
+    async def verify_receipt(ctx: Context[Any, Any, Any], receipt_id: str) -> dict[str, Any]:
         """Auditors: verify a receipt (signature, canonical form, chain, inclusion)."""
-        return await _answer(ctxgw.verify_receipt(receipt_id))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.verify_receipt(receipt_id))
 
     @server.tool()
     async def replay_receipt(
+        ctx: Context[Any, Any, Any],
         receipt_id: str,
         mode: Literal["exact", "current", "what_if"] = "exact",
         policy_digest: str | None = None,
     ) -> dict[str, Any]:
         """Auditors: rebuild what a receipt delivered (exact), on today's memories (current), or
         under another stored policy (what_if with policy_digest); returns the diff."""
-        return await _answer(ctxgw.replay(receipt_id, mode, policy_digest=policy_digest))
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.replay(receipt_id, mode, policy_digest=policy_digest))
 
     return server
 
@@ -151,7 +172,7 @@ def serve_stdio(environ: Mapping[str, str] = os.environ) -> None:
 
     async def run() -> None:
         async with AsyncClient.from_environment(environ) as ctxgw:
-            await build_server(ctxgw).run_stdio_async()
+            await build_server(lambda _: nullcontext(ctxgw)).run_stdio_async()
 
     anyio.run(run)
 

@@ -70,6 +70,7 @@ class Settings:
     checkpoint_interval_seconds: float = 5.0
     log_level: str = "INFO"
     metrics_allow: tuple[Network, ...] = LOOPBACK
+    mcp_origins: tuple[str, ...] = ()  # browser origins /mcp accepts beside loopback pages
 
     @property
     def embedded(self) -> bool:
@@ -129,6 +130,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         ),
         log_level=read("LOG_LEVEL", _one_of(("DEBUG", "INFO", "WARNING", "ERROR")), "INFO"),
         metrics_allow=read("METRICS_ALLOW", _networks, LOOPBACK),
+        mcp_origins=read("MCP_ORIGINS", _origins, ()),
     )
     if settings.pool_min_size > settings.pool_max_size:
         problems["GATEWAY_POOL_MIN_SIZE"] = (
@@ -184,6 +186,15 @@ def _networks(raw: str) -> tuple[Network, ...]:
         except ValueError:
             raise ValueError(f"expected IP networks such as 10.0.0.0/8, got {part!r}") from None
     return tuple(networks)
+
+
+def _origins(raw: str) -> tuple[str, ...]:
+    """Parse `https://app.example.com,http://localhost:5173` (scheme://host[:port] each)."""
+    origins = tuple(part.strip().rstrip("/") for part in raw.split(",") if part.strip())
+    for origin in origins:
+        if not origin.startswith(("http://", "https://")) or "/" in origin.split("://", 1)[1]:
+            raise ValueError(f"expected origins such as https://app.example.com, got {origin!r}")
+    return origins
 
 
 def _boolean(raw: str) -> bool:

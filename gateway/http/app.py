@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from types import ModuleType
 
 from litestar import Litestar, get
 from litestar.datastructures import State
@@ -46,21 +47,36 @@ def _runtime(state: State) -> Runtime:
     return runtime
 
 
+def _mcp_support() -> ModuleType | None:
+    """`gateway.http.mcp` when the `mcp` extra is installed: without it there is no `/mcp`."""
+    try:
+        from gateway.http import mcp
+    except ModuleNotFoundError as exc:
+        if exc.name != "mcp" and not (exc.name or "").startswith("mcp."):
+            raise
+        _log.info("the mcp extra is not installed: no /mcp")
+        return None
+    return mcp
+
+
 def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litestar:
     """Build the app. With `runtime` given (tests, benchmarks) the caller owns its lifetime."""
 
     metrics = Metrics()
+    mcp = _mcp_support()
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         app.state.metrics = metrics
         try:
-            if runtime is not None:
-                app.state.runtime = runtime
-                yield
-                return
-            async with start_runtime(settings) as started:
-                app.state.runtime = started
+            async with AsyncExitStack() as stack:
+                if runtime is not None:
+                    app.state.runtime = runtime
+                else:
+                    app.state.runtime = await stack.enter_async_context(start_runtime(settings))
+                if mcp is not None:
+                    app.state.mcp = mcp.McpEndpoint(app)
+                    await stack.enter_async_context(app.state.mcp.running())
                 yield
         finally:
             if multiprocess_mode():
@@ -78,6 +94,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             *RECEIPT_ROUTES,
             *POLICY_ROUTES,
             metrics_route,
+            *([mcp.mcp_route] if mcp is not None else []),
         ],
         middleware=[metrics.middleware],
         before_send=[metrics.unmatched],

@@ -63,6 +63,7 @@ async def test_the_agent_loop_over_mcp(served: str, agent: Key, make_key: KeyFac
         listed = await mcp.list_tools()
         assert {tool.name for tool in listed.tools} == TOOLS
         assert all(tool.description and tool.inputSchema["properties"] for tool in listed.tools)
+        assert not any("ctx" in tool.inputSchema["properties"] for tool in listed.tools)
 
         written = await call(
             mcp, "remember", namespace="ops", heading="Rollback",

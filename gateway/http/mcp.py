@@ -1,0 +1,91 @@
+"""Streamable HTTP MCP at `/mcp`: the same tools as `ctxgw mcp`, served by the gateway.
+
+Before any tool runs the request must carry a key that authenticates (401 otherwise) and, when a
+browser sends an `Origin`, come from a loopback page or one of `GATEWAY_MCP_ORIGINS` (403
+otherwise): the MCP specification's guard against DNS rebinding. Each tool call is then a
+request of the caller's own key to this very app, in process (`httpx.ASGITransport`), through
+the Python client: the same authentication, policy, receipts and metrics as over HTTP, no second
+path. The transport is stateless (JSON responses, no MCP session kept between requests), so any
+worker or replica may answer any request.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from litestar import Litestar, asgi
+from litestar.types import Receive, Scope, Send
+from mcp.server.transport_security import TransportSecuritySettings
+
+from gateway.client import AsyncClient
+from gateway.errors import ForbiddenError
+from gateway.mcp_server import build_server
+from gateway.usecases.identity import identify
+
+__all__ = ["McpEndpoint", "mcp_route"]
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1"})
+_INTERNAL = "http://ctxgw.internal"  # never resolved: the transport is the app itself
+
+
+class McpEndpoint:
+    """The MCP server of one app, and the lifespan its session manager needs."""
+
+    def __init__(self, app: Litestar) -> None:
+        self._app = app
+
+        @contextlib.asynccontextmanager
+        async def connect(ctx: Any) -> AsyncIterator[AsyncClient]:
+            key = _bearer(ctx.request_context.request.headers.get("authorization"))
+            # (Litestar's ASGI signature is narrower than the generic one httpx names.)
+            transport = httpx.ASGITransport(app=self._app)  # type: ignore[arg-type]
+            async with AsyncClient(key, _INTERNAL, transport=transport) as client:
+                yield client
+
+        self.server = build_server(
+            connect,
+            stateless_http=True,
+            json_response=True,
+            streamable_http_path="/",
+            # The Origin is checked by `mcp_route` before this; the SDK's own check also pins
+            # the Host to loopback, which a gateway behind a proxy or on a LAN does not have.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        self.server.streamable_http_app()  # creates the session manager handle() uses
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        async with self.server.session_manager.run():
+            yield
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # (The SDK names Starlette's ASGI types; these are the same dicts, typed by Litestar.)
+        await self.server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+
+
+def _bearer(header: str | None) -> str:
+    return (header or "").removeprefix("Bearer ").strip()
+
+
+def _origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
+    if origin is None:
+        return True  # not a browser: nothing to rebind
+    if origin in allowed:
+        return True
+    return (urlsplit(origin).hostname or "") in _LOOPBACK
+
+
+@asgi("/mcp", is_mount=True, copy_scope=True, include_in_schema=False)
+async def mcp_route(scope: Scope, receive: Receive, send: Send) -> None:
+    app = scope["litestar_app"]
+    runtime = app.state.runtime
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    if not _origin_allowed(headers.get("origin"), runtime.settings.mcp_origins):
+        raise ForbiddenError("this Origin may not use /mcp (GATEWAY_MCP_ORIGINS)")
+    await identify(runtime.pool, headers.get("authorization"))  # 401 before any tool runs
+    endpoint: McpEndpoint = app.state.mcp
+    await endpoint.handle(scope, receive, send)

@@ -1,0 +1,107 @@
+"""Streamable HTTP MCP at /mcp: the SDK's own HTTP client against the gateway; the key checked
+(401) and the Origin checked (403) before any tool runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
+
+from gateway.client import Client
+from gateway.store.keys import revoke_key
+from tests.conftest import Key
+from tests.gateway.test_mcp import TOOLS
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "probe", "version": "0"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+async def _tool(url: str, key: str, tool: str, **arguments: Any) -> tuple[bool, str]:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=30) as http,
+        streamable_http_client(f"{url}/mcp/", http_client=http) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+        result = await session.call_tool(tool, arguments)
+    [content] = result.content
+    assert isinstance(content, TextContent)
+    return result.isError, content.text
+
+
+@pytest.mark.anyio
+async def test_tools_over_streamable_http_are_receipted_requests_of_the_key(
+    served: str, agent: Key
+) -> None:
+    with Client(agent.key, served) as ctxgw:
+        written = ctxgw.write_memory("ops", "Rollback", "Run atlasctl rollback --to <sha>.")
+    failed, text = await _tool(served, agent.key, "get_context", task="how do I rollback?")
+    assert not failed, text
+    bundle = json.loads(text)
+    assert written.memory_id in {m["memory_id"] for m in bundle["included"]}
+    with Client(agent.key, served) as ctxgw:  # the owning agent may read its receipt
+        assert ctxgw.receipt(bundle["receipt_id"]).kind == "context"
+    failed, text = await _tool(
+        served, agent.key, "remember", namespace="bad ns", heading="h", content="c"
+    )
+    assert failed and "invalid_request: " in text and "namespace" in text
+
+
+def test_a_bad_or_revoked_key_is_401_before_any_tool(
+    served: str, agent: Key, database_url: str
+) -> None:
+    for header in ({}, {"Authorization": "Bearer ctxgw_nope"}):
+        answer = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers={**ACCEPT, **header})
+        assert answer.status_code == 401 and answer.json()["status"] == 401
+    good = {**ACCEPT, **agent.headers}
+    assert httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=good).status_code == 200
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        assert revoke_key(conn, agent.key_id)
+    answer = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=good)
+    assert answer.status_code == 401 and answer.json()["code"] == "revoked_credentials"
+
+
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [("http://evil.example", 403), ("http://localhost:5173", 200), ("http://127.0.0.1", 200)],
+)
+def test_a_browser_origin_must_be_loopback_or_allowed(
+    served: str, agent: Key, origin: str, status: int
+) -> None:
+    headers = {**ACCEPT, **agent.headers, "Origin": origin}
+    answer = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=headers)
+    assert answer.status_code == status, answer.text
+    if status == 403:
+        assert answer.json()["code"] == "forbidden"
+
+
+def test_mcp_origins_is_read_and_checked() -> None:
+    from gateway.settings import SettingsError, load_settings
+
+    read = load_settings({"GATEWAY_MCP_ORIGINS": "https://app.example.com, http://tool:3000/"})
+    assert read.mcp_origins == ("https://app.example.com", "http://tool:3000")
+    with pytest.raises(SettingsError) as bad:
+        load_settings({"GATEWAY_MCP_ORIGINS": "app.example.com"})
+    assert "GATEWAY_MCP_ORIGINS" in bad.value.problems
