@@ -9,7 +9,6 @@ import json
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -203,11 +202,6 @@ def _serve_workers(settings: Settings, host: str, port: int, demo: bool, workers
     with contextlib.ExitStack() as stack:
         if settings.embedded:
             stack.enter_context(EmbeddedPostgres(settings.data_dir))
-        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-            # Each worker writes its metrics here and a scrape of any one sums them all
-            # (gateway.http.metrics); fresh per run, as prometheus-client requires.
-            shared = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgw-metrics-"))
-            os.environ["PROMETHEUS_MULTIPROC_DIR"] = shared
         run_workers(host=host, port=port, workers=workers, log_level=settings.log_level.lower())
     return 0
 

@@ -9,7 +9,10 @@ before the workers inherit it.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import socket
+import tempfile
 
 import uvicorn
 from uvicorn.supervisors import Multiprocess
@@ -21,7 +24,19 @@ def run_workers(
     *, host: str, port: int, workers: int, log_level: str, access_log: bool = True
 ) -> None:
     """Serve `gateway.http.asgi:from_environment` from `workers` processes until stopped; each
-    reads its settings from the environment."""
+    reads its settings from the environment.
+
+    Each worker writes its metrics under `PROMETHEUS_MULTIPROC_DIR` and a scrape of any one sums
+    them all (`gateway.http.metrics`); unless the operator names one, it is a fresh directory
+    for this run, as prometheus-client requires."""
+    with contextlib.ExitStack() as stack:
+        if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            shared = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgw-metrics-"))
+            os.environ["PROMETHEUS_MULTIPROC_DIR"] = shared  # the workers inherit it
+        _supervise(host, port, workers, log_level, access_log)
+
+
+def _supervise(host: str, port: int, workers: int, log_level: str, access_log: bool) -> None:
     config = uvicorn.Config(
         "gateway.http.asgi:from_environment",
         factory=True,
