@@ -26,6 +26,10 @@ BENCHMARKS = {
     "roundtrips": ("bench.roundtrips", "database round trips per request, counted on the wire"),
     "hops": ("bench.hops", "cross-module calls and layer reversals of one /v1/context"),
     "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
+    "integration": (
+        "bench.integration",
+        "MCP get_context (stdio, /mcp) and the client vs raw /v1/context; /metrics cost",
+    ),
     "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),
 }
 

@@ -297,6 +297,8 @@ def _mcp(args: argparse.Namespace) -> int:
     if not os.environ.get("CTXGW_API_KEY"):
         print("ctxgw mcp: set CTXGW_API_KEY (and CTXGW_URL)", file=sys.stderr)
         return 2
+    # stderr is the MCP client's log: problems only, not a line per call (the SDK's and httpx's).
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     serve_stdio()
     return 0
 

@@ -12,6 +12,7 @@ worker or replica may answer any request.
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -37,6 +38,8 @@ class McpEndpoint:
 
     def __init__(self, app: Litestar) -> None:
         self._app = app
+        # The SDK logs every message at INFO; the gateway's own request logs already say it.
+        logging.getLogger("mcp").setLevel(logging.WARNING)
 
         @contextlib.asynccontextmanager
         async def connect(ctx: Any) -> AsyncIterator[AsyncClient]:

@@ -1,0 +1,186 @@
+"""What the integration surfaces cost (issue 17): one /v1/context asked five ways, and /metrics
+under load.
+
+1. Overhead: the same context request (one task per round, cycling the LongMemEval_S questions)
+   as raw httpx POST /v1/context (the baseline), through `gateway.client.AsyncClient`, as the MCP
+   tool `get_context` over stdio (`ctxgw mcp`, a session kept open by the SDK's client) and over
+   Streamable HTTP at `/mcp`. Interleaved per round so that machine noise falls on all alike;
+   one closed-loop caller, so each latency is one request's.
+2. Metrics: /v1/context p50 in alternating blocks with and without a scraper reading /metrics
+   every 200 ms beside it, and the latency of a scrape itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from typing import Any
+
+import httpx
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from bench.corpus import load_corpus, loaded_database
+from bench.harness import (
+    Server,
+    embedded_postgres,
+    machine,
+    markdown_table,
+    percentile,
+    serve,
+    write_result,
+)
+from gateway.client import AsyncClient
+
+__all__ = ["main"]
+
+NAMESPACE = "i"
+BUDGET = 2000
+Ask = Callable[[str], Awaitable[object]]
+
+
+async def _mcp_session(stack: AsyncExitStack, server: Server, http: bool) -> ClientSession:
+    key = server.headers["Authorization"].removeprefix("Bearer ")
+    if http:
+        client = await stack.enter_async_context(
+            httpx.AsyncClient(headers=server.headers, timeout=120)
+        )
+        streams = await stack.enter_async_context(
+            streamable_http_client(f"{server.base_url}/mcp/", http_client=client)
+        )
+        read, write = streams[0], streams[1]
+    else:
+        env = {**os.environ, "CTXGW_API_KEY": key, "CTXGW_URL": server.base_url}
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "gateway", "mcp"], env=env
+        )
+        read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return session
+
+
+def _tool(session: ClientSession) -> Ask:
+    async def ask(task: str) -> object:
+        result = await session.call_tool("get_context", {"task": task, "budget_tokens": BUDGET})
+        if result.isError:
+            raise RuntimeError(str(result.content))
+        return result
+
+    return ask
+
+
+async def _overhead(
+    server: Server, queries: tuple[str, ...], rounds: int
+) -> dict[str, list[float]]:
+    async with AsyncExitStack() as stack:
+        raw = await stack.enter_async_context(
+            httpx.AsyncClient(base_url=server.base_url, headers=server.headers, timeout=120)
+        )
+        key = server.headers["Authorization"].removeprefix("Bearer ")
+        client = await stack.enter_async_context(AsyncClient(key, server.base_url, timeout=120))
+
+        async def over_http(task: str) -> object:
+            response = await raw.post("/v1/context", json={"task": task, "budget_tokens": BUDGET})
+            response.raise_for_status()
+            return response.json()
+
+        async def through_client(task: str) -> object:
+            return await client.context(task, budget_tokens=BUDGET)
+
+        asks: dict[str, Ask] = {
+            "httpx /v1/context (baseline)": over_http,
+            "client.context": through_client,
+            "MCP get_context, stdio": _tool(await _mcp_session(stack, server, http=False)),
+            "MCP get_context, /mcp": _tool(await _mcp_session(stack, server, http=True)),
+        }
+        times: dict[str, list[float]] = {name: [] for name in asks}
+        for warm in range(5):  # connections, caches, the MCP servers' first calls
+            for ask in asks.values():
+                await ask(queries[warm % len(queries)])
+        for number in range(rounds):
+            task = queries[number % len(queries)]
+            for name, ask in asks.items():
+                started = time.perf_counter()
+                await ask(task)
+                times[name].append((time.perf_counter() - started) * 1000)
+        return times
+
+
+async def _metrics_cost(
+    server: Server, queries: tuple[str, ...], blocks: int, per_block: int
+) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {"without a scraper": [], "with a scraper": [], "scrape": []}
+    async with httpx.AsyncClient(
+        base_url=server.base_url, headers=server.headers, timeout=120
+    ) as http:
+
+        async def scraper(stop: asyncio.Event) -> None:
+            while not stop.is_set():
+                started = time.perf_counter()
+                (await http.get("/metrics")).raise_for_status()
+                times["scrape"].append((time.perf_counter() - started) * 1000)
+                await asyncio.sleep(0.2)
+
+        for block in range(blocks * 2):
+            scraping = block % 2 == 1
+            stop = asyncio.Event()
+            task = asyncio.create_task(scraper(stop)) if scraping else None
+            for number in range(per_block):
+                started = time.perf_counter()
+                body = {"task": queries[number % len(queries)], "budget_tokens": BUDGET}
+                (await http.post("/v1/context", json=body)).raise_for_status()
+                name = "with a scraper" if scraping else "without a scraper"
+                times[name].append((time.perf_counter() - started) * 1000)
+            stop.set()
+            if task is not None:
+                await task
+    return times
+
+
+def _rows(times: dict[str, list[float]], baseline: str) -> list[list[Any]]:
+    base = percentile(times[baseline], 50)
+    return [
+        [name, len(v), percentile(v, 50), percentile(v, 95), f"{percentile(v, 50) / base:.2f}×"]
+        for name, v in times.items()
+    ]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench integration")
+    parser.add_argument("--memories", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--blocks", type=int, default=5)
+    parser.add_argument("--per-block", type=int, default=40)
+    args = parser.parse_args(argv)
+    corpus = load_corpus()
+    queries = corpus.queries[:50]
+    with embedded_postgres() as pg:
+        db = loaded_database(pg, "integration", corpus, namespace=NAMESPACE, memories=args.memories)
+        with serve(db) as server:
+            overhead = asyncio.run(_overhead(server, queries, args.rounds))
+            metrics = asyncio.run(_metrics_cost(server, queries, args.blocks, args.per_block))
+        info = machine(pg)
+    headers = ["what", "n", "p50 ms", "p95 ms", "p50 ÷ baseline"]
+    print(f"{args.memories} memories, budget {BUDGET}, one caller\n")
+    print(markdown_table(headers, _rows(overhead, "httpx /v1/context (baseline)")))
+    print()
+    print(markdown_table(headers, _rows(metrics, "without a scraper")))
+    spread = [
+        percentile(metrics[name][i : i + args.per_block], 50)
+        for name in ("without a scraper", "with a scraper")
+        for i in range(0, len(metrics[name]), args.per_block)
+    ]
+    print(f"\nper-block p50s (without, then with): {[round(s, 1) for s in spread]}")
+    path = write_result(
+        "integration",
+        {"machine": info, "args": vars(args), "overhead": overhead, "metrics": metrics},
+    )
+    print(f"raw: {path}")
+    return 0
