@@ -17,7 +17,7 @@ from gateway import __version__
 from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
-from gateway.http.metrics import Metrics, metrics_route, multiprocess_mode
+from gateway.http.metrics import Metrics, metrics_route, multiprocess_mode, observe_disclosure
 from gateway.http.openapi import DOCUMENTED, problem_components
 from gateway.http.policies import ROUTES as POLICY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS
@@ -98,7 +98,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
         ],
         middleware=[metrics.middleware],
         before_send=[metrics.unmatched],
-        after_request=metrics.disclosed,
+        after_request=observe_disclosure,
         after_exception=[metrics.failed],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,

@@ -1,8 +1,8 @@
 """Prometheus metrics (ARCHITECTURE §14): what the gateway does, for an operator to watch.
 
 Three points of observation, all at the edge: an ASGI middleware times every routed request
-(route template, method, status); an `after_request` hook reads the typed body of every
-disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the receipt
+(route template, method, status); an `after_request` hook (`observe_disclosure`) reads the typed
+body of every disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the receipt
 written); an `after_exception` hook counts receipts that failed to write. Gauges read at scrape
 time say how far checkpoints trail the logs. Labels are bounded: route templates, closed sets
 of reasons and effects, and the rule ids of the operator's own policy bundles; never an id, a
@@ -20,6 +20,7 @@ import ipaddress
 import os
 import time
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any, cast
 
 from litestar import Request, Response, get
@@ -49,7 +50,7 @@ from gateway.responses.disclosures import (
 from gateway.settings import Network
 from gateway.usecases.observation import measure_checkpoint_lag, pool_usage
 
-__all__ = ["Metrics", "metrics_route"]
+__all__ = ["Metrics", "metrics_route", "observe_disclosure"]
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 _DISCLOSURES: dict[type[Any], str] = {
@@ -61,6 +62,22 @@ _DISCLOSURES: dict[type[Any], str] = {
 # Context budgets run 1..128000 tokens (ARCHITECTURE §5): roughly doubling buckets over it.
 _TOKEN_BUCKETS = (100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000)
 _RATIO_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
+
+
+# The metrics of the app serving the current request, set by its middleware. Litestar memoizes a
+# route handler's `after_request` hook the first time the handler answers, in whichever app that
+# was (HTTPRouteHandler.get_response_handler), and the handlers are module-level objects that
+# every app shares: a hook bound to one app's `Metrics` would go on feeding that one. The hook is
+# therefore one module-level function that finds the right `Metrics` here.
+_SERVING: ContextVar[Metrics | None] = ContextVar("ctxgw_serving_metrics", default=None)
+
+
+async def observe_disclosure(response: Response[Any]) -> Response[Any]:
+    """`after_request`: hands a disclosure's typed body to the serving app's metrics."""
+    metrics = _SERVING.get()
+    if metrics is not None:
+        metrics.disclosed(response.content)
+    return response
 
 
 def multiprocess_mode() -> bool:
@@ -151,9 +168,11 @@ class Metrics:
                     status = message["status"]
                 await send(message)
 
+            serving = _SERVING.set(self)
             try:
                 await app(scope, receive, sending)
             finally:
+                _SERVING.reset(serving)
                 route = str(scope.get("path_template") or "unmatched")
                 method = str(scope.get("method", ""))
                 self.requests.labels(route, method, str(status)).inc()
@@ -174,12 +193,11 @@ class Metrics:
                 "unmatched", str(scope.get("method", "")), str(message["status"])
             ).inc()
 
-    async def disclosed(self, response: Response[Any]) -> Response[Any]:
-        """`after_request`: what a disclosure's typed body says it delivered."""
-        body = response.content
-        disclosure = _DISCLOSURES.get(type(body))
-        if disclosure is None:
-            return response
+    def disclosed(self, body: object) -> None:
+        """What a disclosure's typed body says it delivered (any other body: nothing)."""
+        if not isinstance(body, ContextBundle | SearchResults | Timeline | FetchedMemories):
+            return
+        disclosure = _DISCLOSURES[type(body)]
         self.receipts_written.labels(disclosure).inc()
         if isinstance(body, ContextBundle):
             self.tokens.observe(body.tokens_used)
@@ -190,7 +208,6 @@ class Metrics:
         for excluded in left_out:
             self.exclusions.labels(disclosure, excluded.reason).inc()
         self._judged(body.policy)
-        return response
 
     def _judged(self, policy: PolicyReport) -> None:
         for decision in policy.decisions:
