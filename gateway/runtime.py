@@ -23,6 +23,8 @@ from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
 from gateway.usecases.receipting import Recorder
 from gateway.usecases.replay import Replayer
+from gateway.usecases.session_context import ExtractiveSummarizer, SessionContexts
+from gateway.usecases.sessions import Sessions
 
 __all__ = ["Runtime", "start_runtime"]
 
@@ -43,6 +45,8 @@ class Runtime:
     replayer: Replayer
     disclosures: Disclosures
     checkpointer: Checkpointer
+    sessions: Sessions
+    session_contexts: SessionContexts
 
 
 @asynccontextmanager
@@ -72,7 +76,16 @@ async def start_runtime(
             recorder=Recorder(signer=signer, new_id=new_id),
             policies=PolicyRegistry(),
         )
-        replayer = Replayer(discloser)
+        session_contexts = SessionContexts(
+            pool=pool,
+            discloser=discloser,
+            summarizer=ExtractiveSummarizer(tokenizer),
+            tokenizer=tokenizer,
+            clock=clock,
+            new_id=new_id,
+        )
+        replayer = Replayer(discloser, session_contexts)
+        writer = Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id)
         task = asyncio.create_task(checkpointer.run(), name="ctxgw-checkpointer")
         stack.push_async_callback(_cancel, task)
         yield Runtime(
@@ -83,11 +96,13 @@ async def start_runtime(
             tokenizer=tokenizer,
             clock=clock,
             new_id=new_id,
-            writer=Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id),
+            writer=writer,
             discloser=discloser,
             replayer=replayer,
             disclosures=Disclosures(pool, discloser, replayer, clock, settings.default_budget),
             checkpointer=checkpointer,
+            sessions=Sessions(pool, writer, discloser, tokenizer, clock, new_id),
+            session_contexts=session_contexts,
         )
 
 

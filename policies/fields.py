@@ -42,7 +42,16 @@ def _spec(name: str, kind: FieldKind, *, sensitive: bool = False) -> FieldSpec:
     scope, _, key = name.partition(".")
     if scope == "now":
         return FieldSpec(name, "now", "now", kind)
+    if scope in _ITEM_SCOPES:
+        # Read from the judged item, as memory fields are: a session context judges its turns
+        # and summary beside its memories, each item carrying its session's fields.
+        return FieldSpec(name, "memory", f"{scope}_{key}", kind, sensitive)
     return FieldSpec(name, "memory" if scope == "memory" else "request", key, kind, sensitive)
+
+
+# Fields of the judged item besides `memory.*` (ARCHITECTURE §11): `turn.*` is set on a session
+# turn (missing on memories and summaries), `session.*` on everything a session context judges.
+_ITEM_SCOPES = frozenset({"turn", "session"})
 
 
 FIELDS: Final[Mapping[str, FieldSpec]] = {
@@ -60,6 +69,14 @@ FIELDS: Final[Mapping[str, FieldSpec]] = {
         _spec("memory.created_at", "datetime"),
         _spec("memory.expires_at", "datetime"),
         _spec("memory.tokens", "int"),
+        _spec("turn.role", "str"),
+        _spec("turn.name", "str"),
+        _spec("turn.seq", "int"),
+        _spec("turn.content", "str", sensitive=True),
+        _spec("turn.occurred_at", "datetime"),
+        _spec("session.session_id", "str"),
+        _spec("session.namespace", "str"),
+        _spec("session.labels", "str_list"),
         _spec("request.tenant", "str"),
         _spec("request.agent_id", "str"),
         _spec("request.role", "str"),

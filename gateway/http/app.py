@@ -22,6 +22,7 @@ from gateway.http.openapi import DOCUMENTED, problem_components
 from gateway.http.policies import ROUTES as POLICY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
+from gateway.http.sessions import ROUTES as SESSION_ROUTES
 from gateway.responses.health import Health, Readiness
 from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
@@ -93,6 +94,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             *CONTEXT_ROUTES,
             *RECEIPT_ROUTES,
             *POLICY_ROUTES,
+            *SESSION_ROUTES,
             metrics_route,
             *([mcp.mcp_route] if mcp is not None else []),
         ],

@@ -23,6 +23,7 @@ from gateway.receipt_filter import ReceiptFilter
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
+from gateway.responses.sessions import SessionContextReplay
 from gateway.usecases import inspection
 from gateway.usecases.disclose import ReplayAsk
 from gateway.usecases.what_if import WhatIfWindow, what_if_report
@@ -148,7 +149,7 @@ async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Re
 )
 async def replay(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
-) -> ContextReplay | RefusalReplay:
+) -> ContextReplay | RefusalReplay | SessionContextReplay:
     body = decode_struct(decode_json(await request.body()), ReplayIn)
     if body.mode != "what_if" and (body.policy_digest or body.policy_yaml):
         raise InvalidRequestError(

@@ -113,3 +113,50 @@ class WhatIfIn(msgspec.Struct, forbid_unknown_fields=True):
     last: Annotated[int, Meta(ge=1, le=1000)] = 100
     since: Annotated[datetime, Meta(tz=True)] | None = None
     until: Annotated[datetime, Meta(tz=True)] | None = None
+
+
+RoleText = Literal["system", "user", "assistant", "tool"]
+
+
+class SessionIn(msgspec.Struct, forbid_unknown_fields=True):
+    namespace: Namespace
+    task: Task
+    system_prompt: Annotated[str, Meta(min_length=1, max_length=32_000)] | None = None
+    budget_tokens: Annotated[int, Meta(ge=1, le=128_000)] = 4000
+    keep_last: Annotated[int, Meta(ge=0, le=100)] = 3
+    memory_budget_tokens: Annotated[int, Meta(ge=0, le=128_000)] | None = None
+    remember_turns: bool = True
+    labels: Annotated[list[Label], Meta(max_length=32)] = []
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+class TurnIn(msgspec.Struct, forbid_unknown_fields=True):
+    role: RoleText
+    content: Annotated[str, Meta(min_length=1)]
+    name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")] | None = None
+    occurred_at: Annotated[datetime, Meta(tz=True)] | None = None
+
+
+class TurnsIn(msgspec.Struct, forbid_unknown_fields=True):
+    turns: Annotated[list[dict[str, object]], Meta(min_length=1, max_length=100)]
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+class TurnsShape(msgspec.Struct, forbid_unknown_fields=True):
+    """The documented shape of an append (OpenAPI): each turn is then decoded as a `TurnIn` on
+    its own, so that its errors name the turn (`TurnsIn` keeps them raw for that)."""
+
+    turns: Annotated[list[TurnIn], Meta(min_length=1, max_length=100)]
+    idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
+
+
+class SessionContextIn(msgspec.Struct, forbid_unknown_fields=True):
+    budget_tokens: Annotated[int, Meta(ge=1, le=128_000)] | None = None
+    query: Task | None = None
+    purpose: ShortText | None = None
+
+
+class HistoryQuery(msgspec.Struct, forbid_unknown_fields=True):
+    after: Annotated[int, Meta(ge=0)] = 0
+    limit: Annotated[int, Meta(ge=1, le=1000)] = 100
+    purpose: ShortText | None = None

@@ -18,6 +18,7 @@ from gateway.responses.disclosures import (
     SearchResults,
     Timeline,
 )
+from gateway.responses.sessions import SessionContextReplay
 from gateway.settings import Role
 from gateway.store.database import Pool
 from gateway.usecases import listing
@@ -140,7 +141,7 @@ class Disclosures:
 
     async def replay(
         self, authorization: str | None, receipt_id: str, ask: ReplayAsk
-    ) -> ContextReplay | RefusalReplay:
+    ) -> ContextReplay | RefusalReplay | SessionContextReplay:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             return await self.replayer.replay(

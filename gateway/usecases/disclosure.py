@@ -14,8 +14,10 @@ fetch) share the admission, the verdict and the record: `gateway.usecases.listin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -69,6 +71,8 @@ class Admitted:
 
     policy: PolicyInForce
     judging: RequestJudgement
+    # Fields every judged item carries besides its own (a session context's `session.*`).
+    scope: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +122,10 @@ def compose(
     speaks of what the bundle did show (its index lines by heading, its blocks in full). A
     policy that may deny (`may_deny`) gets an index that states no count of what it omits."""
     prepared = prepare(request, found, profile=makers.profile, now=at)
-    judgement = admitted.judging.judge([memory_view(c) for c in prepared.judged])
+    views = [memory_view(c) for c in prepared.judged]
+    if admitted.scope:
+        views = [{**view, **admitted.scope} for view in views]
+    judgement = admitted.judging.judge(views)
     selection = select(prepared, verdict_of(judgement))
     texts = shown_texts(judgement, selection.headings, selection.full)
     assembly = lay_out(

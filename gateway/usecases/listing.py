@@ -1,7 +1,7 @@
 """The list disclosures: search (ranked snippets), timeline (a memory's versions) and fetch
 (memories in full). Each goes through the pipeline of `gateway.usecases.disclosure`: admission
 (the request stage, once), the memories judged by the same judgement, one application of its
-verdict (`_partition`: denied and capped memories are withheld, the rest shown up to a limit),
+verdict (`partition`: denied and capped memories are withheld, the rest shown up to a limit),
 redaction of exactly the texts shown, then the receipt of exactly the list sent: its `bundle`
 hashes the RFC 8785 form of that list (an auditor re-canonicalizes the response field).
 """
@@ -21,6 +21,7 @@ from gateway.core.render import one_line
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
 from gateway.responses.disclosures import FetchedMemories, SearchResults, Timeline
+from gateway.responses.sessions import HistoryPage
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.disclosure import Admitted, Discloser
@@ -35,14 +36,14 @@ from gateway.usecases.records import (
 from gateway.usecases.refusal import Disclosure
 from policies import Evaluation, Judgement
 
-__all__ = ["SNIPPET_CHARS", "fetch", "search", "timeline"]
+__all__ = ["SNIPPET_CHARS", "disclose_list", "fetch", "partition", "search", "timeline"]
 
 SNIPPET_CHARS = 120
-Listed = TypeVar("Listed", SearchResults, Timeline, FetchedMemories)
+Listed = TypeVar("Listed", SearchResults, Timeline, FetchedMemories, HistoryPage)
 
 
 @dataclass(frozen=True, slots=True)
-class _Partition:
+class Partition:
     """A judgement applied to memories in order: the positions shown, and an exclusion for every
     other one (policy first, then the limit)."""
 
@@ -50,7 +51,7 @@ class _Partition:
     excluded: list[Exclusion]
 
 
-def _partition(judgement: Judgement, limit: int | None = None) -> _Partition:
+def partition(judgement: Judgement, limit: int | None = None) -> Partition:
     verdict = verdict_of(judgement)
     shown: list[int] = []
     excluded: list[Exclusion] = []
@@ -62,7 +63,7 @@ def _partition(judgement: Judgement, limit: int | None = None) -> _Partition:
             shown.append(position)
         else:
             excluded.append(Exclusion(memory_id, "below_top_k", f"beyond the limit of {limit}"))
-    return _Partition(shown, excluded)
+    return Partition(shown, excluded)
 
 
 def _texts(
@@ -112,7 +113,7 @@ async def search(
     ranked = outcome.hits
     candidates = [r.candidate for r in ranked]
     judgement = admitted.judging.judge([memory_view(c) for c in candidates])
-    parts = _partition(judgement, limit)
+    parts = partition(judgement, limit)
     hits = parts.shown  # positions in `ranked`
     excluded = [*outcome.excluded, *parts.excluded]
     rewritten = judgement.texts(full=hits)
@@ -133,7 +134,7 @@ async def search(
             }
         )
     excluded.sort(key=lambda e: e.memory_id)
-    return await _disclose_list(
+    return await disclose_list(
         discloser,
         conn,
         principal,
@@ -179,13 +180,13 @@ async def timeline(
     )
     found = await retrieval.timeline(conn, principal, ids)
     judgement = admitted.judging.judge([memory_view(v) for v in found.entries])
-    parts = _partition(judgement)
+    parts = partition(judgement)
     shown = [found.entries[m] for m in parts.shown]
     # Metadata only: no text of any memory is shown, so none is redacted or recorded.
     evaluation = shown_evaluation(judgement, (), ())
     entries = [timeline_entry(v) for v in shown]
     excluded = sorted(parts.excluded, key=lambda e: e.memory_id)
-    return await _disclose_list(
+    return await disclose_list(
         discloser,
         conn,
         principal,
@@ -236,7 +237,7 @@ async def fetch(
         else:
             withheld.append({"memory_id": memory_id, "reason": reason, "detail": ""})
     judgement = admitted.judging.judge([memory_view(v) for v in live])
-    parts = _partition(judgement)
+    parts = partition(judgement)
     withheld.extend(exclusion(e) for e in parts.excluded)
     delivered_versions = [live[m] for m in parts.shown]
     texts = _texts(judgement, parts.shown, live)
@@ -248,7 +249,7 @@ async def fetch(
     ]
     missing = [i for i in unique if i not in versions]
     withheld.sort(key=lambda w: w["memory_id"])
-    return await _disclose_list(
+    return await disclose_list(
         discloser,
         conn,
         principal,
@@ -297,7 +298,7 @@ async def _by_ids(
     return request, admitted
 
 
-async def _disclose_list(
+async def disclose_list(
     discloser: Discloser,
     conn: Connection,
     principal: Principal,

@@ -32,9 +32,12 @@ __all__ = [
     "Problem",
     "Recorded",
     "diff",
+    "found_of_record",
+    "makers_of_record",
     "read_recorded",
     "recorded_found",
     "recorded_makers",
+    "request_of_record",
 ]
 
 REPLAYABLE = ("context", "replay")
@@ -79,8 +82,15 @@ def read_recorded(row: receipt_store.ReceiptRow) -> Recorded:
             f"only context bundles can be replayed; receipt {row.receipt_id} is a {body['kind']}",
             code="replay_unsupported",
         )
-    r = body["request"]
-    request = ContextRequest(
+    request = request_of_record(body["request"])
+    # A replay's policy judged the original agent, not the auditor its `subject` names.
+    subject = _principal(body, body.get("judged") or body["subject"], request.namespaces)
+    return Recorded(row.receipt_id, body["kind"], body, request, _parse_time(body["at"]), subject)
+
+
+def request_of_record(r: dict[str, Any]) -> ContextRequest:
+    """The context request a receipt records (`gateway.usecases.records.context_request`)."""
+    return ContextRequest(
         task=r["task"],
         namespaces=tuple(r["namespaces"]),
         budget_tokens=r["budget_tokens"],
@@ -91,9 +101,6 @@ def read_recorded(row: receipt_store.ReceiptRow) -> Recorded:
         index_budget_tokens=r["index_budget_tokens"],
         fill=r["fill"],
     )
-    # A replay's policy judged the original agent, not the auditor its `subject` names.
-    subject = _principal(body, body.get("judged") or body["subject"], request.namespaces)
-    return Recorded(row.receipt_id, body["kind"], body, request, _parse_time(body["at"]), subject)
 
 
 def _principal(
@@ -112,12 +119,16 @@ def _principal(
 def recorded_makers(recorded: Recorded) -> Makers:
     """What made the recorded bundle (assembler, tokenizer, ranking profile, embedder), to build
     it again; a 422 `assembler_unknown` when this gateway does not build its assembler."""
-    record = recorded.body["assembler"]
+    return makers_of_record(recorded.receipt_id, recorded.body["assembler"])
+
+
+def makers_of_record(receipt_id: str, record: dict[str, Any]) -> Makers:
+    """The makers an `assembler` record names (see `recorded_makers`)."""
     try:
         assembler = resolve_assembler(record["version"])
     except UnknownAssemblerError as exc:
         raise InvalidRequestError(
-            f"receipt {recorded.receipt_id} was assembled by {exc.version}, which this gateway "
+            f"receipt {receipt_id} was assembled by {exc.version}, which this gateway "
             "does not build: its bundle cannot be rebuilt",
             code="assembler_unknown",
         ) from None
@@ -134,14 +145,19 @@ def recorded_makers(recorded: Recorded) -> Makers:
 
 async def recorded_found(conn: Connection, recorded: Recorded) -> tuple[Found, list[Problem]]:
     """The recorded candidates and index entries, as the versioned store holds them today."""
-    body = recorded.body
+    return await found_of_record(conn, recorded.body["tenant_id"], recorded.body)
+
+
+async def found_of_record(
+    conn: Connection, tenant_id: str, body: dict[str, Any]
+) -> tuple[Found, list[Problem]]:
+    """The candidates and index entries a record lists (`candidates`, `index_input`: a context
+    receipt's body, or a session context's memory part), as the versioned store holds them."""
     signals = {c["memory_id"]: c for c in body["candidates"]}
     expected = {c["memory_id"]: c["content_sha256"] for c in body["candidates"]}
     index_ids: list[str] = body["index_input"]["ids"]
     wanted = sorted(set(signals) | set(index_ids))
-    versions = {
-        v.memory_id: v for v in await memory_store.fetch_versions(conn, body["tenant_id"], wanted)
-    }
+    versions = {v.memory_id: v for v in await memory_store.fetch_versions(conn, tenant_id, wanted)}
     problems: list[Problem] = []
     for memory_id in wanted:
         version = versions.get(memory_id)

@@ -67,7 +67,7 @@ __all__ = [
 _log = logging.getLogger(__name__)
 
 REFUSAL_REPLAY_KIND = "refusal_replay"
-Disclosure = Literal["context", "search", "timeline", "fetch"]
+Disclosure = Literal["context", "search", "timeline", "fetch", "session_context", "history"]
 
 
 async def receipt_refusal(

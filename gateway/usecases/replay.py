@@ -27,7 +27,9 @@ import msgspec
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.principal import Principal
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
+from gateway.responses.sessions import SessionContextReplay
 from gateway.store.database import Connection
+from gateway.store.receipts import ReceiptRow
 from gateway.usecases import context as retrieval
 from gateway.usecases.audit import find_visible
 from gateway.usecases.disclosure import Admitted, Discloser, compose, context_view
@@ -40,6 +42,8 @@ from gateway.usecases.recorded import (
     recorded_makers,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
+from gateway.usecases.session_context import SESSION_CONTEXT_KIND, SessionContexts
+from receipts import decode_body
 
 __all__ = ["ReplayMode", "Replayer"]
 
@@ -49,6 +53,7 @@ ReplayMode = Literal["exact", "current", "what_if"]
 @dataclass(frozen=True, slots=True)
 class Replayer:
     discloser: Discloser
+    sessions: SessionContexts | None = None  # replays session_context receipts when given
 
     async def candidate_policy(
         self,
@@ -81,6 +86,35 @@ class Replayer:
             record["digest"], mode, dataclasses.replace(bundle, mode=mode), activated=True
         )
 
+    async def _session_replay(
+        self,
+        conn: Connection,
+        principal: Principal,
+        row: ReceiptRow,
+        mode: ReplayMode,
+        now: datetime,
+        policy_digest: str | None,
+        policy_yaml: str | None,
+    ) -> SessionContextReplay:
+        """A session context rebuilt from its recorded turns, summary and memory candidates:
+        exact (the recorded policy) or what_if (a candidate); current has no meaning for a
+        history that has moved on (the step would compact differently), so it is a 422."""
+        assert self.sessions is not None
+        if mode == "current":
+            raise InvalidRequestError(
+                f"receipt {row.receipt_id} is a session context; replay it with exact or what_if",
+                (FieldError("mode", "a session context is replayed with exact or what_if"),),
+                code="replay_unsupported",
+            )
+        body = decode_body(bytes(row.body))
+        if mode == "what_if":
+            policy = await self.candidate_policy(
+                conn, principal.tenant_id, policy_digest, policy_yaml
+            )
+        else:
+            policy = await self.recorded_policy(conn, body)
+        return await self.sessions.replay(conn, principal, row.receipt_id, body, policy, mode, now)
+
     async def replay(
         self,
         conn: Connection,
@@ -91,9 +125,13 @@ class Replayer:
         *,
         policy_digest: str | None = None,
         policy_yaml: str | None = None,
-    ) -> ContextReplay | RefusalReplay:
+    ) -> ContextReplay | RefusalReplay | SessionContextReplay:
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
+        if row.kind == SESSION_CONTEXT_KIND and self.sessions is not None:
+            return await self._session_replay(
+                conn, principal, row, mode, now, policy_digest, policy_yaml
+            )
         if row.kind in (REFUSAL_KIND, REFUSAL_REPLAY_KIND):
             refusal = read_refusal(row, mode)  # 422 for current, and for a refusal's replay
             if mode == "what_if":

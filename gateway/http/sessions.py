@@ -1,0 +1,149 @@
+"""Session endpoints (ARCHITECTURE §11): create, append turns, build a context, read the session
+and page its history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.params import FromPath
+
+from gateway.errors import FieldError, InvalidRequestError
+from gateway.http.auth import RuntimeDep
+from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
+from gateway.http.validation import collect_errors, decode_json, decode_struct
+from gateway.http.wire import HistoryQuery, SessionContextIn, SessionIn, TurnIn, TurnsIn, TurnsShape
+from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
+from gateway.usecases import sessions
+from gateway.usecases.session_context import ContextStep
+
+__all__ = ["ROUTES"]
+
+
+def _require_text(value: str | None, field: str) -> list[FieldError]:
+    if value is not None and not value.strip():
+        return [FieldError(field, "must contain more than whitespace")]
+    return []
+
+
+def _raise(errors: list[FieldError]) -> None:
+    if errors:
+        raise InvalidRequestError(f"{len(errors)} invalid field(s)", tuple(errors))
+
+
+@post(
+    "/v1/sessions",
+    status_code=201,
+    summary="Open a session: its namespace, pinned task, prompt and budget",
+    operation_class=json_body(SessionIn),
+)
+async def create_session(
+    request: Request[Any, Any, Any], runtime: RuntimeDep
+) -> Response[SessionInfo]:
+    body = decode_struct(decode_json(await request.body()), SessionIn)
+    _raise(_require_text(body.task, "task"))
+    ask = sessions.NewSession(
+        namespace=body.namespace,
+        task=body.task,
+        system_prompt=body.system_prompt,
+        budget_tokens=body.budget_tokens,
+        keep_last=body.keep_last,
+        memory_budget_tokens=body.memory_budget_tokens,
+        remember_turns=body.remember_turns,
+        labels=tuple(sorted(set(body.labels))),
+        idempotency_key=body.idempotency_key,
+    )
+    info = await runtime.sessions.create(request.headers.get("authorization"), ask)
+    return Response(info, status_code=201 if info.created else 200)
+
+
+@post(
+    "/v1/sessions/{session_id:str}/turns",
+    status_code=200,
+    summary="Append up to 100 turns to a session's history",
+    operation_class=json_body(TurnsShape, "each turn: role, content, name?, occurred_at?"),
+)
+async def append_turns(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
+) -> Appended:
+    batch = decode_struct(decode_json(await request.body()), TurnsIn)
+    limit = runtime.settings.max_content_bytes
+    errors: list[FieldError] = []
+    for index, item in enumerate(batch.turns):
+        prefix = f"turns/{index}/"
+        errors += collect_errors(item, TurnIn, prefix)
+        content = item.get("content")
+        if isinstance(content, str):
+            size = len(content.encode("utf-8"))
+            if size > limit:
+                errors.append(
+                    FieldError(f"{prefix}content", f"{size} bytes exceeds the limit of {limit}")
+                )
+            elif content and not content.strip():
+                errors.append(FieldError(f"{prefix}content", "must contain more than whitespace"))
+    _raise(errors)
+    turns = [decode_struct(item, TurnIn) for item in batch.turns]
+    ask = sessions.AppendAsk(
+        turns=[sessions.TurnIn(t.role, t.content, t.name, t.occurred_at) for t in turns],
+        idempotency_key=batch.idempotency_key,
+    )
+    return await runtime.sessions.append(request.headers.get("authorization"), session_id, ask)
+
+
+@post(
+    "/v1/sessions/{session_id:str}/context",
+    status_code=200,
+    summary="What the model sees this step: prompt, task, summary, recent turns, memories",
+    operation_class=json_body(SessionContextIn),
+)
+async def session_context(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
+) -> SessionContext:
+    raw = await request.body()
+    body = decode_struct(decode_json(raw) if raw.strip() else {}, SessionContextIn)
+    _raise(_require_text(body.query, "query"))
+    step = ContextStep(body.budget_tokens, body.query, body.purpose)
+    return await runtime.session_contexts.context(
+        request.headers.get("authorization"), session_id, step
+    )
+
+
+@get(
+    "/v1/sessions/{session_id:str}",
+    summary="A session: its settings, turn count and latest summary",
+    operation_class=DOCUMENTED,
+)
+async def get_session(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
+) -> SessionInfo:
+    return await runtime.sessions.get(request.headers.get("authorization"), session_id)
+
+
+def _history_query(request: Request[Any, Any, Any]) -> HistoryQuery:
+    raw: dict[str, Any] = dict(request.query_params.items())
+    for name in ("after", "limit"):
+        value = raw.get(name)
+        if isinstance(value, str) and value.isdigit():
+            raw[name] = int(value)
+    return decode_struct(raw, HistoryQuery)
+
+
+@get(
+    "/v1/sessions/{session_id:str}/turns",
+    summary="A session's history, paged; receipted (kind history)",
+    operation_class=query_parameters(HistoryQuery),
+)
+async def history(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
+) -> HistoryPage:
+    query = _history_query(request)
+    return await runtime.sessions.history(
+        request.headers.get("authorization"),
+        session_id,
+        after=query.after,
+        limit=query.limit,
+        purpose=query.purpose,
+    )
+
+
+ROUTES = [create_session, append_turns, session_context, get_session, history]

@@ -1,0 +1,28 @@
+"""Shared helpers for the session tests: open a session, append turns, ask for a context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.testing import TestClient
+
+from tests.conftest import Key
+
+
+def open_session(client: TestClient[Any], key: Key, **body: Any) -> dict[str, Any]:
+    payload = {"namespace": "chat", "task": "Help the user plan a trip to Lisbon.", **body}
+    response = client.post("/v1/sessions", json=payload, headers=key.headers)
+    assert response.status_code == 201, response.text
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def append(
+    client: TestClient[Any], key: Key, session_id: str, *turns: tuple[str, str], **body: Any
+) -> Any:
+    payload = {"turns": [{"role": r, "content": c} for r, c in turns], **body}
+    return client.post(f"/v1/sessions/{session_id}/turns", json=payload, headers=key.headers)
+
+
+def context(client: TestClient[Any], key: Key, session_id: str, **body: Any) -> Any:
+    return client.post(f"/v1/sessions/{session_id}/context", json=body, headers=key.headers)
