@@ -84,7 +84,7 @@ async def start_runtime(
             clock=clock,
             new_id=new_id,
         )
-        replayer = Replayer(discloser, session_contexts)
+        replayer = Replayer(discloser)
         writer = Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id)
         task = asyncio.create_task(checkpointer.run(), name="ctxgw-checkpointer")
         stack.push_async_callback(_cancel, task)

@@ -42,7 +42,7 @@ from gateway.usecases.recorded import (
     recorded_makers,
 )
 from gateway.usecases.refusal import REFUSAL_KIND, REFUSAL_REPLAY_KIND, read_refusal, replay_refusal
-from gateway.usecases.session_context import SESSION_CONTEXT_KIND, SessionContexts
+from gateway.usecases.session_replay import SESSION_CONTEXT_KIND, replay_session_context
 from receipts import decode_body
 
 __all__ = ["ReplayMode", "Replayer"]
@@ -53,7 +53,6 @@ ReplayMode = Literal["exact", "current", "what_if"]
 @dataclass(frozen=True, slots=True)
 class Replayer:
     discloser: Discloser
-    sessions: SessionContexts | None = None  # replays session_context receipts when given
 
     async def candidate_policy(
         self,
@@ -99,7 +98,6 @@ class Replayer:
         """A session context rebuilt from its recorded turns, summary and memory candidates:
         exact (the recorded policy) or what_if (a candidate); current has no meaning for a
         history that has moved on (the step would compact differently), so it is a 422."""
-        assert self.sessions is not None
         if mode == "current":
             raise InvalidRequestError(
                 f"receipt {row.receipt_id} is a session context; replay it with exact or what_if",
@@ -113,7 +111,9 @@ class Replayer:
             )
         else:
             policy = await self.recorded_policy(conn, body)
-        return await self.sessions.replay(conn, principal, row.receipt_id, body, policy, mode, now)
+        return await replay_session_context(
+            self.discloser, conn, principal, row.receipt_id, body, policy, mode, now
+        )
 
     async def replay(
         self,
@@ -128,7 +128,7 @@ class Replayer:
     ) -> ContextReplay | RefusalReplay | SessionContextReplay:
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
-        if row.kind == SESSION_CONTEXT_KIND and self.sessions is not None:
+        if row.kind == SESSION_CONTEXT_KIND:
             return await self._session_replay(
                 conn, principal, row, mode, now, policy_digest, policy_yaml
             )

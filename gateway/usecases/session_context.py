@@ -23,7 +23,7 @@ import msgspec
 import rfc8785
 
 from gateway.clock import Clock, IdFactory
-from gateway.core.model import ContextRequest, MemoryId
+from gateway.core.model import ContextRequest
 from gateway.core.outcome import Assembly
 from gateway.core.session import (
     SEPARATOR,
@@ -31,8 +31,6 @@ from gateway.core.session import (
     Message,
     ShownTurn,
     fixed_messages,
-    lay_out_session,
-    memory_message,
     message_cost,
     plan_fold,
     shares,
@@ -41,60 +39,47 @@ from gateway.core.session import (
 )
 from gateway.core.summary import EXTRACTIVE, Folded, summarize
 from gateway.core.tokens import Tokenizer
-from gateway.errors import InvalidRequestError, NotFoundError
 from gateway.principal import Principal
-from gateway.responses.sessions import SessionContext, SessionContextReplay
+from gateway.responses.sessions import SessionContext
 from gateway.store import sessions as store
 from gateway.store.database import Connection, Pool
 from gateway.usecases import context as retrieval
+from gateway.usecases.conversation import (
+    LAYOUT,
+    Conversation,
+    judge_conversation,
+    lay_out_conversation,
+    session_scope,
+)
 from gateway.usecases.disclosure import Admitted, Composed, Discloser, compose
 from gateway.usecases.policy import (
-    PolicyInForce,
     reads_content,
-    request_stage,
     request_view,
-    shown_evaluation,
-    verdict_of,
 )
 from gateway.usecases.receipting import rfc3339
-from gateway.usecases.recorded import (
-    Problem,
-    found_of_record,
-    makers_of_record,
-    request_of_record,
-)
 from gateway.usecases.records import (
     assembly_members,
     candidate_record,
     context_payload,
     context_request,
 )
+from gateway.usecases.session_replay import SESSION_CONTEXT_KIND
 from gateway.usecases.sessions import (
     check_budget,
     fixed_tokens,
     memory_share,
     open_session,
-    session_scope,
     summary_ref,
-    turn_view,
 )
 from gateway.usecases.work import unit_of_work
-from policies import Evaluation
 
 __all__ = [
-    "LAYOUT",
-    "SESSION_CONTEXT_KIND",
     "ContextStep",
     "ExtractiveSummarizer",
     "SessionContexts",
     "Summarizer",
 ]
 
-SESSION_CONTEXT_KIND = "session_context"
-SESSION_REPLAY_KIND = "session_replay"
-# Names the session layout rules (gateway.core.session) for receipts, as ASSEMBLER names the
-# bundle's: a change to the bytes a session context is made of is a new value.
-LAYOUT = "session/2026-12-01.1"
 MEMORY_TOP_K = 6
 
 
@@ -129,67 +114,6 @@ class ContextStep:
     budget_tokens: int | None = None
     query: str | None = None
     purpose: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class _Conversation:
-    """The summary and verbatim turns as the policy shows them, and its evaluation."""
-
-    summary: Message | None
-    turns: tuple[ShownTurn, ...]
-    withheld: tuple[dict[str, Any], ...]  # denied or capped turns / summary, for the receipt
-    evaluation: Evaluation
-
-
-def _judge_conversation(
-    admitted: Admitted,
-    session: store.SessionRow,
-    summary: store.SummaryRow | None,
-    turns: Sequence[store.TurnRow],
-) -> _Conversation:
-    """One judgement over the summary and the turns (in that order), their texts redacted."""
-    views = [_summary_view(summary, session)] if summary is not None else []
-    views += [turn_view(t, session) for t in turns]
-    judgement = admitted.judging.judge(views)
-    verdict = verdict_of(judgement)
-    blocked = verdict.denied.keys() | verdict.capped.keys()
-    shown = [m for m, i in enumerate(judgement.ids) if MemoryId(i) not in blocked]
-    texts = judgement.texts(full=shown)
-    withheld = tuple(
-        {"id": e.memory_id, "reason": e.reason, "detail": e.detail}
-        for e in sorted(
-            (*verdict.denied.values(), *verdict.capped.values()), key=lambda e: e.memory_id
-        )
-    )
-    offset = 1 if summary is not None else 0
-    summary_message_ = None
-    if summary is not None and 0 in shown:
-        text = texts.get(0, ("", summary.text))[1]
-        summary_message_ = summary_message(text, summary.to_seq)
-    shown_turns = tuple(
-        ShownTurn(t.seq, t.turn_id, t.role, t.name, texts.get(m, ("", t.content))[1])
-        for m, t in ((m, turns[m - offset]) for m in shown if m >= offset)
-    )
-    evaluation = shown_evaluation(judgement, (), [judgement.ids[m] for m in shown])
-    return _Conversation(summary_message_, shown_turns, withheld, evaluation)
-
-
-def _summary_view(summary: store.SummaryRow, session: store.SessionRow) -> dict[str, object]:
-    return {
-        "memory_id": summary.summary_id,
-        "namespace": session.namespace,
-        "memory_type": "episodic",
-        "heading": "",
-        "content": summary.text,
-        "confidence": 1.0,
-        "labels": list(session.labels),
-        "source_type": "summary",
-        "source_ref": summary.summary_id,
-        "created_at": summary.created_at,
-        "expires_at": None,
-        "tokens": summary.tokens,
-        **session_scope(session),
-    }
 
 
 def _covered_sha256(hashes: Sequence[str]) -> str:
@@ -282,7 +206,7 @@ class SessionContexts:
         pending = await store.turns_after(conn, tenant_id, session_id, after)
 
         # Compaction: the unsummarized turns as the policy shows them, folded oldest first.
-        before = _judge_conversation(admitted, session, previous, pending)
+        before = judge_conversation(admitted, session, previous, pending)
         costs = [message_cost(turn_message(t), self.tokenizer) for t in before.turns]
         tokens_before = sum(costs) + (previous.tokens if previous is not None else 0)
         fold = plan_fold(costs, cut.turns, session.keep_last)
@@ -302,7 +226,7 @@ class SessionContexts:
             )
         covered = 0 if summary is None else summary.to_seq
         tail = [t for t in pending if t.seq > covered]
-        conversation = _judge_conversation(admitted, session, summary, tail)
+        conversation = judge_conversation(admitted, session, summary, tail)
 
         memory: Composed | None = None
         if cut.memory > 0:
@@ -319,7 +243,7 @@ class SessionContexts:
                     index_content=reads_content(admitted.policy.bundle),
                 )
                 memory = compose(memory_request, found, admitted, self.discloser.makers, at=now)
-        laid = _lay_out(fixed, conversation, memory, budget, self.tokenizer)
+        laid = lay_out_conversation(fixed, conversation, memory, budget, self.tokenizer)
         tokens_after = sum(
             message_cost(turn_message(t), self.tokenizer) for t in conversation.turns
         ) + (summary.tokens if summary is not None else 0)
@@ -394,7 +318,7 @@ class SessionContexts:
         admitted: Admitted,
         summary: store.SummaryRow | None,
         tail: Sequence[store.TurnRow],
-        conversation: _Conversation,
+        conversation: Conversation,
         memory: Composed | None,
         laid: Laid,
         budget: int,
@@ -496,135 +420,6 @@ class SessionContexts:
             SessionContext,
         )
 
-    async def replay(
-        self,
-        conn: Connection,
-        principal: Principal,
-        receipt_id: str,
-        body: dict[str, Any],
-        policy: PolicyInForce,
-        mode: str,
-        now: datetime,
-    ) -> SessionContextReplay:
-        """Rebuild a session_context receipt's text from what it recorded, under `policy` (the
-        recorded one for `exact`, a candidate for `what_if`); writes a `session_replay`
-        receipt naming it as parent."""
-        tenant_id = body["tenant_id"]
-        request = body["request"]
-        layout = body["assembler"].get("session_layout")
-        if layout != LAYOUT:
-            raise InvalidRequestError(
-                f"receipt {receipt_id} was laid out by {layout}, which this gateway does not build",
-                code="assembler_unknown",
-            )
-        session = await store.find_session(conn, tenant_id, request["session_id"])
-        if session is None:  # pragma: no cover - sessions are never deleted
-            raise NotFoundError(f"session {request['session_id']} not found")
-        problems: list[Problem] = []
-        summary = None
-        if body["summary"] is not None:
-            summary = await store.find_summary(
-                conn, tenant_id, session.session_id, body["summary"]["summary_id"]
-            )
-            if summary is None:
-                problems.append(Problem("version_missing", "the summary is not stored"))
-        recorded_turns = body["turns"]
-        rows = {
-            r.turn_id: r
-            for r in await store.turns_by_id(
-                conn, tenant_id, session.session_id, [t["turn_id"] for t in recorded_turns]
-            )
-        }
-        tail = []
-        for t in recorded_turns:
-            row = rows.get(t["turn_id"])
-            if row is None:
-                problems.append(Problem("version_missing", "no such turn", t["turn_id"]))
-            elif row.content_sha256 != t["content_sha256"]:
-                problems.append(Problem("content_mismatch", "the turn differs", t["turn_id"]))
-            else:
-                tail.append(row)
-        at = datetime.fromisoformat(body["at"].replace("Z", "+00:00"))
-        subject = Principal(
-            tenant_id=tenant_id,
-            key_id=body["subject"]["key_id"],
-            role=body["subject"]["role"],
-            agent_id=body["subject"]["agent_id"],
-            namespaces=tuple(request["namespaces"]),
-            purposes=None,
-        )
-        view = request_view(
-            subject,
-            purpose=request["purpose"],
-            namespaces=tuple(request["namespaces"]),
-            budget_tokens=request["budget_tokens"],
-        )
-        admitted = Admitted(policy, request_stage(policy, view, at), session_scope(session))
-        conversation = _judge_conversation(admitted, session, summary, tail)
-        memory = None
-        if body["memory"] is not None:
-            record = body["memory"]
-            makers = makers_of_record(receipt_id, body["assembler"])
-            found, missing = await found_of_record(conn, tenant_id, record)
-            problems.extend(missing)
-            if not reads_content(policy.bundle):
-                found = retrieval.without_index_content(found)
-            memory = compose(request_of_record(record["request"]), found, admitted, makers, at=at)
-        fixed = fixed_messages(session.system_prompt, session.task)
-        laid = _lay_out(fixed, conversation, memory, request["budget_tokens"], self.tokenizer)
-        original = body["bundle"]["sha256"]
-        replayed = hashlib.sha256(laid.text.encode("utf-8")).hexdigest()
-        problem_records = [p.to_json() for p in problems]
-        replay_id = await self.discloser.recorder.record(
-            conn,
-            principal,
-            kind=SESSION_REPLAY_KIND,
-            issued_at=now,
-            purpose=request["purpose"],
-            delivered=laid.text.encode("utf-8"),
-            members={
-                "request": request,
-                "at": body["at"],
-                "policy": policy.record(conversation.evaluation),
-                "replay": {
-                    "mode": mode,
-                    "of_kind": SESSION_CONTEXT_KIND,
-                    "original_bundle_sha256": original,
-                    "problems": problem_records,
-                },
-            },
-            disclosed_ids=[t.turn_id for t in laid.turns],
-            policy_digest=policy.digest,
-            parent_receipt_id=receipt_id,
-        )
-        return SessionContextReplay(
-            mode=mode,
-            identical=replayed == original,
-            original_sha256=original,
-            replayed_sha256=replayed,
-            problems=problem_records,
-            text=laid.text,
-            receipt_id=replay_id,
-        )
-
-
-def _lay_out(
-    fixed: Sequence[Message],
-    conversation: _Conversation,
-    memory: Composed | None,
-    budget: int,
-    tokenizer: Tokenizer,
-) -> Laid:
-    bundle = memory.assembly.bundle if memory is not None else ""
-    return lay_out_session(
-        fixed,
-        conversation.summary,
-        memory_message(bundle) if bundle else None,
-        conversation.turns,
-        budget,
-        tokenizer,
-    )
-
 
 def _message_json(message: Message) -> dict[str, Any]:
     out: dict[str, Any] = {"role": message.role, "content": message.content}
@@ -646,7 +441,7 @@ def _session_record(session: store.SessionRow) -> dict[str, Any]:
     }
 
 
-def _summary_record(summary: store.SummaryRow, conversation: _Conversation) -> dict[str, Any]:
+def _summary_record(summary: store.SummaryRow, conversation: Conversation) -> dict[str, Any]:
     return {
         "summary_id": summary.summary_id,
         "to_seq": summary.to_seq,

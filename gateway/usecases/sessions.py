@@ -27,18 +27,15 @@ from gateway.principal import Principal
 from gateway.responses.sessions import (
     Appended,
     HistoryPage,
-    HistoryTurn,
     SessionInfo,
     SummaryRef,
 )
 from gateway.store import sessions as store
 from gateway.store.database import Connection, Pool
 from gateway.usecases.disclosure import Discloser
-from gateway.usecases.listing import disclose_list, partition
 from gateway.usecases.memories import Writer
-from gateway.usecases.policy import request_view, shown_evaluation
 from gateway.usecases.receipting import rfc3339
-from gateway.usecases.records import exclusion
+from gateway.usecases.session_history import page_history
 from gateway.usecases.work import unit_of_work
 
 __all__ = [
@@ -46,12 +43,11 @@ __all__ = [
     "NewSession",
     "Sessions",
     "TurnIn",
+    "check_budget",
     "fixed_tokens",
     "memory_share",
     "open_session",
-    "session_scope",
     "summary_ref",
-    "turn_view",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -118,40 +114,6 @@ def check_budget(tokenizer: Tokenizer, session: store.SessionRow | NewSession, b
             (FieldError("budget_tokens", message),),
             code="budget_too_small",
         )
-
-
-def session_scope(session: store.SessionRow) -> dict[str, object]:
-    """The `session.*` fields every item a session discloses is judged with."""
-    return {
-        "session_session_id": session.session_id,
-        "session_namespace": session.namespace,
-        "session_labels": list(session.labels),
-    }
-
-
-def turn_view(turn: store.TurnRow, session: store.SessionRow) -> dict[str, object]:
-    """A turn as the policy judges it: the memory fields of the episode it is (so a rule on
-    `memory.namespace` or `memory.labels` holds for turns too), `turn.*` and `session.*`."""
-    return {
-        "memory_id": turn.turn_id,
-        "namespace": session.namespace,
-        "memory_type": "episodic",
-        "heading": "",
-        "content": turn.content,
-        "confidence": 1.0,
-        "labels": list(session.labels),
-        "source_type": "turn",
-        "source_ref": turn.turn_id,
-        "created_at": turn.occurred_at,
-        "expires_at": None,
-        "tokens": turn.tokens,
-        "turn_role": turn.role,
-        "turn_name": turn.name,
-        "turn_seq": turn.seq,
-        "turn_content": turn.content,
-        "turn_occurred_at": turn.occurred_at,
-        **session_scope(session),
-    }
 
 
 def summary_ref(summary: store.SummaryRow) -> SummaryRef:
@@ -281,11 +243,13 @@ class Sessions:
         return _info(session, summary, created=True)
 
     async def append(self, authorization: str | None, session_id: str, ask: AppendAsk) -> Appended:
-        now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            # The lock: appends to one session are serialized from here to the commit.
+            # The lock: appends to one session are serialized from here to the commit. The clock
+            # is read under it, so a turn that defaults to now is never before the turn an
+            # append that held the lock first recorded.
             session = await open_session(conn, principal, session_id, lock=True)
+            now = self.clock()
             payload = [
                 {
                     "role": t.role,
@@ -399,97 +363,9 @@ class Sessions:
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
             session = await open_session(conn, principal, session_id)
-            return await self._history(conn, principal, session, after, limit, purpose, now)
-
-    async def _history(
-        self,
-        conn: Connection,
-        principal: Principal,
-        session: store.SessionRow,
-        after: int,
-        limit: int,
-        purpose: str | None,
-        now: datetime,
-    ) -> HistoryPage:
-        view = request_view(
-            principal, purpose=purpose, namespaces=(session.namespace,), budget_tokens=None
-        )
-        request: dict[str, Any] = {
-            "session_id": session.session_id,
-            "namespaces": [session.namespace],
-            "after": after,
-            "limit": limit,
-            "purpose": purpose,
-        }
-        admitted = await self.discloser.admit(
-            conn, principal, view, disclosure="history", request=request, at=now, issued_at=now
-        )
-        rows = await store.turns_page(conn, principal.tenant_id, session.session_id, after, limit)
-        judgement = admitted.judging.judge([turn_view(r, session) for r in rows])
-        parts = partition(judgement)
-        rewritten = judgement.texts(full=parts.shown)
-        shown = [rows[m] for m in parts.shown]
-        turns = [
-            HistoryTurn(
-                seq=r.seq,
-                turn_id=r.turn_id,
-                role=r.role,
-                name=r.name,
-                content=rewritten.get(m, ("", r.content))[1],
-                content_sha256=r.content_sha256,
-                tokens=r.tokens,
-                occurred_at=rfc3339(r.occurred_at),
+            return await page_history(
+                self.discloser, conn, principal, session, after, limit, purpose, now
             )
-            for m, r in zip(parts.shown, shown, strict=True)
-        ]
-        delivered = [
-            {
-                "seq": t.seq,
-                "turn_id": t.turn_id,
-                "role": t.role,
-                "name": t.name,
-                "content": t.content,
-            }
-            for t in turns
-        ]
-        evaluation = shown_evaluation(judgement, (), [r.turn_id for r in shown])
-        excluded = [exclusion(e) for e in sorted(parts.excluded, key=lambda e: e.memory_id)]
-        more = len(rows) == limit and rows[-1].seq < session.turn_count
-        return await disclose_list(
-            self.discloser,
-            conn,
-            principal,
-            kind="history",
-            shape=HistoryPage,
-            now=now,
-            purpose=purpose,
-            admitted=admitted,
-            evaluation=evaluation,
-            delivered=delivered,
-            request=request,
-            members={
-                "included": [
-                    {
-                        "turn_id": r.turn_id,
-                        "seq": r.seq,
-                        "content_sha256": r.content_sha256,
-                        "rewritten": m in rewritten,
-                    }
-                    for m, r in zip(parts.shown, shown, strict=True)
-                ],
-                "excluded": excluded,
-            },
-            disclosed_ids=[r.turn_id for r in shown],
-            payload={
-                "turns": [_turn_json(t) for t in turns],
-                "excluded": excluded,
-                "next_after": rows[-1].seq if more else None,
-            },
-        )
-
-
-def _turn_json(turn: HistoryTurn) -> dict[str, Any]:
-    return {f: getattr(turn, f) for f in turn.__struct_fields__}
 
 
 def _occurred(turns: Sequence[TurnIn], previous: datetime | None, now: datetime) -> list[datetime]:
@@ -499,7 +375,8 @@ def _occurred(turns: Sequence[TurnIn], previous: datetime | None, now: datetime)
     times: list[datetime] = []
     last = previous
     for index, turn in enumerate(turns):
-        at = turn.occurred_at or now
+        # A default is now, or the last instant recorded if a clock step put that ahead of now.
+        at = turn.occurred_at or (now if last is None else max(now, last))
         field = f"turns/{index}/occurred_at"
         if at > now:
             errors.append(FieldError(field, f"{rfc3339(at)} is in the future"))
