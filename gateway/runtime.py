@@ -23,8 +23,9 @@ from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
 from gateway.usecases.receipting import Recorder
 from gateway.usecases.replay import Replayer
-from gateway.usecases.session_context import ExtractiveSummarizer, SessionContexts
+from gateway.usecases.session_context import SessionContexts
 from gateway.usecases.sessions import Sessions
+from gateway.usecases.summarizers import ExtractiveSummarizer
 
 __all__ = ["Runtime", "start_runtime"]
 

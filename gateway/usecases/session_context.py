@@ -17,18 +17,14 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
-
-import msgspec
-import rfc8785
+from typing import Any
 
 from gateway.clock import Clock, IdFactory
-from gateway.core.model import ContextRequest
-from gateway.core.outcome import Assembly
+from gateway.core.assembly import Found
+from gateway.core.model import Candidate, ContextRequest
 from gateway.core.session import (
     SEPARATOR,
-    Laid,
-    Message,
+    Shares,
     ShownTurn,
     fixed_messages,
     message_cost,
@@ -37,7 +33,7 @@ from gateway.core.session import (
     summary_message,
     turn_message,
 )
-from gateway.core.summary import EXTRACTIVE, Folded, summarize
+from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import Tokenizer
 from gateway.principal import Principal
 from gateway.responses.sessions import SessionContext
@@ -45,7 +41,6 @@ from gateway.store import sessions as store
 from gateway.store.database import Connection, Pool
 from gateway.usecases import context as retrieval
 from gateway.usecases.conversation import (
-    LAYOUT,
     Conversation,
     judge_conversation,
     lay_out_conversation,
@@ -56,55 +51,22 @@ from gateway.usecases.policy import (
     reads_content,
     request_view,
 )
-from gateway.usecases.receipting import rfc3339
-from gateway.usecases.records import (
-    assembly_members,
-    candidate_record,
-    context_payload,
-    context_request,
-)
-from gateway.usecases.session_replay import SESSION_CONTEXT_KIND
+from gateway.usecases.session_receipt import Built, record_session_context
 from gateway.usecases.sessions import (
     check_budget,
     fixed_tokens,
     memory_share,
     open_session,
-    summary_ref,
 )
+from gateway.usecases.summarizers import Summarizer
 from gateway.usecases.work import unit_of_work
 
 __all__ = [
     "ContextStep",
-    "ExtractiveSummarizer",
     "SessionContexts",
-    "Summarizer",
 ]
 
 MEMORY_TOP_K = 6
-
-
-class Summarizer(Protocol):
-    """Folds turns into a summary within `share` tokens (ARCHITECTURE §11)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def version(self) -> str: ...
-
-    async def fold(self, previous: str | None, turns: Sequence[Folded], share: int) -> str: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractiveSummarizer:
-    """The default: `gateway.core.summary`, deterministic and model-free."""
-
-    tokenizer: Tokenizer
-    name: str = EXTRACTIVE[0]
-    version: str = EXTRACTIVE[1]
-
-    async def fold(self, previous: str | None, turns: Sequence[Folded], share: int) -> str:
-        return summarize(previous, turns, share, self.tokenizer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +81,21 @@ class ContextStep:
 def _covered_sha256(hashes: Sequence[str]) -> str:
     """sha256 over the covered turns' content hashes, in order (hex, one per line)."""
     return hashlib.sha256("".join(f"{h}\n" for h in hashes).encode("ascii")).hexdigest()
+
+
+def without_verbatim(found: Found, shown: set[str]) -> Found:
+    """`found` without the remembered copies of turns the context shows verbatim: the same
+    words twice would spend the budget twice. The receipt's candidates are what is left, so a
+    replay composes from exactly these."""
+
+    def kept(c: Candidate) -> bool:
+        return not (c.source_type == "turn" and c.source_ref in shown)
+
+    return Found(
+        tuple(filter(kept, found.candidates)),
+        tuple(filter(kept, found.index_entries)),
+        found.total_live,
+    )
 
 
 def _memory_request(
@@ -205,56 +182,20 @@ class SessionContexts:
         after = 0 if previous is None else previous.to_seq
         pending = await store.turns_after(conn, tenant_id, session_id, after)
 
-        # Compaction: the unsummarized turns as the policy shows them, folded oldest first.
-        before = judge_conversation(admitted, session, previous, pending)
-        costs = [message_cost(turn_message(t), self.tokenizer) for t in before.turns]
-        tokens_before = sum(costs) + (previous.tokens if previous is not None else 0)
-        fold = plan_fold(costs, cut.turns, session.keep_last)
-        summary_share = self._summary_share(cut.summary)
-        summary, folded = previous, None
-        if fold:
-            to_seq = before.turns[fold - 1].seq
-            folding = [Folded(t.seq, t.role, t.text) for t in before.turns[:fold]]
-            summary = await self._fold(
-                conn, principal, session, previous, folding, to_seq, summary_share, now
-            )
-            folded = [after + 1, to_seq]
-        elif previous is not None and previous.tokens > summary_share:
-            # A smaller budget than the summary was made for: a summary of the summary.
-            summary = await self._fold(
-                conn, principal, session, previous, [], previous.to_seq, summary_share, now
-            )
+        summary, compaction = await self._compact(
+            conn, principal, session, admitted, previous, pending, cut, now
+        )
         covered = 0 if summary is None else summary.to_seq
         tail = [t for t in pending if t.seq > covered]
         conversation = judge_conversation(admitted, session, summary, tail)
-
-        memory: Composed | None = None
-        if cut.memory > 0:
-            memory_request = _memory_request(
-                session, step, cut.memory - self._message_overhead(), conversation.turns
-            )
-            if memory_request.budget_tokens >= 1:
-                found = await retrieval.find(
-                    conn,
-                    self.discloser.embedder,
-                    principal,
-                    memory_request,
-                    now,
-                    index_content=reads_content(admitted.policy.bundle),
-                )
-                memory = compose(memory_request, found, admitted, self.discloser.makers, at=now)
+        memory = await self._memory(
+            conn, principal, session, step, admitted, cut, conversation, now
+        )
         laid = lay_out_conversation(fixed, conversation, memory, budget, self.tokenizer)
-        tokens_after = sum(
+        compaction["tokens_after"] = sum(
             message_cost(turn_message(t), self.tokenizer) for t in conversation.turns
         ) + (summary.tokens if summary is not None else 0)
-        compaction = {
-            "folded": folded,
-            "tokens_before": tokens_before,
-            "tokens_after": tokens_after,
-        }
-        return await self._record(
-            conn,
-            principal,
+        built = Built(
             session=session,
             request=request,
             at=now,
@@ -266,6 +207,72 @@ class SessionContexts:
             laid=laid,
             budget=budget,
             compaction=compaction,
+        )
+        return await record_session_context(
+            self.discloser, self.tokenizer.name, conn, principal, built
+        )
+
+    async def _compact(
+        self,
+        conn: Connection,
+        principal: Principal,
+        session: store.SessionRow,
+        admitted: Admitted,
+        previous: store.SummaryRow | None,
+        pending: Sequence[store.TurnRow],
+        cut: Shares,
+        now: datetime,
+    ) -> tuple[store.SummaryRow | None, dict[str, Any]]:
+        """The summary this step shows, folding the oldest unsummarized turns (as the policy
+        shows them) when the verbatim tail outgrows its share; and what was folded."""
+        before = judge_conversation(admitted, session, previous, pending)
+        costs = [message_cost(turn_message(t), self.tokenizer) for t in before.turns]
+        tokens_before = sum(costs) + (previous.tokens if previous is not None else 0)
+        fold = plan_fold(costs, cut.turns, session.keep_last)
+        share = self._summary_share(cut.summary)
+        summary, folded = previous, None
+        if fold:
+            to_seq = before.turns[fold - 1].seq
+            folding = [Folded(t.seq, t.role, t.text) for t in before.turns[:fold]]
+            summary = await self._fold(
+                conn, principal, session, previous, folding, to_seq, share, now
+            )
+            folded = [1 if previous is None else previous.to_seq + 1, to_seq]
+        elif previous is not None and previous.tokens > share:
+            # A smaller budget than the summary was made for: a summary of the summary.
+            summary = await self._fold(
+                conn, principal, session, previous, [], previous.to_seq, share, now
+            )
+        return summary, {"folded": folded, "tokens_before": tokens_before, "tokens_after": 0}
+
+    async def _memory(
+        self,
+        conn: Connection,
+        principal: Principal,
+        session: store.SessionRow,
+        step: ContextStep,
+        admitted: Admitted,
+        cut: Shares,
+        conversation: Conversation,
+        now: datetime,
+    ) -> Composed | None:
+        """The memory bundle for the step's query within its share, through `compose`."""
+        request = _memory_request(
+            session, step, cut.memory - self._message_overhead(), conversation.turns
+        )
+        if request.budget_tokens < 1:
+            return None
+        found = await retrieval.find(
+            conn,
+            self.discloser.embedder,
+            principal,
+            request,
+            now,
+            index_content=reads_content(admitted.policy.bundle),
+        )
+        shown = {t.turn_id for t in conversation.turns}
+        return compose(
+            request, without_verbatim(found, shown), admitted, self.discloser.makers, at=now
         )
 
     def _message_overhead(self) -> int:
@@ -306,156 +313,3 @@ class SessionContexts:
         )
         await store.insert_summary(conn, principal.tenant_id, session.session_id, row)
         return row
-
-    async def _record(
-        self,
-        conn: Connection,
-        principal: Principal,
-        *,
-        session: store.SessionRow,
-        request: dict[str, Any],
-        at: datetime,
-        admitted: Admitted,
-        summary: store.SummaryRow | None,
-        tail: Sequence[store.TurnRow],
-        conversation: Conversation,
-        memory: Composed | None,
-        laid: Laid,
-        budget: int,
-        compaction: dict[str, Any],
-    ) -> SessionContext:
-        policy = admitted.policy
-        policy_record = policy.record(conversation.evaluation)
-        dropped = {t.turn_id for t in laid.dropped}
-        excluded_turns = [
-            {
-                "memory_id": t.turn_id,
-                "reason": "over_budget",
-                "detail": "the exact count left no room",
-            }
-            for t in laid.dropped
-        ]
-        messages = [_message_json(m) for m in laid.messages]
-        memory_member = None
-        disclosed = [t.turn_id for t in laid.turns]
-        if summary is not None and conversation.summary is not None:
-            disclosed.append(summary.summary_id)
-        if memory is not None and laid.memory_shown:
-            assembly = memory.assembly
-            disclosed += [i.memory_id for i in assembly.included] + list(assembly.index.entries)
-        if memory is not None:
-            memory_member = {
-                "request": context_request(memory.request, None),
-                "candidates": sorted(
-                    (candidate_record(c) for c in memory.found.candidates),
-                    key=lambda r: r["memory_id"],
-                ),
-                "index_input": {
-                    "ids": [c.memory_id for c in memory.found.index_entries],
-                    "total_live": memory.found.total_live,
-                },
-                "policy": policy.record(memory.evaluation),
-                "shown": laid.memory_shown,
-                **assembly_members(memory.assembly),
-            }
-        receipt_id = await self.discloser.recorder.record(
-            conn,
-            principal,
-            kind=SESSION_CONTEXT_KIND,
-            issued_at=at,
-            purpose=request["purpose"],
-            delivered=laid.text.encode("utf-8"),
-            members={
-                "request": request,
-                "at": rfc3339(at),
-                "session": _session_record(session),
-                "policy": policy_record,
-                "assembler": {**self.discloser.makers.record(), "session_layout": LAYOUT},
-                "summary": None if summary is None else _summary_record(summary, conversation),
-                "turns": [
-                    {
-                        "turn_id": t.turn_id,
-                        "seq": t.seq,
-                        "content_sha256": t.content_sha256,
-                        "shown": t.turn_id in {s.turn_id for s in laid.turns},
-                    }
-                    for t in tail
-                ],
-                "withheld": list(conversation.withheld),
-                "dropped": sorted(dropped),
-                "memory": memory_member,
-                "compaction": compaction,
-                "budget": {"budget_tokens": budget, "tokens_used": laid.tokens},
-                "messages_sha256": hashlib.sha256(rfc8785.dumps(messages)).hexdigest(),
-            },
-            disclosed_ids=disclosed,
-            policy_digest=policy.digest,
-        )
-        memory_part = None
-        if memory is not None and laid.memory_shown:
-            memory_part = _memory_payload(memory.assembly)
-        shown_turns = laid.turns
-        return msgspec.convert(
-            {
-                "messages": messages,
-                "text": laid.text,
-                "text_sha256": hashlib.sha256(laid.text.encode("utf-8")).hexdigest(),
-                "tokens_used": laid.tokens,
-                "budget_tokens": budget,
-                "tokenizer": self.tokenizer.name,
-                "prefix_messages": laid.prefix_messages,
-                "summary": None
-                if summary is None or conversation.summary is None
-                else msgspec.structs.asdict(summary_ref(summary)),
-                "turns": {
-                    "first_seq": shown_turns[0].seq if shown_turns else None,
-                    "last_seq": shown_turns[-1].seq if shown_turns else None,
-                },
-                "excluded_turns": excluded_turns,
-                "memory": memory_part,
-                "compaction": compaction,
-                "policy": policy_record,
-                "receipt_id": receipt_id,
-            },
-            SessionContext,
-        )
-
-
-def _message_json(message: Message) -> dict[str, Any]:
-    out: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.name is not None:
-        out["name"] = message.name
-    return out
-
-
-def _session_record(session: store.SessionRow) -> dict[str, Any]:
-    def digest(text: str | None) -> str | None:
-        return None if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    return {
-        "session_id": session.session_id,
-        "namespace": session.namespace,
-        "labels": sorted(session.labels),
-        "task_sha256": digest(session.task),
-        "system_prompt_sha256": digest(session.system_prompt),
-    }
-
-
-def _summary_record(summary: store.SummaryRow, conversation: Conversation) -> dict[str, Any]:
-    return {
-        "summary_id": summary.summary_id,
-        "to_seq": summary.to_seq,
-        "covered_sha256": summary.covered_sha256,
-        "summarizer": f"{summary.summarizer}/{summary.summarizer_version}",
-        "shown": conversation.summary is not None,
-    }
-
-
-def _memory_payload(assembly: Assembly) -> dict[str, Any]:
-    payload = context_payload(assembly)
-    return {
-        "included": payload["included"],
-        "excluded": payload["excluded"],
-        "index": payload["index"],
-        "tokens": assembly.tokens_used,
-    }

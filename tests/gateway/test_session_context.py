@@ -1,0 +1,210 @@
+"""Session contexts through real HTTP and a real PostgreSQL: the budget held at every step,
+compaction in the step's transaction, the stable prefix, policy over turns and summaries, the
+receipt, and exact replay also after more turns and later compactions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from litestar.testing import TestClient
+
+from gateway.core.tokens import load_tokenizer
+from tests.conftest import Key, KeyFactory
+from tests.gateway.sessions_helpers import append, context, open_session
+from tests.gateway.test_policies_api import activate
+
+TOKENIZER = load_tokenizer()
+
+
+def chat(client: TestClient[Any], key: Key, session_id: str, start: int, count: int) -> None:
+    for i in range(start, start + count):
+        response = append(
+            client,
+            key,
+            session_id,
+            ("user", f"Day {i}: we decided to visit museum {i} in Lisbon. Is it open Mondays?"),
+            ("assistant", f"Museum {i} opens at 10:00, tickets cost {i} euros."),
+        )
+        assert response.status_code == 200, response.text
+
+
+def test_the_context_stays_within_budget_as_the_history_grows(
+    client: TestClient[Any], agent: Key
+) -> None:
+    session_id = open_session(client, agent, budget_tokens=700, system_prompt="Be brief.")[
+        "session_id"
+    ]
+    sizes = []
+    for step in range(6):
+        chat(client, agent, session_id, step * 15, 15)
+        response = context(client, agent, session_id)
+        assert response.status_code == 200, response.text
+        body = response.json()
+        assert TOKENIZER.count(body["text"]) == body["tokens_used"] <= 700
+        # `text` is the messages as one string, every message counted.
+        rendered = "\n\n".join(f"{m['role']}: {m['content']}" for m in body["messages"])
+        assert rendered == body["text"]
+        sum_of_parts = sum(TOKENIZER.count(m["content"]) for m in body["messages"])
+        assert sum_of_parts <= 700
+        sizes.append(body["tokens_used"])
+        assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+        assert body["messages"][1]["content"].startswith("Task: Help the user plan")
+        assert body["turns"]["last_seq"] == (step + 1) * 30  # the newest turn is always there
+    assert body["summary"] is not None and body["summary"]["covers"][0] == 1
+    assert max(sizes) <= 700
+
+
+def test_compaction_folds_the_oldest_turns_in_the_receipts_transaction(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    session_id = open_session(client, agent, budget_tokens=600, keep_last=2)["session_id"]
+    chat(client, agent, session_id, 0, 20)
+    first = context(client, agent, session_id).json()
+    folded = first["compaction"]["folded"]
+    assert folded is not None and folded[0] == 1
+    assert first["summary"]["covers"] == [1, folded[1]]
+    assert first["turns"]["first_seq"] == folded[1] + 1
+    assert first["compaction"]["tokens_after"] < first["compaction"]["tokens_before"]
+    # The summary keeps whole sentences that carry decisions, names and numbers.
+    summary_text = first["messages"][1]["content"]
+    assert "decided to visit museum" in summary_text
+    # Nothing new: no compaction, the same prefix (system, task, summary) byte for byte.
+    second = context(client, agent, session_id).json()
+    assert second["compaction"]["folded"] is None
+    prefix = first["prefix_messages"]
+    assert second["messages"][:prefix] == first["messages"][:prefix]
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT summary_id, to_seq, previous_summary_id FROM session_summaries"
+        ).fetchall()
+        receipts = conn.execute(
+            "SELECT count(*) FROM receipts WHERE kind = 'session_context'"
+        ).fetchone()
+    assert [(r[0], r[1], r[2]) for r in rows] == [(first["summary"]["summary_id"], folded[1], None)]
+    assert receipts == (2,)
+
+
+def test_the_session_context_receipt_records_what_replay_needs(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    session_id = open_session(client, agent, budget_tokens=800)["session_id"]
+    chat(client, agent, session_id, 0, 25)
+    body = context(client, agent, session_id, purpose="planning").json()
+    receipt = client.get(f"/v1/receipts/{body['receipt_id']}", headers=agent.headers).json()["body"]
+    assert receipt["kind"] == "session_context" and receipt["subject"]["purpose"] == "planning"
+    assert receipt["bundle"]["sha256"] == body["text_sha256"]
+    assert receipt["summary"]["summary_id"] == body["summary"]["summary_id"]
+    shown = [t for t in receipt["turns"] if t["shown"]]
+    assert [t["seq"] for t in shown][-1] == body["turns"]["last_seq"]
+    assert all(len(t["content_sha256"]) == 64 for t in receipt["turns"])
+    assert receipt["assembler"]["session_layout"].startswith("session/")
+    auditor = make_key(role="auditor")
+    verified = client.get(f"/v1/receipts/{body['receipt_id']}/verify", headers=auditor.headers)
+    assert verified.status_code == 200 and verified.json()["valid"], verified.text
+
+
+def replay(client: TestClient[Any], auditor: Key, receipt_id: str, **body: Any) -> Any:
+    return client.post(
+        f"/v1/receipts/{receipt_id}/replay", json={"mode": "exact", **body}, headers=auditor.headers
+    )
+
+
+def test_exact_replay_reproduces_the_bytes_after_more_turns_and_compactions(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    auditor = make_key(role="auditor")
+    session_id = open_session(client, agent, budget_tokens=600)["session_id"]
+    chat(client, agent, session_id, 0, 12)
+    original = context(client, agent, session_id).json()
+    assert original["memory"] is not None and original["memory"]["included"]
+    # More history, more compactions: the recorded turns and summary are immutable rows.
+    for start in (12, 24, 36):
+        chat(client, agent, session_id, start, 12)
+        later = context(client, agent, session_id).json()
+        assert later["compaction"]["folded"] is not None
+    replayed = replay(client, auditor, original["receipt_id"])
+    assert replayed.status_code == 200, replayed.text
+    result = replayed.json()
+    assert result["identical"], result["problems"]
+    assert result["text"] == original["text"] and result["problems"] == []
+    parent = client.get(f"/v1/receipts/{result['receipt_id']}", headers=auditor.headers).json()
+    assert parent["body"]["parent_receipt_id"] == original["receipt_id"]
+    current = replay(client, auditor, original["receipt_id"], mode="current")
+    assert current.status_code == 422 and current.json()["code"] == "replay_unsupported"
+
+
+POLICY = b"""apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: sessions, revision: "1"}
+spec:
+  mode: enforce
+  combining: deny-overrides
+  default_decision: allow
+  rules:
+    - id: no-tool-output
+      effect: deny
+      when: {field: turn.role, op: eq, value: tool}
+      reason: Tool output stays out of contexts
+    - id: redact-email-in-pii-sessions
+      stage: transform
+      effect: redact
+      detectors: [email]
+      when: {field: session.labels, op: contains_any, value: [pii]}
+      reason: Contact details are personal data
+"""
+
+
+def test_policy_judges_turns_and_redacts_before_counting(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    digest = activate(client, make_key(role="admin"), POLICY, "enforce")
+    session_id = open_session(client, agent, labels=["pii"], memory_budget_tokens=0)["session_id"]
+    append(
+        client,
+        agent,
+        session_id,
+        ("user", "Mail me at ana.silva@example.com about the hotel."),
+        ("tool", "SECRET-TOOL-OUTPUT 42"),
+        ("assistant", "Will do."),
+    )
+    body = context(client, agent, session_id).json()
+    assert "ana.silva@example.com" not in body["text"]
+    assert "SECRET-TOOL-OUTPUT" not in body["text"]
+    assert TOKENIZER.count(body["text"]) == body["tokens_used"]
+    assert body["memory"] is None  # memory_budget_tokens 0: no hydration
+    assert body["policy"]["digest"] == digest
+    receipt = client.get(f"/v1/receipts/{body['receipt_id']}", headers=agent.headers).json()["body"]
+    assert [w["reason"] for w in receipt["withheld"]] == ["policy_denied"]
+    assert [t["seq"] for t in receipt["turns"] if not t["shown"]] == [2]
+    # The history read is judged by the same policy.
+    history = client.get(f"/v1/sessions/{session_id}/turns", headers=agent.headers).json()
+    assert [t["seq"] for t in history["turns"]] == [1, 3]
+    assert "ana.silva@example.com" not in history["turns"][0]["content"]
+    # And exact replay judges the recorded turns again under the recorded policy.
+    replayed = replay(client, make_key(role="auditor"), body["receipt_id"]).json()
+    assert replayed["identical"] and "SECRET-TOOL-OUTPUT" not in replayed["text"]
+
+
+def test_the_memory_part_leaves_out_copies_of_turns_shown_verbatim(
+    client: TestClient[Any], agent: Key
+) -> None:
+    session_id = open_session(client, agent, budget_tokens=2000)["session_id"]
+    appended = append(client, agent, session_id, ("user", "Which museum opens on Mondays?"))
+    body = context(client, agent, session_id).json()
+    [shown] = appended.json()["memory_ids"]
+    memory = body["memory"]
+    assert shown not in {i["memory_id"] for i in memory["included"]}
+    assert shown not in memory["index"]["entries"]
+
+
+def test_a_context_budget_below_the_minimum_is_refused_with_it(
+    client: TestClient[Any], agent: Key
+) -> None:
+    session_id = open_session(client, agent)["session_id"]
+    response = context(client, agent, session_id, budget_tokens=30)
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "budget_too_small"
+    assert "minimum" in response.json()["errors"][0]["message"]
+    blank = context(client, agent, session_id, query="   ")
+    assert blank.status_code == 422 and blank.json()["errors"][0]["field"] == "query"
