@@ -92,13 +92,17 @@ def summarize(
 ) -> str:
     """Fold `turns` into `previous` (a summary this function made, or None): the best whole
     sentences whose lines fit `share` tokens, one line each, in the order they were said."""
-    seen: set[str] = set()
-    lines: list[_Line] = []
-    for order, (seq, role, sentence) in enumerate(_candidates(previous, turns)):
+    # Deduplicated keeping the latest saying of a sentence: a repeated decision is current.
+    latest: dict[str, int] = {}
+    candidates = _candidates(previous, turns)
+    for order, (_, _, sentence) in enumerate(candidates):
         key = _key(sentence)
-        if not key or key in seen:
+        if key:
+            latest[key] = order
+    lines: list[_Line] = []
+    for order, (seq, role, sentence) in enumerate(candidates):
+        if latest.get(_key(sentence)) != order:
             continue
-        seen.add(key)
         text = f"- t{seq} {role}: {sentence}"
         lines.append(_Line(seq, order, text, _score(sentence, role), tokenizer.count(text) + 1))
     # Best first; among equals the more recent, since later turns revise earlier ones.
