@@ -25,6 +25,10 @@ BENCHMARKS = {
     "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
     "roundtrips": ("bench.roundtrips", "database round trips per request, counted on the wire"),
     "hops": ("bench.hops", "cross-module calls and layer reversals of one /v1/context"),
+    "sessions": (
+        "bench.sessions",
+        "session contexts over LongMemEval_S: tokens per turn, what survives, speed",
+    ),
     "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
     "integration": (
         "bench.integration",

@@ -25,7 +25,7 @@ from gateway.usecases.receipting import Recorder
 from gateway.usecases.replay import Replayer
 from gateway.usecases.session_context import SessionContexts
 from gateway.usecases.sessions import Sessions
-from gateway.usecases.summarizers import ExtractiveSummarizer
+from gateway.usecases.summarizers import build_summarizer
 
 __all__ = ["Runtime", "start_runtime"]
 
@@ -77,10 +77,12 @@ async def start_runtime(
             recorder=Recorder(signer=signer, new_id=new_id),
             policies=PolicyRegistry(),
         )
+        summarizer = build_summarizer(settings, tokenizer)
+        stack.push_async_callback(summarizer.aclose)
         session_contexts = SessionContexts(
             pool=pool,
             discloser=discloser,
-            summarizer=ExtractiveSummarizer(tokenizer),
+            summarizer=summarizer,
             tokenizer=tokenizer,
             clock=clock,
             new_id=new_id,

@@ -26,6 +26,8 @@ Role = Literal["agent", "auditor", "admin"]
 ROLES: tuple[Role, ...] = ("agent", "auditor", "admin")
 EmbedderName = Literal["hash", "sentence-transformers", "openai"]
 _EMBEDDERS: tuple[EmbedderName, ...] = ("hash", "sentence-transformers", "openai")
+SummarizerName = Literal["extractive", "openai"]
+_SUMMARIZERS: tuple[SummarizerName, ...] = ("extractive", "openai")
 
 T = TypeVar("T")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -63,6 +65,9 @@ class Settings:
     openai_api_key: str | None = None
     openai_model: str = "text-embedding-3-small"
     openai_timeout_seconds: float = 30.0
+    summarizer: SummarizerName = "extractive"
+    summarizer_base_url: str | None = None  # None: GATEWAY_OPENAI_BASE_URL
+    summarizer_model: str = "gpt-4o-mini"
     budget_base_tokens: int = 4000
     budget_role_offsets: Mapping[str, int] = field(default_factory=dict)
     receipt_keyring: Path | None = None
@@ -119,6 +124,9 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         openai_timeout_seconds=read(
             "OPENAI_TIMEOUT_SECONDS", _float_between(0.1, 600.0), defaults.openai_timeout_seconds
         ),
+        summarizer=read("SUMMARIZER", _one_of(_SUMMARIZERS), defaults.summarizer),
+        summarizer_base_url=read("SUMMARIZER_BASE_URL", _http_url, None),
+        summarizer_model=read("SUMMARIZER_MODEL", str, defaults.summarizer_model),
         budget_base_tokens=read(
             "BUDGET_BASE_TOKENS", _int_between(1, 128_000), defaults.budget_base_tokens
         ),

@@ -12,8 +12,9 @@ from typing import Protocol
 
 from gateway.core.summary import EXTRACTIVE, Folded, summarize
 from gateway.core.tokens import Tokenizer
+from gateway.settings import Settings
 
-__all__ = ["ExtractiveSummarizer", "Summarizer"]
+__all__ = ["ExtractiveSummarizer", "Summarizer", "build_summarizer"]
 
 
 class Summarizer(Protocol):
@@ -27,6 +28,9 @@ class Summarizer(Protocol):
 
     async def fold(self, previous: str | None, turns: Sequence[Folded], share: int) -> str: ...
 
+    async def aclose(self) -> None:
+        """Release what it holds (a connection pool to a model server)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ExtractiveSummarizer:
@@ -38,3 +42,21 @@ class ExtractiveSummarizer:
 
     async def fold(self, previous: str | None, turns: Sequence[Folded], share: int) -> str:
         return summarize(previous, turns, share, self.tokenizer)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def build_summarizer(settings: Settings, tokenizer: Tokenizer) -> Summarizer:
+    """The summarizer `GATEWAY_SUMMARIZER` names: extractive (default) or an OpenAI-compatible
+    chat model at `GATEWAY_SUMMARIZER_BASE_URL` (default `GATEWAY_OPENAI_BASE_URL`)."""
+    if settings.summarizer == "openai":
+        from gateway.summarizing import OpenAIChatSummarizer
+
+        return OpenAIChatSummarizer(
+            settings.summarizer_base_url or settings.openai_base_url,
+            settings.summarizer_model,
+            settings.openai_api_key,
+            timeout_seconds=settings.openai_timeout_seconds,
+        )
+    return ExtractiveSummarizer(tokenizer)

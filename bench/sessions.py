@@ -1,0 +1,333 @@
+"""Sessions over real LongMemEval_S conversations, through the real app over real HTTP.
+
+1. ``tokens``: the turns of one question (~500) appended one by one to a session; after each, what
+   append-everything would send (system + task + every turn, rendered as the session renders)
+   against the session context at budgets 2,000 and 4,000. Also the speed figures: append and
+   context latency around turns 10 / 100 / 500, and what a compacting context call costs.
+2. ``survive``: every question replayed as one session (its turns in order, in batches, with
+   ``occurred_at``), then one context call with the question as the step query at 2,000 and
+   4,000 tokens. Judge-free: the share of evidence turns present verbatim in the context text,
+   and whether the answer string appears in it. Baselines in the same run, same turns, same
+   budgets: the last turns that fit (sliding window), the extractive summary alone
+   (``gateway.core.summary`` over every turn) and ``/v1/context`` over the turns as memories
+   (the session's own ``remember_turns`` memories, so exactly the same texts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.harness import (
+    OUT_DIR,
+    embedded_postgres,
+    machine,
+    markdown_table,
+    new_database,
+    percentile,
+    serve,
+    write_result,
+)
+from bench.longmemeval import DATASET, Question, load_questions
+from gateway.core.summary import Folded, summarize
+from gateway.core.tokens import load_tokenizer
+
+BUDGETS = (2000, 4000)
+MARKS = (10, 50, 100, 500)
+TASK = "Answer the user's questions about their past conversations with the assistant."
+SYSTEM = "You are a helpful assistant with a long memory."
+BATCH_BYTES = 600_000  # under the gateway's 1 MiB body limit with room for JSON escapes
+TOKENIZER = load_tokenizer()
+
+
+@dataclass(frozen=True)
+class Asked:
+    question: Question
+    answer: str
+
+
+def _answers(path: Path = DATASET) -> dict[str, str]:
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        return {row["question_id"]: str(row["answer"]) for row in map(json.loads, lines)}
+
+
+def _occurred(stamp: str, order: int) -> str:
+    # Turns of one session share its date; a microsecond per position keeps them in order.
+    at = datetime.strptime(stamp, "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
+    return at.replace(microsecond=order % 1_000_000).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _turns(question: Question) -> list[dict[str, Any]]:
+    return [
+        {
+            "role": t.role if t.role in ("user", "assistant") else "user",
+            "content": t.text if t.text.strip() else "(empty turn)",
+            "occurred_at": _occurred(t.stamp, t.order),
+        }
+        for t in question.turns
+    ]
+
+
+def _batches(turns: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    batches: list[list[dict[str, Any]]] = [[]]
+    size = 0
+    for turn in turns:
+        cost = len(json.dumps(turn).encode("utf-8"))
+        if batches[-1] and (len(batches[-1]) == 100 or size + cost > BATCH_BYTES):
+            batches.append([])
+            size = 0
+        batches[-1].append(turn)
+        size += cost
+    return batches
+
+
+async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    response = await client.post(path, json=body)
+    if response.status_code >= 300:
+        raise RuntimeError(f"{path}: {response.status_code} {response.text[:500]}")
+    result: dict[str, Any] = response.json()
+    return result
+
+
+async def _session(client: httpx.AsyncClient, namespace: str, budget: int) -> str:
+    body = {"namespace": namespace, "task": TASK, "system_prompt": SYSTEM, "budget_tokens": budget}
+    return str((await _post(client, "/v1/sessions", body))["session_id"])
+
+
+def _append_everything(turns: Sequence[dict[str, Any]]) -> int:
+    """What the naive loop sends: every turn, rendered as the session renders messages."""
+    blocks = [f"system: {SYSTEM}", f"system: Task: {TASK}"]
+    blocks += [f"{t['role']}: {t['content']}" for t in turns]
+    return TOKENIZER.count("\n\n".join(blocks))
+
+
+async def run_tokens(client: httpx.AsyncClient, asked: Asked, limit: int) -> dict[str, Any]:
+    turns = _turns(asked.question)[:limit]
+    sessions = {b: await _session(client, f"tok-{b}", b) for b in BUDGETS}
+    rows: list[dict[str, Any]] = []
+    appends: list[float] = []
+    contexts: dict[int, list[tuple[float, bool]]] = {b: [] for b in BUDGETS}
+    for n, turn in enumerate(turns, start=1):
+        row: dict[str, Any] = {"turn": n, "append_everything": _append_everything(turns[:n])}
+        for budget, session_id in sessions.items():
+            started = time.perf_counter()
+            await _post(client, f"/v1/sessions/{session_id}/turns", {"turns": [turn]})
+            appends.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            step = await _post(client, f"/v1/sessions/{session_id}/context", {})
+            contexts[budget].append(
+                (time.perf_counter() - started, step["compaction"]["folded"] is not None)
+            )
+            assert step["tokens_used"] <= budget, step["tokens_used"]
+            row[f"context_{budget}"] = step["tokens_used"]
+        rows.append(row)
+
+    def around(values: Sequence[float], mark: int) -> float:
+        window = values[max(0, mark - 10) : mark]
+        return round(percentile(window, 50) * 1000, 2) if window else float("nan")
+
+    per_turn_appends = appends[0::2]  # one session's appends, one per turn
+    speed: dict[str, Any] = {"append_p50_ms": {}, "context_p50_ms": {}, "compaction": {}}
+    for mark in (10, 100, 500):
+        if mark <= len(turns):
+            speed["append_p50_ms"][mark] = around(per_turn_appends, mark)
+            for budget in BUDGETS:
+                latencies = [s for s, _ in contexts[budget]]
+                speed["context_p50_ms"].setdefault(str(budget), {})[mark] = around(latencies, mark)
+    for budget in BUDGETS:
+        folding = [s for s, folded in contexts[budget] if folded]
+        plain = [s for s, folded in contexts[budget] if not folded]
+        speed["compaction"][str(budget)] = {
+            "calls_that_folded": len(folding),
+            "folding_p50_ms": round(percentile(folding, 50) * 1000, 2) if folding else None,
+            "plain_p50_ms": round(percentile(plain, 50) * 1000, 2) if plain else None,
+        }
+    return {"question_id": asked.question.question_id, "rows": rows, "speed": speed}
+
+
+def _sliding_window(turns: Sequence[dict[str, Any]], budget: int) -> str:
+    """The last turns that fit the budget after the system prompt and the task."""
+    head = [f"system: {SYSTEM}", f"system: Task: {TASK}"]
+    kept: list[str] = []
+    for turn in reversed(turns):
+        candidate = [*head, f"{turn['role']}: {turn['content']}", *kept]
+        if TOKENIZER.count("\n\n".join(candidate)) > budget:
+            break
+        kept.insert(0, f"{turn['role']}: {turn['content']}")
+    return "\n\n".join([*head, *kept])
+
+
+def _summary_only(turns: Sequence[dict[str, Any]], budget: int) -> str:
+    head = f"system: {SYSTEM}\n\nsystem: Task: {TASK}\n\nsystem: Summary:\n"
+    folded = [Folded(i + 1, t["role"], t["content"]) for i, t in enumerate(turns)]
+    return head + summarize(None, folded, budget - TOKENIZER.count(head) - 2, TOKENIZER)
+
+
+def _measure(
+    text: str, turns: Sequence[dict[str, Any]], evidence: Sequence[int], answer: str
+) -> dict[str, Any]:
+    present = sum(turns[i]["content"] in text for i in evidence)
+    return {
+        "evidence": present / len(evidence),
+        "answer": answer.lower() in text.lower(),
+        "tokens": TOKENIZER.count(text),
+    }
+
+
+async def run_survive(client: httpx.AsyncClient, asked: Asked) -> dict[str, Any]:
+    question = asked.question
+    turns = _turns(question)
+    evidence = [i for i, t in enumerate(question.turns) if t.source_ref in question.evidence]
+    result: dict[str, Any] = {"question_id": question.question_id, "methods": {}}
+    for budget in BUDGETS:
+        namespace = f"{question.namespace}-{budget}"
+        session_id = await _session(client, namespace, budget)
+        for batch in _batches(turns):
+            await _post(client, f"/v1/sessions/{session_id}/turns", {"turns": batch})
+        step = await _post(
+            client, f"/v1/sessions/{session_id}/context", {"query": question.question}
+        )
+        memory_only = await _post(
+            client,
+            "/v1/context",
+            {"task": question.question, "namespaces": [namespace], "budget_tokens": budget},
+        )
+        texts = {
+            "session_context": step["text"],
+            "sliding_window": _sliding_window(turns, budget),
+            "summary_only": _summary_only(turns, budget),
+            "memory_only_context": memory_only["bundle"],
+        }
+        for method, text in texts.items():
+            measured = _measure(text, turns, evidence, asked.answer)
+            result["methods"].setdefault(method, {})[str(budget)] = measured
+    return result
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def survive_table(records: Sequence[dict[str, Any]]) -> str:
+    methods = list(records[0]["methods"]) if records else []
+    rows = []
+    for method in methods:
+        row: list[object] = [method]
+        for budget in BUDGETS:
+            cells = [r["methods"][method][str(budget)] for r in records]
+            row += [
+                _mean([c["evidence"] for c in cells]),
+                _mean([float(c["answer"]) for c in cells]),
+                round(_mean([c["tokens"] for c in cells])),
+            ]
+        rows.append(row)
+    headers = ["method"]
+    for budget in BUDGETS:
+        headers += [f"evidence@{budget}", f"answer@{budget}", f"tokens@{budget}"]
+    return markdown_table(headers, rows)
+
+
+def tokens_table(tokens: dict[str, Any]) -> str:
+    rows = []
+    for row in tokens["rows"]:
+        if row["turn"] in MARKS or row["turn"] == len(tokens["rows"]):
+            naive = row["append_everything"]
+            rows.append(
+                [
+                    row["turn"],
+                    naive,
+                    *[row[f"context_{b}"] for b in BUDGETS],
+                    *[f"{naive / row[f'context_{b}']:.1f}x" for b in BUDGETS],
+                ]
+            )
+    headers = ["turn", "append-everything", *[f"context@{b}" for b in BUDGETS]]
+    headers += [f"ratio@{b}" for b in BUDGETS]
+    return markdown_table(headers, rows)
+
+
+def chart(tokens: dict[str, Any], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = tokens["rows"]
+    x = [r["turn"] for r in rows]
+    figure, axis = plt.subplots(figsize=(8, 5))
+    axis.plot(x, [r["append_everything"] for r in rows], "--", label="append everything")
+    for budget in BUDGETS:
+        axis.plot(x, [r[f"context_{budget}"] for r in rows], label=f"session context @ {budget}")
+    axis.set_yscale("log")
+    axis.set_xlabel("turn")
+    axis.set_ylabel("tokens sent this step (cl100k_base, log scale)")
+    axis.set_title(f"Tokens per turn, LongMemEval_S {tokens['question_id']}")
+    axis.grid(alpha=0.3)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, format="svg")
+    plt.close(figure)
+    return path
+
+
+async def _run(
+    args: argparse.Namespace, server_url: str, headers: dict[str, str]
+) -> dict[str, Any]:
+    answers = _answers()
+    questions = [Asked(q, answers[q.question_id]) for q in load_questions()]
+    if args.sample:
+        questions = questions[: args.sample]
+    result: dict[str, Any] = {}
+    async with httpx.AsyncClient(base_url=server_url, headers=headers, timeout=300) as client:
+        if args.part in ("tokens", "all"):
+            longest = max(questions, key=lambda a: len(a.question.turns))
+            result["tokens"] = await run_tokens(client, longest, args.turns)
+        if args.part in ("survive", "all"):
+            semaphore = asyncio.Semaphore(args.concurrency)
+
+            async def one(asked: Asked) -> dict[str, Any]:
+                async with semaphore:
+                    return await run_survive(client, asked)
+
+            result["survive"] = await asyncio.gather(*(one(a) for a in questions))
+    return result
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench sessions", description=__doc__)
+    parser.add_argument("--part", choices=("tokens", "survive", "all"), default="all")
+    parser.add_argument("--turns", type=int, default=500, help="turns of the tokens run")
+    parser.add_argument("--sample", type=int, default=0, help="first N questions (0: all)")
+    parser.add_argument("--concurrency", type=int, default=2)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    with embedded_postgres() as server:
+        database = new_database(server, "bench_sessions")
+        with serve(database) as app:
+            result = asyncio.run(_run(args, app.base_url, app.headers))
+        result |= {
+            "benchmark": "sessions",
+            "command": "python -m bench sessions " + " ".join(argv),
+            "machine": machine(server),
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+    path = write_result("sessions", result)
+    if "tokens" in result:
+        svg = chart(result["tokens"], path.with_suffix(".svg"))
+        print(tokens_table(result["tokens"]))
+        print(json.dumps(result["tokens"]["speed"], indent=2))
+        print(f"chart: {svg.name}")
+    if "survive" in result:
+        print(f"\n{len(result['survive'])} questions\n")
+        print(survive_table(result["survive"]))
+    print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)}")
+    return 0
