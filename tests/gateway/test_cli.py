@@ -214,3 +214,34 @@ def test_serve_with_two_workers(data_dir: Path) -> None:
     assert output.count("Started server process") == 2
     searches = 'ctxgw_http_requests_total{method="POST",route="/v1/search",status="200"} 6.0'
     assert all(searches in text for text in scraped), scraped
+
+
+def test_session_create_append_from_jsonl_and_print_a_context(
+    server: tuple[Path, str, subprocess.Popen[str]], tmp_path: Path
+) -> None:
+    data_dir, base, _ = server
+    created = run(data_dir, "session", "--url", base, "create", "--namespace", "chat",
+                  "--task", "Plan a trip to Lisbon", "--budget", "500")  # fmt: skip
+    assert created.returncode == 0, created.stderr
+    session_id = created.stdout.strip()
+    turns = tmp_path / "turns.jsonl"
+    lines = [
+        json.dumps(
+            {"role": "user" if i % 2 == 0 else "assistant", "content": f"Turn {i}: museum {i}."}
+        )
+        for i in range(150)
+    ]
+    turns.write_text("\n".join(lines) + "\n")
+    appended = run(data_dir, "session", "--url", base, "append", session_id, str(turns))
+    assert appended.returncode == 0, appended.stderr
+    assert appended.stdout.strip() == "appended turns 1..150"  # two appends: 100, then 50
+    shown = run(data_dir, "session", "--url", base, "context", session_id)
+    assert shown.returncode == 0, shown.stderr
+    assert "Task: Plan a trip to Lisbon" in shown.stdout and "Turn 149: museum 149." in shown.stdout
+    assert "/500 tokens" in shown.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "ok"}\nnot json\n')
+    failed = run(data_dir, "session", "--url", base, "append", session_id, str(bad))
+    assert failed.returncode == 2 and "line 2 is not JSON" in failed.stderr
+    refused = run(data_dir, "session", "--url", base, "context", session_id, "--budget", "10")
+    assert refused.returncode == 1 and "minimum" in refused.stderr
