@@ -99,8 +99,7 @@ async def append_turns(
 async def session_context(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
 ) -> SessionContext:
-    raw = await request.body()
-    body = decode_struct(decode_json(raw) if raw.strip() else {}, SessionContextIn)
+    body = decode_struct(decode_json(await request.body()), SessionContextIn)
     _raise(_require_text(body.query, "query"))
     step = ContextStep(body.budget_tokens, body.query, body.purpose)
     return await runtime.session_contexts.context(

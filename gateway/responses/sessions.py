@@ -46,8 +46,9 @@ class SessionInfo(msgspec.Struct, frozen=True):
     labels: list[str]
     created_at: Timestamp
     turn_count: int
-    created: bool  # False when an idempotent retry returned the earlier session
     latest_summary: SummaryRef | None
+    # On create: False when an idempotent retry returned the earlier session; None on reads.
+    created: bool | None = None
 
 
 class Appended(msgspec.Struct, frozen=True):

@@ -137,7 +137,7 @@ async def open_session(
 
 
 def _info(
-    session: store.SessionRow, summary: store.SummaryRow | None, *, created: bool
+    session: store.SessionRow, summary: store.SummaryRow | None, *, created: bool | None
 ) -> SessionInfo:
     return SessionInfo(
         session_id=session.session_id,
@@ -240,7 +240,7 @@ class Sessions:
             principal.require_role("agent", "admin")
             session = await open_session(conn, principal, session_id)
             summary = await store.latest_summary(conn, principal.tenant_id, session_id)
-        return _info(session, summary, created=True)
+        return _info(session, summary, created=None)
 
     async def append(self, authorization: str | None, session_id: str, ask: AppendAsk) -> Appended:
         async with unit_of_work(self.pool, authorization) as (conn, principal):

@@ -23,6 +23,9 @@ BODIES = {
     ("/v1/policies/{digest}/activate", "post"): "application/json",
     ("/v1/receipts/{receipt_id}/replay", "post"): "application/json",
     ("/v1/policies/what-if", "post"): "application/json",
+    ("/v1/sessions", "post"): "application/json",
+    ("/v1/sessions/{session_id}/turns", "post"): "application/json",
+    ("/v1/sessions/{session_id}/context", "post"): "application/json",
 }
 
 
@@ -68,6 +71,15 @@ def test_the_receipt_listing_documents_its_query(document: dict[str, Any]) -> No
         parameters = {p["name"]: p for p in document["paths"][path]["get"]["parameters"]}
         assert set(parameters) >= {"agent_id", "kind", "since", "until", "memory_id", "limit"}
         assert all(p["in"] == "query" and p["required"] is False for p in parameters.values())
+
+
+def test_the_session_history_documents_its_paging(document: dict[str, Any]) -> None:
+    operation = document["paths"]["/v1/sessions/{session_id}/turns"]["get"]
+    parameters = {p["name"]: p for p in operation["parameters"] if p["in"] == "query"}
+    assert set(parameters) == {"after", "limit", "purpose"}
+    append = _body(document, "/v1/sessions/{session_id}/turns", "post")
+    turns = append["content"]["application/json"]["schema"]["properties"]["turns"]
+    assert turns["maxItems"] == 100 and turns["items"]["required"] == ["role", "content"]
 
 
 def test_a_body_built_from_the_documented_fields_is_accepted(
