@@ -99,9 +99,23 @@ async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> d
     return result
 
 
-async def _session(client: httpx.AsyncClient, namespace: str, budget: int) -> str:
-    body = {"namespace": namespace, "task": TASK, "system_prompt": SYSTEM, "budget_tokens": budget}
+async def _session(
+    client: httpx.AsyncClient, namespace: str, budget: int, memory: int | None = None
+) -> str:
+    body: dict[str, Any] = {
+        "namespace": namespace,
+        "task": TASK,
+        "system_prompt": SYSTEM,
+        "budget_tokens": budget,
+    }
+    if memory is not None:
+        body["memory_budget_tokens"] = memory
     return str((await _post(client, "/v1/sessions", body))["session_id"])
+
+
+# The sessions of the tokens run: label -> (budget, memory share). `2000-no-memory` isolates the
+# session mechanism (history, compaction, layout, receipt) from the memory recall beside it.
+SERIES = {"2000": (2000, None), "4000": (4000, None), "2000-no-memory": (2000, 0)}
 
 
 def _append_everything(turns: Sequence[dict[str, Any]]) -> int:
@@ -113,41 +127,45 @@ def _append_everything(turns: Sequence[dict[str, Any]]) -> int:
 
 async def run_tokens(client: httpx.AsyncClient, asked: Asked, limit: int) -> dict[str, Any]:
     turns = _turns(asked.question)[:limit]
-    sessions = {b: await _session(client, f"tok-{b}", b) for b in BUDGETS}
+    sessions = {
+        label: await _session(client, f"tok-{label}", budget, memory)
+        for label, (budget, memory) in SERIES.items()
+    }
     rows: list[dict[str, Any]] = []
     appends: list[float] = []
-    contexts: dict[int, list[tuple[float, bool]]] = {b: [] for b in BUDGETS}
+    contexts: dict[str, list[tuple[float, bool]]] = {label: [] for label in SERIES}
     for n, turn in enumerate(turns, start=1):
         row: dict[str, Any] = {"turn": n, "append_everything": _append_everything(turns[:n])}
-        for budget, session_id in sessions.items():
+        for label, session_id in sessions.items():
+            budget = SERIES[label][0]
             started = time.perf_counter()
             await _post(client, f"/v1/sessions/{session_id}/turns", {"turns": [turn]})
-            appends.append(time.perf_counter() - started)
+            if label == "2000":
+                appends.append(time.perf_counter() - started)
             started = time.perf_counter()
             step = await _post(client, f"/v1/sessions/{session_id}/context", {})
-            contexts[budget].append(
+            contexts[label].append(
                 (time.perf_counter() - started, step["compaction"]["folded"] is not None)
             )
             assert step["tokens_used"] <= budget, step["tokens_used"]
-            row[f"context_{budget}"] = step["tokens_used"]
+            row[f"context_{label}"] = step["tokens_used"]
         rows.append(row)
 
     def around(values: Sequence[float], mark: int) -> float:
         window = values[max(0, mark - 10) : mark]
         return round(percentile(window, 50) * 1000, 2) if window else float("nan")
 
-    per_turn_appends = appends[0::2]  # one session's appends, one per turn
     speed: dict[str, Any] = {"append_p50_ms": {}, "context_p50_ms": {}, "compaction": {}}
     for mark in (10, 100, 500):
         if mark <= len(turns):
-            speed["append_p50_ms"][mark] = around(per_turn_appends, mark)
-            for budget in BUDGETS:
-                latencies = [s for s, _ in contexts[budget]]
-                speed["context_p50_ms"].setdefault(str(budget), {})[mark] = around(latencies, mark)
-    for budget in BUDGETS:
-        folding = [s for s, folded in contexts[budget] if folded]
-        plain = [s for s, folded in contexts[budget] if not folded]
-        speed["compaction"][str(budget)] = {
+            speed["append_p50_ms"][mark] = around(appends, mark)
+            for label in SERIES:
+                latencies = [s for s, _ in contexts[label]]
+                speed["context_p50_ms"].setdefault(label, {})[mark] = around(latencies, mark)
+    for label in SERIES:
+        folding = [s for s, folded in contexts[label] if folded]
+        plain = [s for s, folded in contexts[label] if not folded]
+        speed["compaction"][label] = {
             "calls_that_folded": len(folding),
             "folding_p50_ms": round(percentile(folding, 50) * 1000, 2) if folding else None,
             "plain_p50_ms": round(percentile(plain, 50) * 1000, 2) if plain else None,
@@ -265,8 +283,8 @@ def chart(tokens: dict[str, Any], path: Path) -> Path:
     x = [r["turn"] for r in rows]
     figure, axis = plt.subplots(figsize=(8, 5))
     axis.plot(x, [r["append_everything"] for r in rows], "--", label="append everything")
-    for budget in BUDGETS:
-        axis.plot(x, [r[f"context_{budget}"] for r in rows], label=f"session context @ {budget}")
+    for label in SERIES:
+        axis.plot(x, [r[f"context_{label}"] for r in rows], label=f"session context @ {label}")
     axis.set_yscale("log")
     axis.set_xlabel("turn")
     axis.set_ylabel("tokens sent this step (cl100k_base, log scale)")

@@ -4,6 +4,7 @@ receipt, and exact replay also after more turns and later compactions."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import psycopg
@@ -208,3 +209,28 @@ def test_a_context_budget_below_the_minimum_is_refused_with_it(
     assert "minimum" in response.json()["errors"][0]["message"]
     blank = context(client, agent, session_id, query="   ")
     assert blank.status_code == 422 and blank.json()["errors"][0]["field"] == "query"
+
+
+def test_a_summary_outgrowing_its_share_is_summarized_again_not_cut(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    session_id = open_session(client, agent, budget_tokens=3000, memory_budget_tokens=0)[
+        "session_id"
+    ]
+    chat(client, agent, session_id, 0, 60)
+    large = context(client, agent, session_id).json()
+    assert large["summary"] is not None
+    # A smaller budget this step: the summary no longer fits its share, so it is folded again
+    # (with whatever else must be folded; the previous summary named), whole sentences only.
+    small = context(client, agent, session_id, budget_tokens=600).json()
+    assert small["tokens_used"] <= 600
+    assert small["summary"]["covers"][1] >= large["summary"]["covers"][1]
+    assert small["summary"]["tokens"] < large["summary"]["tokens"]
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT previous_summary_id, text FROM session_summaries WHERE summary_id = %s",
+            (small["summary"]["summary_id"],),
+        ).fetchone()
+    assert row is not None and row[0] == large["summary"]["summary_id"]
+    lines = row[1].splitlines()
+    assert lines and all(re.fullmatch(r"- t\d+ (user|assistant): .+[.?]", line) for line in lines)
