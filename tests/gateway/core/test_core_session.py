@@ -128,27 +128,36 @@ def test_the_summary_keeps_what_matters_and_drops_chatter() -> None:
     assert "Sounds good" not in text
 
 
-def test_the_summarizer_gives_the_same_bytes_in_another_process() -> None:
-    turns = [
-        Folded(i, "user", f"On day {i} we agreed to meet Ana at {i}:00 in Porto.")
-        for i in range(40)
+_SCRIPT = """
+import json
+from gateway.core.session import ShownTurn, fixed_messages, lay_out_session, summary_message
+from gateway.core.summary import Folded, summarize
+from gateway.core.tokens import load_tokenizer
+tokenizer = load_tokenizer()
+turns = [Folded(i, "user", f"On day {i} we agreed to meet Ana at {i}:00 in Porto.") for i in range(40)]
+summary = summarize("- t0 user: We will travel in May.", turns, 120, tokenizer)
+shown = [ShownTurn(40 + i, f"t{i}", "assistant", None, f"Reply {i} <|endoftext|> é") for i in range(5)]
+laid = lay_out_session(
+    fixed_messages("Be brief.", "Plan the trip"), summary_message(summary, 39), None, shown, 300,
+    tokenizer,
+)
+print(json.dumps([summary, laid.text]))
+"""
+
+
+def test_the_summary_and_the_layout_are_the_same_bytes_in_another_process() -> None:
+    """No salted hash, set or dict order reaches the bytes: two processes with different hash
+    seeds agree."""
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", _SCRIPT],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout
+        for seed in ("1", "4242")
     ]
-    share = 120
-    here = summarize("- t0 user: We will travel in May.", turns, share, TOKENIZER)
-    script = (
-        "import json, sys\n"
-        "from gateway.core.summary import Folded, summarize\n"
-        "from gateway.core.tokens import load_tokenizer\n"
-        "turns = [Folded(i, 'user', f'On day {i} we agreed to meet Ana at {i}:00 in Porto.')"
-        " for i in range(40)]\n"
-        "print(json.dumps(summarize('- t0 user: We will travel in May.', turns, 120,"
-        " load_tokenizer())))\n"
-    )
-    there = subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        check=True,
-        env={"PYTHONHASHSEED": "12345", "PATH": ""},
-    ).stdout
-    assert json.loads(there) == here
+    assert runs[0] == runs[1]
+    summary, text = json.loads(runs[0])
+    assert summary.count("\n") >= 2 and text.startswith("system: Be brief.")
