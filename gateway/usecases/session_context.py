@@ -67,6 +67,9 @@ __all__ = [
 ]
 
 MEMORY_TOP_K = 6
+# Counted apart, messages may tokenize a little differently than joined: a margin so that the
+# memory part taking the conversation's slack never pushes the exact count over the budget.
+SLACK_MARGIN = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +259,19 @@ class SessionContexts:
         conversation: Conversation,
         now: datetime,
     ) -> Composed | None:
-        """The memory bundle for the step's query within its share, through `compose`."""
-        request = _memory_request(
-            session, step, cut.memory - self._message_overhead(), conversation.turns
+        """The memory bundle for the step's query, through `compose`: its share, plus what the
+        summary and the verbatim turns leave of theirs (they are folded down below their share,
+        and whole turns rarely fill it exactly). A session without memory share gets none."""
+        if cut.memory == 0:
+            return None
+        conversation_tokens = sum(
+            message_cost(turn_message(t), self.tokenizer) for t in conversation.turns
         )
+        if conversation.summary is not None:
+            conversation_tokens += message_cost(conversation.summary, self.tokenizer)
+        left = cut.summary + cut.turns - conversation_tokens
+        room = cut.memory + max(0, left) - self._message_overhead() - SLACK_MARGIN
+        request = _memory_request(session, step, room, conversation.turns)
         if request.budget_tokens < 1:
             return None
         found = await retrieval.find(

@@ -234,3 +234,27 @@ def test_a_summary_outgrowing_its_share_is_summarized_again_not_cut(
     assert row is not None and row[0] == large["summary"]["summary_id"]
     lines = row[1].splitlines()
     assert lines and all(re.fullmatch(r"- t\d+ (user|assistant): .+[.?]", line) for line in lines)
+
+
+def test_the_memory_part_takes_the_room_the_conversation_leaves(
+    client: TestClient[Any], agent: Key
+) -> None:
+    items = [
+        {
+            "namespace": "chat",
+            "heading": f"Museum {i} in Lisbon",
+            "content": f"Museum {i} in Lisbon opens at {8 + i % 4}:00 and is closed on "
+            f"{['Mondays', 'Tuesdays'][i % 2]}; the ticket costs {i} euros, less for students.",
+        }
+        for i in range(40)
+    ]
+    assert client.post(
+        "/v1/memories/batch", json={"items": items}, headers=agent.headers
+    ).is_success
+    session_id = open_session(client, agent, budget_tokens=2000)["session_id"]
+    append(client, agent, session_id, ("user", "Which Lisbon museum is open on Mondays?"))
+    body = context(client, agent, session_id).json()
+    # The share is a quarter (500 tokens); the short conversation leaves the rest to memories.
+    assert body["memory"]["tokens"] > 500
+    assert TOKENIZER.count(body["text"]) == body["tokens_used"] <= 2000
+    assert body["excluded_turns"] == []
