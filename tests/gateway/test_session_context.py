@@ -13,7 +13,7 @@ from litestar.testing import TestClient
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, context, open_session
-from tests.gateway.test_policies_api import activate
+from tests.gateway.test_policies_api import STRICT, activate
 
 TOKENIZER = load_tokenizer()
 
@@ -258,3 +258,21 @@ def test_the_memory_part_takes_the_room_the_conversation_leaves(
     assert body["memory"]["tokens"] > 500
     assert TOKENIZER.count(body["text"]) == body["tokens_used"] <= 2000
     assert body["excluded_turns"] == []
+
+
+def test_a_required_purpose_refuses_the_step_with_a_receipt(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    activate(client, make_key(role="admin"), STRICT, "enforce")
+    session_id = open_session(client, agent)["session_id"]
+    append(client, agent, session_id, ("user", "Book the hotel near Alfama for 3 May."))
+    refused = context(client, agent, session_id)
+    assert refused.status_code == 403 and refused.json()["code"] == "policy_refused"
+    receipt_id = refused.json()["receipt_id"]
+    receipt = client.get(f"/v1/receipts/{receipt_id}", headers=agent.headers).json()["body"]
+    assert receipt["kind"] == "refusal" and receipt["disclosure"] == "session_context"
+    history = client.get(f"/v1/sessions/{session_id}/turns", headers=agent.headers)
+    assert history.status_code == 403  # the history read is a disclosure too
+    allowed = context(client, agent, session_id, purpose="planning")
+    assert allowed.status_code == 200, allowed.text
+    assert "Book the hotel near Alfama" in allowed.json()["text"]
