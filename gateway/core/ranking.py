@@ -39,7 +39,7 @@ import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Literal
 
@@ -47,6 +47,7 @@ import rfc8785
 
 from gateway.core.fixed import JSONValue, decimal_string, from_micros, parse_decimal, to_micros
 from gateway.core.fusion import RRF_K, rrf_max, rrf_score
+from gateway.core.instants import rfc3339
 from gateway.core.model import MEMORY_TYPES, Candidate, MemoryType
 
 __all__ = [
@@ -277,9 +278,7 @@ class PoolStatistics:
         newest = self.newest_created_at
         return {
             "median_tokens": self.median_tokens,
-            "newest_created_at": None
-            if newest is None
-            else newest.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+            "newest_created_at": None if newest is None else rfc3339(newest),
         }
 
 

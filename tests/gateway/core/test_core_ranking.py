@@ -6,6 +6,7 @@ from datetime import timedelta
 import pytest
 import rfc8785
 
+from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.ranking import (
     DEFAULT_PROFILE,
@@ -201,9 +202,7 @@ def test_pool_statistics_are_the_lower_median_and_the_newest() -> None:
     assert stats.newest_created_at == NOW - timedelta(days=1)
     assert stats.to_record() == {
         "median_tokens": stats.median_tokens,
-        "newest_created_at": (NOW - timedelta(days=1))
-        .isoformat(timespec="microseconds")
-        .replace("+00:00", "Z"),
+        "newest_created_at": rfc3339(NOW - timedelta(days=1)),
     }
     assert pool_statistics([]).to_record() == {"median_tokens": 0, "newest_created_at": None}
 
