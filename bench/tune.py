@@ -364,10 +364,8 @@ def _label(profile: RankingProfile) -> str:
 def _grid() -> Iterable[tuple[str, RankingProfile]]:
     halves: tuple[tuple[int, float | None], ...] = ((256, None), (256, 2.0), (256, 4.0))
     for similarity, lexical, rrf, brevity, (tokens, medians) in itertools.product(
-        (0.0, 0.1, 0.35), (0.15, 0.3, 0.4), (0.15, 0.25), (0.0, 0.3, 0.4), halves
+        (0.0, 0.35), (0.15, 0.3, 0.4), (0.15, 0.25), (0.3, 0.4), halves
     ):
-        if brevity == 0.0 and medians is not None:
-            continue  # the half size means nothing without brevity
         profile = dataclasses.replace(
             DEFAULT_PROFILE.with_weights(
                 "tune", similarity=similarity, lexical=lexical, rrf=rrf, brevity=brevity
