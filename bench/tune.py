@@ -4,7 +4,7 @@ against the database ``python -m bench quality --data-dir D`` filled.
 Recall runs once per question through the store's own ``recall`` (the SQL the gateway runs, the
 ``top_k`` 50 pool); the pure core then assembles the bundle under each candidate profile as
 ``POST /v1/context`` would in the ranking-only configuration (index off, ``top_k`` 50), so a
-grid costs seconds, not re-ingests.
+grid costs minutes, not re-ingests.
 
 Folds (one default profile must serve both corpora, so every fold holds both):
 
@@ -15,10 +15,8 @@ Each grid point is scored on each fold by the mean over the two corpora of recal
 tokens; the best point of one fold is then read on the other fold, which it was not chosen on.
 The grid ranks with the core's own :func:`~gateway.core.ranking.rank` and packs each memory's
 rendered block (its cost counted once, with a two-digit reference) by the fill rule, which is
-the gateway's bundle to within a token per seam; the default rows and the chosen points are
-assembled exactly (:func:`gateway.core.assembly.assemble`), and confirmed over HTTP by
-``bench quality``.
-A per-signal table (each signal alone) shows what carries the ranking on each corpus.
+the gateway's bundle to within a token per seam; the before/after rows are assembled exactly
+(:func:`gateway.core.assembly.assemble`); ``bench quality`` confirms over HTTP. A per-signal table (each signal alone) shows what carries the ranking on each corpus.
 ``--embedder sentence-transformers`` tunes against the database filled with that embedder (the
 ``local`` extra). ``--reembed`` recomputes the vector side with the current
 :class:`~gateway.embedding.HashEmbedder` (exact cosine over the namespace), so an embedder change
