@@ -34,7 +34,10 @@ BENCHMARKS = {
         "bench.integration",
         "MCP get_context (stdio, /mcp) and the client vs raw /v1/context; /metrics cost",
     ),
-    "tune": ("bench.tune", "offline ranking-profile sweep over stored LongMemEval_S candidates"),
+    "tune": (
+        "bench.tune",
+        "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",
+    ),
 }
 
 

@@ -70,7 +70,7 @@ from gateway.settings import Settings
 from gateway.store import retrieval
 from gateway.usecases.context import recall_limit
 
-__all__ = ["CORPORA", "main", "pack_raw", "run_quality"]
+__all__ = ["CORPORA", "main", "pack_raw", "run_quality", "sample_questions"]
 
 BUDGETS = (800, 2000, 4000)
 RANKING_TOP_K = 50  # the API maximum: let the budget, not top_k, decide how much is delivered
@@ -482,7 +482,7 @@ def chart(result: dict[str, Any], path: Path) -> Path:
     return path
 
 
-def _sample(questions: list[Question], size: int, seed: int) -> list[Question]:
+def sample_questions(questions: list[Question], size: int, seed: int) -> list[Question]:
     """``size`` questions drawn with ``seed``, kept in file order (all when ``size`` is 0)."""
     if size <= 0 or size >= len(questions):
         return questions
@@ -522,7 +522,8 @@ def main(argv: list[str]) -> int:
     )
     samples = {"LoCoMo": args.locomo_sample, "LongMemEval": args.lme_sample}
     corpora = {
-        name: _sample(CORPORA[name](), samples[name], args.seed) for name in args.corpora.split(",")
+        name: sample_questions(CORPORA[name](), samples[name], args.seed)
+        for name in args.corpora.split(",")
     }
     started = time.perf_counter()
     result = run_quality(

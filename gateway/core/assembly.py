@@ -57,7 +57,7 @@ from gateway.core.fill import (
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly, IncludedMemory, IndexReport, ProfileRef
-from gateway.core.ranking import Ranked, RankingProfile, rank
+from gateway.core.ranking import PoolStatistics, Ranked, RankingProfile, pool_statistics, rank
 from gateway.core.render import (
     EMPTY_NAMESPACES,
     EMPTY_VISIBLE,
@@ -175,6 +175,7 @@ class Prepared:
     profile: RankingProfile
     total_live: int
     ranked: tuple[Ranked, ...]  # the live retrieval candidates, best first
+    pool: PoolStatistics  # what the profile's adaptive priors read from them
     index_order: tuple[Candidate, ...]  # every index entry once, in index order
     index_only: tuple[Candidate, ...]  # the live index entries that were not retrieved
     retrieved: Mapping[MemoryId, Candidate]
@@ -199,11 +200,13 @@ def prepare(
     _check_inputs(request, [*retrieved, *index_only], found.total_live, now)
     live_retrieved = split_live(retrieved, now)
     live_index_only = split_live(index_only, now)
+    pool = pool_statistics(live_retrieved.live)
     return Prepared(
         request=request,
         profile=profile,
         total_live=found.total_live,
-        ranked=tuple(rank(live_retrieved.live, profile, now)),
+        ranked=tuple(rank(live_retrieved.live, profile, now, pool)),
+        pool=pool,
         index_order=tuple(_unique(found.index_entries, set())),
         index_only=live_index_only.live,
         retrieved=MappingProxyType({c.memory_id: c for c in retrieved}),
@@ -361,6 +364,7 @@ def lay_out(
         included=included,
         excluded=tuple(excluded[k] for k in sorted(excluded)),
         ranking_profile=ProfileRef(version=profile.version, digest=profile.digest),
+        ranking_input=prepared.pool,
         prefix_chars=layout.prefix_chars,
         refs=shown_refs,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gateway.core.fixed import JSONValue, basis_points
 from gateway.core.model import Exclusion, MemoryId
+from gateway.core.ranking import PoolStatistics
 
 __all__ = ["Assembly", "IncludedMemory", "IndexReport", "ProfileRef", "exclusion_record"]
 
@@ -115,6 +116,7 @@ class Assembly:
     included: tuple[IncludedMemory, ...]
     excluded: tuple[Exclusion, ...]
     ranking_profile: ProfileRef
+    ranking_input: PoolStatistics  # the statistics of the candidates the profile ranked by
     prefix_chars: int
     refs: tuple[tuple[str, MemoryId], ...]
 
@@ -141,5 +143,6 @@ class Assembly:
             "included": [item.to_record() for item in self.included],
             "excluded": [exclusion_record(e) for e in self.excluded],
             "ranking_profile": self.ranking_profile.to_record(),
+            "ranking_input": self.ranking_input.to_record(),
             "refs": dict(self.refs),
         }

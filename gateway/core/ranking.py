@@ -8,11 +8,20 @@ A score is the sum of weighted signals, each raw signal in [0, 1] with higher me
 - ``rrf``: reciprocal rank fusion (:mod:`gateway.core.fusion`) divided by its maximum ``2/(k+1)``;
 - ``type_priority``: the profile's priority for the memory type;
 - ``confidence``: the memory's confidence, clamped to [0, 1];
-- ``recency``: ``0.5 ** (age / half-life)``, age measured at the pinned ``now`` (never negative);
+- ``recency``: ``0.5 ** (age / half-life)``, age measured at the pinned ``now`` (never negative),
+  or, when the profile's ``recency_reference`` is ``newest``, from the newest live candidate: then
+  recency separates memories only where their dates differ, and a store whose memories are all
+  old ranks as one whose memories are all new;
 - ``validity``: 1 for memories without expiry; for expiring ones, the remaining lifetime over the
   validity horizon, capped at 1, so a memory about to expire is worth less;
-- ``brevity``: ``0.5 ** (tokens / brevity_half_tokens)``: the bundle is a token budget, and of two
-  memories about as relevant the shorter one leaves room for another, so it is worth more.
+- ``brevity``: ``0.5 ** (tokens / half)``: the bundle is a token budget, and of two memories about
+  as relevant the shorter one leaves room for another, so it is worth more. ``half`` is the
+  profile's ``brevity_half_tokens``, or, when ``brevity_half_medians`` is set, that many times the
+  median length of the live candidates (so brevity scales with the store's own memories).
+
+The statistics the adaptive priors read (:class:`PoolStatistics`) are a pure function of the live
+candidates ranked; receipts record them beside the candidates, so an exact replay can show that it
+ranked from the same ones.
 
 Each weighted signal is rounded to integer micro-units (:mod:`gateway.core.fixed`) and the score is
 their exact integer sum, so the receipt's numbers add up and ordering never hinges on the last bit
@@ -32,20 +41,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
+from typing import Literal
 
 import rfc8785
 
 from gateway.core.fixed import JSONValue, decimal_string, from_micros, parse_decimal, to_micros
 from gateway.core.fusion import RRF_K, rrf_max, rrf_score
+from gateway.core.instants import rfc3339
 from gateway.core.model import MEMORY_TYPES, Candidate, MemoryType
 
 __all__ = [
     "DEFAULT_PROFILE",
     "SIGNALS",
+    "PoolStatistics",
     "Ranked",
     "RankingProfile",
     "RankingProfileError",
     "RankingWeights",
+    "pool_statistics",
     "rank",
 ]
 
@@ -62,6 +75,10 @@ SIGNALS: tuple[str, ...] = (
 _DAY = timedelta(days=1)
 
 
+RecencyReference = Literal["now", "newest"]
+RECENCY_REFERENCES: tuple[RecencyReference, ...] = ("now", "newest")
+
+
 class RankingProfileError(ValueError):
     """A ranking profile is malformed; the message names the offending field."""
 
@@ -70,13 +87,16 @@ class RankingProfileError(ValueError):
 class RankingWeights:
     """One weight per signal, in :data:`SIGNALS` order. Finite; zero switches a signal off."""
 
-    # Checked on LongMemEval_S (bench/RESULTS.md): once recall ranks lexically by BM25, the
-    # relevance weights sit on a plateau; RRF-led variants moved the score by one question, not
-    # reliably across halves. Type, confidence, recency and validity were constant on that set.
-    # Brevity was tuned on half A (0.3 at a 256-token half size, the low end of a plateau from
-    # 0.3 to 0.5) and confirmed on half B, with both embedders.
-    similarity: float = 0.35
-    lexical: float = 0.15
+    # Cross-validated on LoCoMo and LongMemEval_S (bench/RESULTS.md, `python -m bench tune`):
+    # relevance enters by BM25 (lexical) and by reciprocal rank fusion, not by the raw cosine. A
+    # cosine's scale is the embedder's (the hash embedder's are compressed and noisy on short
+    # turns, MiniLM's are not), while ranks mean the same under every embedder; with the cosine
+    # weighted, `hash` lost 8 points on LoCoMo and MiniLM gained at most one. Brevity (0.3 at a
+    # 256-token half size) was kept from the LongMemEval sweep: a half size relative to the
+    # candidates' median length lost a point or more on LoCoMo at every weight tried, since
+    # there the evidence turns are longer than the median, not shorter.
+    similarity: float = 0.0
+    lexical: float = 0.30
     rrf: float = 0.25
     type_priority: float = 0.05
     confidence: float = 0.10
@@ -109,6 +129,9 @@ class RankingProfile:
     validity_horizon_days: float = 7.0
     rrf_k: int = RRF_K
     brevity_half_tokens: int = 256
+    # When set, brevity's half size is this many times the candidates' median length instead.
+    brevity_half_medians: float | None = None
+    recency_reference: RecencyReference = "now"
     digest: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -132,8 +155,16 @@ class RankingProfile:
         half = self.brevity_half_tokens
         if isinstance(half, bool) or not isinstance(half, int) or half < 1:
             raise RankingProfileError("brevity_half_tokens must be a positive integer")
+        self._check_adaptive()
         canonical = rfc8785.dumps(self.canonical())
         object.__setattr__(self, "digest", "sha256:" + hashlib.sha256(canonical).hexdigest())
+
+    def _check_adaptive(self) -> None:
+        medians = self.brevity_half_medians
+        if medians is not None and not (math.isfinite(medians) and medians > 0):
+            raise RankingProfileError("brevity_half_medians must be a positive number")
+        if self.recency_reference not in RECENCY_REFERENCES:
+            raise RankingProfileError(f"recency_reference must be one of {RECENCY_REFERENCES}")
 
     def __hash__(self) -> int:
         # The generated hash would hash the type_priority mapping, which is unhashable.
@@ -143,7 +174,8 @@ class RankingProfile:
         """The float-free form the digest is computed over (and that :meth:`from_canonical` reads).
 
         Without brevity (weight 0) the form is the one profiles had before that signal existed,
-        so their digests, recorded in old receipts, stay the same.
+        and the adaptive fields appear only when set, so the digests of older profiles, recorded
+        in old receipts, stay the same.
         """
         weights: dict[str, JSONValue] = {n: decimal_string(w) for n, w in self.weights.items()}
         form: dict[str, JSONValue] = {
@@ -156,8 +188,12 @@ class RankingProfile:
         }
         if self.weights.brevity == 0:
             del weights["brevity"]
+        elif self.brevity_half_medians is not None:
+            form["brevity_half_medians"] = decimal_string(self.brevity_half_medians)
         else:
             form["brevity_half_tokens"] = self.brevity_half_tokens
+        if self.recency_reference != "now":
+            form["recency_reference"] = self.recency_reference
         return form
 
     @classmethod
@@ -171,6 +207,8 @@ class RankingProfile:
             "validity_horizon_days",
             "rrf_k",
             "brevity_half_tokens",
+            "brevity_half_medians",
+            "recency_reference",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -191,6 +229,12 @@ class RankingProfile:
                 validity_horizon_days=_number(data.get("validity_horizon_days", "7")),
                 rrf_k=int(str(data.get("rrf_k", RRF_K))),
                 brevity_half_tokens=int(str(data.get("brevity_half_tokens", 256))),
+                brevity_half_medians=(
+                    None
+                    if data.get("brevity_half_medians") is None
+                    else _number(data["brevity_half_medians"])
+                ),
+                recency_reference=_recency_reference(data.get("recency_reference", "now")),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, RankingProfileError):
@@ -204,13 +248,49 @@ class RankingProfile:
         )
 
 
+def _recency_reference(value: object) -> RecencyReference:
+    for known in RECENCY_REFERENCES:
+        if value == known:
+            return known
+    raise RankingProfileError(f"recency_reference must be one of {RECENCY_REFERENCES}")
+
+
 def _number(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise RankingProfileError(f"expected a decimal string, got {value!r}")
     return parse_decimal(str(value)) if isinstance(value, str) else float(value)
 
 
-DEFAULT_PROFILE = RankingProfile(version="rank/2026-11-30.1")
+# 2026-12-01.1: relevance by BM25 and RRF (no raw cosine), recency from the newest candidate.
+DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-01.1", recency_reference="newest")
+
+
+@dataclass(frozen=True, slots=True)
+class PoolStatistics:
+    """What the adaptive priors read from the live candidates being ranked: their median length
+    in tokens (the lower median, an integer; 0 without candidates) and the newest one's creation
+    instant (None without candidates)."""
+
+    median_tokens: int
+    newest_created_at: datetime | None
+
+    def to_record(self) -> dict[str, JSONValue]:
+        newest = self.newest_created_at
+        return {
+            "median_tokens": self.median_tokens,
+            "newest_created_at": None if newest is None else rfc3339(newest),
+        }
+
+
+def pool_statistics(candidates: Sequence[Candidate]) -> PoolStatistics:
+    """The statistics of ``candidates`` (the live ones a ranking is over)."""
+    if not candidates:
+        return PoolStatistics(median_tokens=0, newest_created_at=None)
+    lengths = sorted(max(0, c.tokens) for c in candidates)
+    return PoolStatistics(
+        median_tokens=lengths[(len(lengths) - 1) // 2],
+        newest_created_at=max(c.created_at for c in candidates),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,8 +310,19 @@ def _clamp(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
+def _brevity_half(profile: RankingProfile, pool: PoolStatistics) -> float:
+    if profile.brevity_half_medians is None:
+        return float(profile.brevity_half_tokens)
+    # A pool of empty memories has no length to scale by: one token keeps the half size positive.
+    return profile.brevity_half_medians * max(1, pool.median_tokens)
+
+
 def _raw_signals(
-    candidate: Candidate, profile: RankingProfile, now: datetime, best_lexical: float
+    candidate: Candidate,
+    profile: RankingProfile,
+    now: datetime,
+    best_lexical: float,
+    pool: PoolStatistics,
 ) -> dict[str, float]:
     distance = candidate.vector_distance
     similarity = 0.0 if distance is None else _clamp(1.0 - distance)
@@ -242,7 +333,10 @@ def _raw_signals(
     else:
         lexical = 0.0
     fused = rrf_score(candidate.vector_rank, candidate.lexical_rank, profile.rrf_k)
-    age_days = max(0.0, (now - candidate.created_at) / _DAY)
+    reference = now
+    if profile.recency_reference == "newest" and pool.newest_created_at is not None:
+        reference = min(now, pool.newest_created_at)
+    age_days = max(0.0, (reference - candidate.created_at) / _DAY)
     if candidate.expires_at is None:
         validity = 1.0
     elif profile.validity_horizon_days == 0:
@@ -257,14 +351,20 @@ def _raw_signals(
         "confidence": _clamp(candidate.confidence),
         "recency": 0.5 ** (age_days / profile.recency_half_life_days),
         "validity": validity,
-        "brevity": 0.5 ** (max(0, candidate.tokens) / profile.brevity_half_tokens),
+        "brevity": 0.5 ** (max(0, candidate.tokens) / _brevity_half(profile, pool)),
     }
 
 
 def rank(
-    candidates: Sequence[Candidate], profile: RankingProfile, now: datetime
+    candidates: Sequence[Candidate],
+    profile: RankingProfile,
+    now: datetime,
+    pool: PoolStatistics | None = None,
 ) -> tuple[Ranked, ...]:
-    """Score live ``candidates`` at ``now``; order by score descending, then memory_id."""
+    """Score live ``candidates`` at ``now``; order by score descending, then memory_id.
+    ``pool`` is :func:`pool_statistics` of ``candidates`` (computed here when not given)."""
+    if pool is None:
+        pool = pool_statistics(candidates)
     scores = [
         c.lexical_score
         for c in candidates
@@ -273,7 +373,7 @@ def rank(
     best_lexical = max(scores, default=0.0)
     ranked: list[Ranked] = []
     for candidate in candidates:
-        raw = _raw_signals(candidate, profile, now, best_lexical)
+        raw = _raw_signals(candidate, profile, now, best_lexical, pool)
         micros = {name: to_micros(weight * raw[name]) for name, weight in profile.weights.items()}
         total = sum(micros.values())
         ranked.append(

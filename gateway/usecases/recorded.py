@@ -34,6 +34,7 @@ __all__ = [
     "diff",
     "found_of_record",
     "makers_of_record",
+    "ranking_input_drift",
     "read_recorded",
     "recorded_found",
     "recorded_makers",
@@ -189,6 +190,22 @@ async def found_of_record(
 
 
 _VERSION_FIELDS = dataclasses.fields(MemoryVersion)
+
+
+def ranking_input_drift(recorded: Recorded, rebuilt: Assembly) -> list[Problem]:
+    """A problem when the statistics the ranking read from the recorded candidates differ from
+    the ones the receipt recorded (a version missing or changed since), so that a replay says
+    why its order moved. Receipts from before the statistics were recorded have none to check."""
+    before = recorded.body.get("ranking_input")
+    after = rebuilt.ranking_input.to_record()
+    if before is None or before == after:
+        return []
+    return [
+        Problem(
+            "ranking_input_changed",
+            f"the candidates' statistics were {before}, rebuilt from the store {after}",
+        )
+    ]
 
 
 def _float(text: str | None) -> float | None:

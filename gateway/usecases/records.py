@@ -59,6 +59,9 @@ def assembly_members(assembly: Assembly) -> dict[str, Any]:
         "excluded": record["excluded"],
         "index": record["index"],
         "refs": record["refs"],
+        # The statistics of the candidates the ranking profile's adaptive priors read: derived
+        # from the recorded candidates, recorded so that a replay can be checked against them.
+        "ranking_input": record["ranking_input"],
         "budget": {
             "budget_tokens": assembly.budget_tokens,
             "tokens_used": assembly.tokens_used,

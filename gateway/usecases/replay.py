@@ -37,6 +37,7 @@ from gateway.usecases.policy import PolicyInForce, lint_or_reject, reads_content
 from gateway.usecases.recorded import (
     Problem,
     diff,
+    ranking_input_drift,
     read_recorded,
     recorded_found,
     recorded_makers,
@@ -185,6 +186,8 @@ class Replayer:
         view = context_view(recorded.subject, recorded.request)
         admitted = Admitted(policy, request_stage(policy, view, at))
         composed = compose(recorded.request, found, admitted, makers, at=at)
+        if mode != "current":
+            problems.extend(ranking_input_drift(recorded, composed.assembly))
         disclosed = await self.discloser.record(
             conn,
             principal,

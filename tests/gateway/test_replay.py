@@ -291,3 +291,32 @@ def test_what_if_counts_requests_it_would_refuse_and_refusals_it_would_lift(
     keeping = client.post("/v1/policies/what-if", json=ask, headers=admin.headers).json()
     assert (keeping["refusals_evaluated"], keeping["refusals_lifted"]) == (1, 0)
     assert keeping["rule_hits"]["need-purpose"] >= 1
+
+
+def test_exact_replay_ranks_from_the_recorded_statistics(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    seed(client, agent)
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    auditor = make_key(role="auditor")
+
+    def statistics(receipt_id: str) -> Any:
+        receipt = client.get(f"/v1/receipts/{receipt_id}", headers=auditor.headers).json()
+        return receipt["body"]["ranking_input"]
+
+    recorded = statistics(original["receipt_id"])
+    assert recorded["median_tokens"] > 0 and recorded["newest_created_at"] is not None
+    # A newer and much longer memory on the same task moves both statistics of today's recall.
+    long_text = "To roll back a deploy, run the rollback for the previous release. " * 40
+    written = client.post(
+        "/v1/memories",
+        json=memory(heading="Roll back a deploy, in full", content=long_text),
+        headers=agent.headers,
+    )
+    assert written.status_code == 201, written.text
+
+    exact = replay(client, auditor, original["receipt_id"], mode="exact").json()
+    assert exact["identical"] is True and exact["problems"] == []
+    assert statistics(exact["receipt_id"]) == recorded
+    current = replay(client, auditor, original["receipt_id"], mode="current").json()
+    assert statistics(current["receipt_id"])["newest_created_at"] > recorded["newest_created_at"]

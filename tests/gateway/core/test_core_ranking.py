@@ -6,16 +6,24 @@ from datetime import timedelta
 import pytest
 import rfc8785
 
-from gateway.core.model import MemoryId
+from gateway.core.instants import rfc3339
+from gateway.core.model import Candidate, MemoryId
 from gateway.core.ranking import (
     DEFAULT_PROFILE,
     SIGNALS,
     RankingProfile,
     RankingProfileError,
     RankingWeights,
+    pool_statistics,
     rank,
 )
 from tests.gateway.core.core_samples import NOW, memory
+
+# The default with the raw cosine weighted again and age measured from `now`, so that every
+# signal moves a lone candidate's score.
+COSINE_WEIGHTED = dataclasses.replace(
+    DEFAULT_PROFILE.with_weights("rank/test-cosine", similarity=0.35), recency_reference="now"
+)
 
 
 def test_order_is_score_descending_then_memory_id() -> None:
@@ -34,12 +42,12 @@ def test_score_is_the_exact_sum_of_its_weighted_signals() -> None:
     candidate = memory(
         "m", vector_rank=3, vector_distance=0.2, lexical_rank=2, lexical_score=0.05, confidence=0.7
     )
-    (ranked,) = rank([candidate], DEFAULT_PROFILE, NOW)
+    (ranked,) = rank([candidate], COSINE_WEIGHTED, NOW)
     assert tuple(ranked.signals) == SIGNALS
     assert ranked.score_micros == sum(ranked.signal_micros.values())
     assert ranked.score == ranked.score_micros / 1_000_000
     assert ranked.signal_micros["similarity"] == 280_000  # 0.35 x (1 - 0.2)
-    assert ranked.signal_micros["lexical"] == 150_000  # best lexical score in the set
+    assert ranked.signal_micros["lexical"] == 300_000  # best lexical score in the set
     assert ranked.signal_micros["confidence"] == 70_000
 
 
@@ -48,7 +56,7 @@ def test_each_signal_moves_the_score_the_expected_way() -> None:
 
     def score(candidate: object) -> int:
         assert isinstance(candidate, type(base))
-        return rank([candidate], DEFAULT_PROFILE, NOW)[0].score_micros
+        return rank([candidate], COSINE_WEIGHTED, NOW)[0].score_micros
 
     assert score(dataclasses.replace(base, created_at=NOW - timedelta(days=300))) < score(base)
     assert score(dataclasses.replace(base, expires_at=NOW + timedelta(hours=1))) < score(base)
@@ -65,8 +73,8 @@ def test_each_signal_moves_the_score_the_expected_way() -> None:
 def test_digest_is_sha256_of_the_rfc8785_form_with_decimal_strings() -> None:
     canonical = DEFAULT_PROFILE.canonical()
     assert canonical["weights"] == {
-        "similarity": "0.35",
-        "lexical": "0.15",
+        "similarity": "0",
+        "lexical": "0.3",
         "rrf": "0.25",
         "type_priority": "0.05",
         "confidence": "0.1",
@@ -75,24 +83,25 @@ def test_digest_is_sha256_of_the_rfc8785_form_with_decimal_strings() -> None:
         "brevity": "0.3",
     }
     assert canonical["brevity_half_tokens"] == 256
+    assert canonical["recency_reference"] == "newest"
     expected = "sha256:" + hashlib.sha256(rfc8785.dumps(canonical)).hexdigest()
     assert DEFAULT_PROFILE.digest == expected
     assert "." not in json.dumps(canonical["rrf_k"])  # the one number is an integer
 
 
 def test_digest_is_stable_and_changes_with_any_weight() -> None:
-    again = RankingProfile(version=DEFAULT_PROFILE.version)
+    again = RankingProfile(version=DEFAULT_PROFILE.version, recency_reference="newest")
     assert again.digest == DEFAULT_PROFILE.digest
     # Pinned: a change to the digest rule or the default profile must be deliberate.
     assert DEFAULT_PROFILE.digest == (
-        "sha256:ce07795011a5dd3d29fc98a56e2b86e023e9fd4b30bab245207074bb006a454e"
+        "sha256:9a6bd21eb77034cf92be6c470aa7faebf0d9c3bd66d51cdec51b703bb7dd494f"
     )
     digests = {DEFAULT_PROFILE.digest}
     for name in SIGNALS:
         tuned = DEFAULT_PROFILE.with_weights(DEFAULT_PROFILE.version, **{name: 0.5})
         digests.add(tuned.digest)
     assert len(digests) == len(SIGNALS) + 1
-    renamed = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-01.1")
+    renamed = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-02.1")
     assert renamed.digest != DEFAULT_PROFILE.digest
 
 
@@ -130,8 +139,8 @@ def test_a_tuned_profile_round_trips_through_its_canonical_form() -> None:
 def test_weights_change_the_order() -> None:
     semantic = memory("a", vector_rank=1, vector_distance=0.1)
     lexical = memory("b", lexical_rank=1, lexical_score=0.9)
-    default = rank([semantic, lexical], DEFAULT_PROFILE, NOW)
-    assert default[0].candidate.memory_id == "a"
+    cosine_led = COSINE_WEIGHTED.with_weights("rank/cos", similarity=1.0, lexical=0.0)
+    assert rank([semantic, lexical], cosine_led, NOW)[0].candidate.memory_id == "a"
     lexical_first = DEFAULT_PROFILE.with_weights("rank/lex", similarity=0.0, lexical=1.0)
     assert rank([semantic, lexical], lexical_first, NOW)[0].candidate.memory_id == "b"
 
@@ -146,6 +155,8 @@ def test_weights_change_the_order() -> None:
         lambda: RankingProfile(version="v", type_priority={"semantic": 1.0}),
         lambda: RankingProfile.from_canonical({"version": "v", "weights": {"bogus": "1"}}),
         lambda: RankingProfile.from_canonical({"version": "v", "surprise": 1}),
+        lambda: RankingProfile(version="v", brevity_half_medians=0.0),
+        lambda: RankingProfile.from_canonical({"version": "v", "recency_reference": "then"}),
     ],
 )
 def test_malformed_profiles_are_refused(build: object) -> None:
@@ -155,5 +166,79 @@ def test_malformed_profiles_are_refused(build: object) -> None:
 
 
 def test_profiles_are_hashable_by_content() -> None:
-    assert hash(RankingProfile(version=DEFAULT_PROFILE.version)) == hash(DEFAULT_PROFILE)
-    assert len({DEFAULT_PROFILE, RankingProfile(version=DEFAULT_PROFILE.version)}) == 1
+    same = RankingProfile(version=DEFAULT_PROFILE.version, recency_reference="newest")
+    assert hash(same) == hash(DEFAULT_PROFILE)
+    assert len({DEFAULT_PROFILE, same}) == 1
+
+
+def test_the_previous_default_keeps_its_digest() -> None:
+    # rank/2026-11-30.1 as its receipts recorded it: old receipts must replay under it.
+    recorded = {
+        "version": "rank/2026-11-30.1",
+        "weights": {"similarity": "0.35", "lexical": "0.15", "rrf": "0.25",
+                    "type_priority": "0.05", "confidence": "0.1", "recency": "0.05",
+                    "validity": "0.05", "brevity": "0.3"},
+        "type_priority": {"semantic": "0.9", "episodic": "0.7", "procedural": "1",
+                          "working": "0.5"},
+        "recency_half_life_days": "30", "validity_horizon_days": "7", "rrf_k": 60,
+        "brevity_half_tokens": 256,
+    }  # fmt: skip
+    old = RankingProfile.from_canonical(recorded)
+    assert old.recency_reference == "now"
+    assert old.brevity_half_medians is None
+    assert old.canonical() == recorded
+    assert old.digest == "sha256:ce07795011a5dd3d29fc98a56e2b86e023e9fd4b30bab245207074bb006a454e"
+
+
+def test_pool_statistics_are_the_lower_median_and_the_newest() -> None:
+    pool = [
+        memory("a", content="word " * 10, created_days_ago=3),
+        memory("b", content="word " * 30, created_days_ago=1),
+        memory("c", content="word " * 20, created_days_ago=2),
+        memory("d", content="word " * 40, created_days_ago=9),
+    ]
+    stats = pool_statistics(pool)
+    assert stats.median_tokens == sorted(c.tokens for c in pool)[1]
+    assert stats.newest_created_at == NOW - timedelta(days=1)
+    assert stats.to_record() == {
+        "median_tokens": stats.median_tokens,
+        "newest_created_at": rfc3339(NOW - timedelta(days=1)),
+    }
+    assert pool_statistics([]).to_record() == {"median_tokens": 0, "newest_created_at": None}
+
+
+def test_recency_from_the_newest_separates_only_where_dates_differ() -> None:
+    year_old = [
+        memory("a", vector_rank=1, created_days_ago=365),
+        memory("b", vector_rank=2, created_days_ago=395),
+    ]
+    by_id = {r.candidate.memory_id: r for r in rank(year_old, DEFAULT_PROFILE, NOW)}
+    # The newest of an old store keeps full recency; one 30 days older (a half-life) has half.
+    assert by_id[MemoryId("a")].signal_micros["recency"] == 50_000
+    assert by_id[MemoryId("b")].signal_micros["recency"] == 25_000
+    from_now = {r.candidate.memory_id: r for r in rank(year_old, COSINE_WEIGHTED, NOW)}
+    assert from_now[MemoryId("a")].signal_micros["recency"] < 100  # 0.05 x 0.5 ** (365 / 30)
+    same_day = [memory(i, created_days_ago=200) for i in ("x", "y")]
+    assert {r.signal_micros["recency"] for r in rank(same_day, DEFAULT_PROFILE, NOW)} == {50_000}
+
+
+def test_brevity_can_scale_with_the_candidates_median_length() -> None:
+    relative = dataclasses.replace(
+        DEFAULT_PROFILE.with_weights("rank/test-relative"), brevity_half_medians=2.0
+    )
+    assert relative.canonical()["brevity_half_medians"] == "2"
+    assert "brevity_half_tokens" not in relative.canonical()
+    assert RankingProfile.from_canonical(relative.canonical()) == relative
+
+    def brevity_of_first(pool: list[Candidate]) -> int:
+        ranked = {r.candidate.memory_id: r for r in rank(pool, relative, NOW)}
+        return ranked[MemoryId("p")].signal_micros["brevity"]
+
+    probe = memory("p", content="word " * 50)
+    short_pool = [probe, *(memory(f"s{i}", content="word " * 5) for i in range(3))]
+    long_pool = [probe, *(memory(f"l{i}", content="word " * 500) for i in range(3))]
+    # The same memory is long among short ones and short among long ones.
+    assert brevity_of_first(short_pool) < brevity_of_first(long_pool)
+    tokens = probe.tokens
+    median = pool_statistics(short_pool).median_tokens
+    assert brevity_of_first(short_pool) == round(0.3 * 0.5 ** (tokens / (2 * median)) * 1e6)
