@@ -10,4 +10,5 @@ __all__ = ["rfc3339"]
 def rfc3339(at: datetime) -> str:
     """UTC with microseconds and a Z (RFC 3339): one spelling per instant, so that bodies are
     reproducible and an auditor compares instants as strings."""
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: glibc's %Y does not pad years before 1000 to four digits.
+    return at.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"

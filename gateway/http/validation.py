@@ -2,18 +2,21 @@
 
 msgspec stops at the first error; a client fixing a request wants all of them. Each field is
 decoded on its own with JSON semantics (no coercion: "1" is not an int), unknown fields are named
-with a suggestion, and text that PostgreSQL cannot store (NUL) is rejected by path.
+with a suggestion, and what PostgreSQL cannot store (NUL in text) or psycopg cannot read back (an
+instant outside `gateway.instants`) is rejected by path.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import msgspec
 
 from gateway.errors import FieldError, InvalidRequestError
+from gateway.instants import outside_calendar
 
 __all__ = ["decode_json", "decode_struct", "nul_fields"]
 
@@ -69,10 +72,12 @@ def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> 
             continue
         value = data[field.encode_name]
         try:
-            msgspec.json.decode(msgspec.json.encode(value), type=field.type)
+            decoded = msgspec.json.decode(msgspec.json.encode(value), type=field.type)
         except msgspec.ValidationError as exc:
             errors.append(FieldError(path, _explain(str(exc), field.type)))
             continue
+        if isinstance(decoded, datetime) and (why := outside_calendar(decoded)) is not None:
+            errors.append(FieldError(path, why))
         errors.extend(
             FieldError(p, "text may not contain the NUL character (\\u0000)")
             for p in nul_fields(value, path)

@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from gateway.settings import Settings
 from gateway.store.errors import DatabaseUnavailableError, ExtensionMissingError
+from gateway.store.instants import bound_instants
 
 __all__ = [
     "Connection",
@@ -45,9 +46,11 @@ Pool = AsyncConnectionPool
 def connect(url: str, *, autocommit: bool = False) -> SyncConnection:
     """A synchronous connection for command-line work (keys, migrations, benchmarks)."""
     try:
-        return psycopg.connect(url, autocommit=autocommit)
+        conn = psycopg.connect(url, autocommit=autocommit)
     except psycopg.OperationalError as exc:
         raise DatabaseUnavailableError(f"cannot connect to the database: {exc}") from exc
+    bound_instants(conn)
+    return conn
 
 
 APP_DATABASE = "ctxgw"
@@ -156,6 +159,7 @@ _HNSW_SETTINGS = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 
 async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
     await register_vector_async(conn)
     await conn.execute(_HNSW_SETTINGS)
+    bound_instants(conn)
     cur = await conn.execute(_MAY_ASSUME, {"role": APP_ROLE})
     row = await cur.fetchone()
     if row is not None and row[0]:  # type: ignore[index]
