@@ -7,13 +7,15 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from types import ModuleType
+from typing import Any
 
-from litestar import Litestar, get
+from litestar import Litestar, Request, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
+from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
@@ -41,6 +43,18 @@ async def healthz() -> Health:
 @get("/readyz", summary="The database answers", operation_class=DOCUMENTED)
 async def readyz(runtime: RuntimeDep) -> Readiness:
     return await readiness(runtime.pool)
+
+
+async def _refuse_nul_in_path(request: Request[Any, Any, Any]) -> None:
+    """No identifier contains NUL, and PostgreSQL cannot even compare text holding one: such a
+    path parameter is a 400 here, for every route, instead of a driver error in a query."""
+    bad = [name for name, value in request.path_params.items() if "\x00" in str(value)]
+    if bad:
+        raise InvalidRequestError(
+            f"path parameter {bad[0]}: may not contain the NUL character",
+            tuple(FieldError(name, "may not contain the NUL character (%00)") for name in bad),
+            code="bad_path",
+        )
 
 
 def _runtime(state: State) -> Runtime:
@@ -103,6 +117,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
         after_request=observe_disclosure,
         after_exception=[metrics.failed],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
+        before_request=_refuse_nul_in_path,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,

@@ -55,7 +55,7 @@ TITLES = {
     503: "Service unavailable",
 }
 # Syntax errors (the body is not JSON at all) are 400; well-formed but invalid content is 422.
-_BAD_REQUEST_CODES = {"malformed_json", "empty_body"}
+_BAD_REQUEST_CODES = {"malformed_json", "empty_body", "too_deep", "bad_path"}
 # A 503 says when to try again (RFC 9110 §10.2.3): long enough for a database failover or an
 # embedding server restart, short enough that an agent does not give up on the turn.
 RETRY_AFTER_SECONDS = 5

@@ -18,7 +18,12 @@ import msgspec
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.instants import outside_calendar
 
-__all__ = ["decode_json", "decode_struct", "nul_fields"]
+__all__ = ["MAX_DEPTH", "decode_json", "decode_struct", "nul_fields"]
+
+# Deeper than any request of the v1 contract needs (a batch item's labels are level 3), and far
+# below the interpreter's recursion limit that the checks after parsing (field by field, NUL
+# search) would otherwise run into: a client learns the bound instead of causing a 500.
+MAX_DEPTH = 32
 
 S = TypeVar("S", bound=msgspec.Struct)
 
@@ -30,9 +35,35 @@ def decode_json(raw: bytes) -> Any:
             "the request body is empty; send a JSON object", code="empty_body"
         )
     try:
-        return msgspec.json.decode(raw)
+        data = msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise InvalidRequestError(f"malformed JSON: {exc}", code="malformed_json") from None
+    except RecursionError:  # the parser's own bound, about a thousand levels
+        raise _too_deep() from None
+    if _deeper_than(data, MAX_DEPTH):
+        raise _too_deep()
+    return data
+
+
+def _too_deep() -> InvalidRequestError:
+    return InvalidRequestError(
+        f"the JSON body nests deeper than {MAX_DEPTH} levels", code="too_deep"
+    )
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels; iterative, so that measuring
+    a deep document cannot itself exhaust the stack."""
+    pending: list[tuple[Any, int]] = [(data, 1)]
+    while pending:
+        value, depth = pending.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def decode_struct(data: Any, struct_type: type[S], prefix: str = "") -> S:
