@@ -45,6 +45,8 @@ def normalize(bundle: Bundle) -> dict[str, JsonValue]:
             "combining": bundle.combining,
             "default_decision": bundle.default_decision,
             "on_error": bundle.on_error,
+            # Only when set: every bundle written before the setting existed keeps its digest.
+            **({} if bundle.withheld_count == "hidden" else {"withheld_count": "shown"}),
             "rules": [_rule(rule) for rule in bundle.rules],
         },
     }

@@ -24,6 +24,7 @@ from policies.model import (
     Mode,
     Rule,
     Stage,
+    WithheldCount,
 )
 from policies.schema import Checker, did_you_mean
 
@@ -35,7 +36,7 @@ MAX_COUNT = 1_000_000_000
 _RULE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _TOP_KEYS = ("apiVersion", "kind", "metadata", "spec")
 _METADATA_KEYS = ("name", "revision", "description")
-_SPEC_KEYS = ("mode", "combining", "default_decision", "on_error", "rules")
+_SPEC_KEYS = ("mode", "combining", "default_decision", "on_error", "withheld_count", "rules")
 _RULE_KEYS = (
     "id",
     "stage",
@@ -83,6 +84,7 @@ def build_bundle(root: Node, log: IssueLog) -> Bundle | None:
             ("combining", get_args(Combining), "deny-overrides"),
             ("default_decision", _DECISIONS, None),
             ("on_error", _DECISIONS, "deny"),
+            ("withheld_count", get_args(WithheldCount), "hidden"),
         )
     }
     rules_node = spec.get("rules")
@@ -97,6 +99,7 @@ def build_bundle(root: Node, log: IssueLog) -> Bundle | None:
         combining=cast(Combining, settings["combining"]),
         default_decision=cast(DefaultDecision, settings["default_decision"]),
         on_error=cast(DefaultDecision, settings["on_error"]),
+        withheld_count=cast(WithheldCount, settings["withheld_count"]),
         rules=rules,
     )
 

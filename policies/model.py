@@ -22,6 +22,7 @@ __all__ = [
     "Mode",
     "Rule",
     "Stage",
+    "WithheldCount",
 ]
 
 API_VERSION: Final = "ctxgw/v1"
@@ -31,6 +32,7 @@ Stage = Literal["request", "admit", "transform", "budget"]
 Mode = Literal["enforce", "log_only"]
 Combining = Literal["deny-overrides", "first-applicable"]
 DefaultDecision = Literal["allow", "deny"]
+WithheldCount = Literal["hidden", "shown"]
 
 # Each effect belongs to exactly one stage; `stage:` may be omitted and is then filled in.
 DEFAULT_STAGE: Final[dict[Effect, Stage]] = {
@@ -73,6 +75,9 @@ class Bundle:
     mode: Mode = "enforce"
     combining: Combining = "deny-overrides"
     on_error: DefaultDecision = "deny"
+    # Whether an agent learns how many memories the policy withheld from it (denied or capped):
+    # `hidden` (the default) says nothing, not even that there were any; auditors always see.
+    withheld_count: WithheldCount = "hidden"
     api_version: str = API_VERSION
 
     def effective_mode(self, rule: Rule) -> Mode:

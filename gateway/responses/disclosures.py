@@ -92,13 +92,17 @@ class RefusalRecord(msgspec.Struct, frozen=True):
 
 
 class PolicyReport(msgspec.Struct, frozen=True):
-    """The policy a disclosure was judged by, and what it decided."""
+    """The policy a disclosure was judged by, and what it decided. To an agent, only the
+    decisions about what it received (need to know); auditors and admins see every one."""
 
     digest: str
     mode: str
     decisions: list[DecisionRecord]
     outcomes: list[MemoryOutcome]
     refused: RefusalRecord | None
+    # How many memories the policy withheld (denied or capped); null to an agent unless the
+    # bundle's `withheld_count` is `shown`. Absent from receipts, which name each one.
+    withheld: int | None = None
 
 
 class Excluded(msgspec.Struct, frozen=True):
@@ -119,7 +123,7 @@ class IndexReport(msgspec.Struct, frozen=True):
 
     entries: list[str]
     shown: int
-    total_live: int
+    total_live: int | None  # null to an agent when it would count memories withheld from it
     tokens: int
     count_withheld: bool
 

@@ -32,6 +32,7 @@ from gateway.principal import Principal
 from gateway.responses.disclosures import ContextBundle
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
+from gateway.usecases.need_to_know import Account, account_for
 from gateway.usecases.policy import (
     PolicyInForce,
     PolicyRegistry,
@@ -280,8 +281,15 @@ class Discloser:
             policy_digest=composed.policy.digest,
             parent_receipt_id=parent_receipt_id,
         )
-        payload = {**context_payload(assembly), "policy": policy_record, "receipt_id": receipt_id}
-        return msgspec.convert(payload, ContextBundle)
+        received = [i.memory_id for i in assembly.included] + list(assembly.index.entries)
+        payload = account_for(
+            principal,
+            composed.policy,
+            policy_record,
+            context_payload(assembly),
+            Account("excluded", received),
+        )
+        return msgspec.convert({**payload, "receipt_id": receipt_id}, ContextBundle)
 
 
 def judged_record(subject: Principal) -> dict[str, str | None]:

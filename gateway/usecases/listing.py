@@ -26,6 +26,7 @@ from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.disclosure import Admitted, Discloser
 from gateway.usecases.memories import withheld_reason
+from gateway.usecases.need_to_know import Account, account_for
 from gateway.usecases.policy import memory_view, request_view, shown_evaluation, verdict_of
 from gateway.usecases.records import (
     candidate_record,
@@ -164,6 +165,7 @@ async def search(
         },
         disclosed_ids=[ranked[position].candidate.memory_id for position in hits],
         payload={"results": results, "excluded": [exclusion(e) for e in excluded]},
+        account=Account("excluded", [ids[m] for m in hits]),
     )
 
 
@@ -209,6 +211,9 @@ async def timeline(
             "missing": found.missing,
             "excluded": [exclusion(e) for e in excluded],
         },
+        account=Account(
+            "excluded", [v.memory_id for v in shown], missing=found.missing, requested=ids
+        ),
     )
 
 
@@ -275,6 +280,12 @@ async def fetch(
         },
         disclosed_ids=[v.memory_id for v in delivered_versions],
         payload={"memories": memories, "withheld": withheld, "missing": missing},
+        account=Account(
+            "withheld",
+            [v.memory_id for v in delivered_versions],
+            missing=missing,
+            requested=unique,
+        ),
     )
 
 
@@ -314,9 +325,11 @@ async def disclose_list(
     members: dict[str, Any],
     disclosed_ids: list[str],
     payload: dict[str, Any],
+    account: Account,
 ) -> Listed:
     """Receipt a list disclosure (search, timeline, fetch): the bundle hash covers the
-    RFC 8785 form of exactly the list sent; the response is `payload` as `shape`."""
+    RFC 8785 form of exactly the list sent; the response is `payload` as `shape`, as the caller
+    may read it (`gateway.usecases.need_to_know`)."""
     policy = admitted.policy
     policy_record = policy.record(evaluation)
     receipt_id = await discloser.recorder.record(
@@ -330,4 +343,5 @@ async def disclose_list(
         disclosed_ids=disclosed_ids,
         policy_digest=policy.digest,
     )
-    return msgspec.convert({**payload, "policy": policy_record, "receipt_id": receipt_id}, shape)
+    readable = account_for(principal, policy, policy_record, payload, account)
+    return msgspec.convert({**readable, "receipt_id": receipt_id}, shape)

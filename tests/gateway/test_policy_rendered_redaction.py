@@ -107,7 +107,8 @@ def test_only_rendered_texts_are_redacted_and_exact_replay_records_the_same(
     context = _context(client, agent)
     body = _receipt(client, auditor, context["receipt_id"])
     assert body["assembler"]["version"] == ASSEMBLER.version
-    assert body["policy"] == context["policy"]
+    # The agent is told only of what it received; here it received every memory recalled.
+    assert body["policy"] == {k: v for k, v in context["policy"].items() if k != "withheld"}
     policy = body["policy"]
     full, lines = _rendered(context)
     recalled = {c["memory_id"] for c in body["candidates"]}
@@ -161,12 +162,14 @@ def test_without_the_index_only_the_blocks_are_redacted(
     context = _context(client, agent, include_index=False)
     full, lines = _rendered(context)
     assert lines == set() and len(full) == ASK["top_k"]
-    policy = context["policy"]
+    told = context["policy"]
+    assert set(_redacted_fields(told)) == full
+    body = _receipt(client, auditor, context["receipt_id"])
+    policy = body["policy"]  # the whole ledger; the agent is told only of what it received
+    assert {o["memory_id"] for o in told["outcomes"]} == full
     redacted = _redacted_fields(policy)
     assert set(redacted) == full
-    recalled = {
-        c["memory_id"] for c in _receipt(client, auditor, context["receipt_id"])["candidates"]
-    }
+    recalled = {c["memory_id"] for c in body["candidates"]}
     assert recalled - full, "some memories are recalled but not rendered"
     for memory_id in recalled - full:
         assert _outcome_fields(policy)[memory_id] == set()
