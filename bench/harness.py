@@ -24,7 +24,7 @@ import httpx
 import psycopg
 from psycopg import sql
 
-from gateway.store.database import EmbeddedPostgres
+from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.keys import issue_key, parse_bearer
 
@@ -70,9 +70,10 @@ def _exists(conn: psycopg.Connection[Any], name: str) -> bool:
 
 @dataclass(frozen=True)
 class Database:
-    url: str
+    url: str  # the server's superuser: bulk loads, keys, direct SQL of the measurements
     key: str
     tenant_id: str
+    app_url: str  # the gateway's least-privileged login (gateway.store.database.APP_ROLE)
 
     @property
     def key_id(self) -> str:
@@ -99,7 +100,12 @@ def new_database(
     apply_migrations(url)
     with psycopg.connect(url, autocommit=True) as conn:
         issued = issue_key(conn, tenant_id=tenant, role="agent", namespaces=["*"], agent_id="bench")
-    return Database(url=url, key=issued.key, tenant_id=issued.tenant_id)
+    return Database(
+        url=url,
+        key=issued.key,
+        tenant_id=issued.tenant_id,
+        app_url=server.url(name, user=APP_ROLE),
+    )
 
 
 def _free_port() -> int:
@@ -121,7 +127,7 @@ def serve(database: Database, embedder: str = "hash", workers: int = 1) -> Itera
     (``workers`` processes behind it when more than one)."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "bench.serve", database.url, str(port), embedder, str(workers)],
+        [sys.executable, "-m", "bench.serve", database.app_url, str(port), embedder, str(workers)],
         cwd=Path(__file__).resolve().parents[1],
         env=os.environ | {"TOKENIZERS_PARALLELISM": "false"},
     )

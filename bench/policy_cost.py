@@ -337,7 +337,7 @@ def main(argv: list[str]) -> int:
         )
         with psycopg.connect(db.url, autocommit=True) as conn:
             admin = issue_key(conn, tenant_id=db.tenant_id, role="admin", namespaces=["*"])
-        core = asyncio.run(_core_cost(db.url, db.key, queries, args.core_tasks))
+        core = asyncio.run(_core_cost(db.app_url, db.key, queries, args.core_tasks))
         bodies = [
             {"task": q, "namespaces": [NAMESPACE], "budget_tokens": 4000, "purpose": "support"}
             for q in queries

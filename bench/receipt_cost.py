@@ -78,7 +78,7 @@ def _serve_with_keyring(db: Database) -> Iterator[tuple[Server, Path]]:
 async def _overhead(db: Database, queries: tuple[str, ...], runs: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"without": [], "with": []}
     stages: dict[str, list[float]] = {}
-    async with open_runtime(db.url) as runtime:
+    async with open_runtime(db.app_url) as runtime:
         principal = await principal_for(runtime, db.key)
         for i in range(runs + 5):
             request = ContextRequest(

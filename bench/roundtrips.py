@@ -232,9 +232,11 @@ def main(argv: list[str]) -> int:
         db = loaded_database(
             pg, "bench_roundtrips", corpus, namespace=NAMESPACE, memories=args.memories
         )
-        tallies = asyncio.run(count_round_trips(db.url, db.key, requests))
+        tallies = asyncio.run(count_round_trips(db.app_url, db.key, requests))
         felt = (
-            asyncio.run(network_round_trips(db.url, db.key, requests, delay=args.delay_ms / 1000))
+            asyncio.run(
+                network_round_trips(db.app_url, db.key, requests, delay=args.delay_ms / 1000)
+            )
             if args.delay_ms > 0
             else [float("nan")] * len(requests)
         )

@@ -70,7 +70,7 @@ async def _floor(
 ) -> Latencies:
     """Latencies of one floor query kind: `recall` (the gateway's own recall SQL), `vector` or
     `text` (the bare top-k queries)."""
-    async with open_runtime(db.url) as runtime:
+    async with open_runtime(db.app_url) as runtime:
         vectors = {q: runtime.embedder.embed([q])[0] for q in queries}
         scope = retrieval.Scope(db.tenant_id, (NAMESPACE,), None, datetime.now(UTC))
         queue = [queries[i % len(queries)] for i in range(count)]
@@ -122,7 +122,7 @@ async def _breakdown(
     db: Database, queries: tuple[str, ...], runs: int, profile: bool
 ) -> tuple[dict[str, float], str | None]:
     """p50 (ms) of each stage of the in-process context path, and optionally a profile."""
-    async with open_runtime(db.url) as runtime:
+    async with open_runtime(db.app_url) as runtime:
         principal = await principal_for(runtime, db.key)
         for query in queries[:5]:
             await timed_context(

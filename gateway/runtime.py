@@ -14,7 +14,14 @@ from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, build_embedder
 from gateway.settings import Settings
 from gateway.signing import load_signer
-from gateway.store.database import EmbeddedPostgres, Pool, database_url, open_pool
+from gateway.store.database import (
+    EmbeddedPostgres,
+    Pool,
+    app_login_url,
+    check_login,
+    database_url,
+    open_pool,
+)
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.checkpoints import Checkpointer
 from gateway.usecases.disclose import Disclosures
@@ -35,7 +42,9 @@ _log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class Runtime:
     settings: Settings
-    database_url: str
+    database_url: (
+        str  # the operator's: migrations, key issuance (the pool logs in least-privileged)
+    )
     pool: Pool
     embedder: Embedder
     tokenizer: Tokenizer
@@ -64,10 +73,12 @@ async def start_runtime(
             applied = await asyncio.to_thread(apply_migrations, url)
             if applied:
                 _log.info("applied migrations: %s", ", ".join(applied))
+        login = app_login_url(settings, embedded)
+        await asyncio.to_thread(check_login, login)
         tokenizer = load_tokenizer(settings.tokenizer)
         embedder = await asyncio.to_thread(build_embedder, settings)
         signer = await asyncio.to_thread(load_signer, settings)
-        pool = open_pool(url, settings)
+        pool = open_pool(login, settings)
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         checkpointer = Checkpointer(pool, signer, settings.checkpoint_interval_seconds)

@@ -26,7 +26,7 @@ from psycopg import sql
 
 from gateway.http.app import create_app
 from gateway.settings import Settings
-from gateway.store.database import EmbeddedPostgres
+from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.keys import issue_key
 
@@ -65,9 +65,17 @@ def database_url(embedded_pg: EmbeddedPostgres) -> Iterator[str]:
 
 
 @pytest.fixture
-def settings(database_url: str, tmp_path: Path) -> Settings:
+def app_database_url(embedded_pg: EmbeddedPostgres, database_url: str) -> str:
+    """The test database as the gateway logs in to it: its least-privileged role. (The fixtures
+    that play the operator, issuing keys or reading rows directly, use `database_url`.)"""
+    name = database_url.partition("?")[0].rsplit("/", 1)[1]
+    return embedded_pg.url(name, user=APP_ROLE)
+
+
+@pytest.fixture
+def settings(app_database_url: str, tmp_path: Path) -> Settings:
     return Settings(
-        database_url=database_url,
+        database_url=app_database_url,
         data_dir=tmp_path / "data",
         pool_min_size=1,
         pool_max_size=4,

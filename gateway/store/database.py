@@ -21,14 +21,21 @@ from psycopg import sql
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from gateway.settings import Settings
-from gateway.store.errors import DatabaseUnavailableError, ExtensionMissingError
+from gateway.store.errors import (
+    DatabaseUnavailableError,
+    ExtensionMissingError,
+    PrivilegedLoginError,
+)
 from gateway.store.instants import bound_instants
 
 __all__ = [
+    "APP_ROLE",
     "Connection",
     "EmbeddedPostgres",
     "Pool",
     "SyncConnection",
+    "app_login_url",
+    "check_login",
     "check_pgvector",
     "connect",
     "database_url",
@@ -97,10 +104,15 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
             server.cleanup()  # type: ignore[attr-defined]
         self._server = None
 
-    def url(self, database: str = APP_DATABASE) -> str:
-        """A libpq URL for `database` on this server (unix socket, no password)."""
+    def url(self, database: str = APP_DATABASE, *, user: str | None = None) -> str:
+        """A libpq URL for `database` on this server (unix socket, no password), as its
+        superuser (migrations, key issuance) or as `user` (the gateway logs in as `APP_ROLE`)."""
         base, _, query = self._uri.partition("?")
-        return f"{base.rsplit('/', 1)[0]}/{database}?{query}"
+        server = base.rsplit("/", 1)[0]
+        if user is not None:
+            scheme, _, _superuser_at_host = server.partition("://")
+            server = f"{scheme}://{user}@{_superuser_at_host.partition('@')[2]}"
+        return f"{server}/{database}?{query}"
 
     def _ensure_database(self) -> None:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
@@ -119,6 +131,33 @@ def database_url(settings: Settings, embedded: EmbeddedPostgres | None) -> str:
     if embedded is None:
         raise DatabaseUnavailableError("no GATEWAY_DATABASE_URL and no embedded server started")
     return embedded.url()
+
+
+def app_login_url(settings: Settings, embedded: EmbeddedPostgres | None) -> str:
+    """Where the gateway's pool logs in: the given URL, or the embedded server as `APP_ROLE`."""
+    if settings.database_url is not None:
+        return settings.database_url
+    if embedded is None:
+        raise DatabaseUnavailableError("no GATEWAY_DATABASE_URL and no embedded server started")
+    return embedded.url(user=APP_ROLE)
+
+
+_LOGIN = "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = session_user"
+
+
+def check_login(url: str) -> None:
+    """Refuse to serve through a login that row-level security and the grants cannot hold: a
+    superuser or a BYPASSRLS role. `SET ROLE` would not do: any statement can `RESET ROLE`."""
+    with connect(url, autocommit=True) as conn:
+        row = conn.execute(_LOGIN).fetchone()
+        user = conn.info.user
+    if row is None or row[0] or row[1]:
+        what = "a superuser" if row is None or row[0] else "a BYPASSRLS role"
+        raise PrivilegedLoginError(
+            f"GATEWAY_DATABASE_URL logs in as {user!r}, {what}; the gateway serves only through "
+            f"a role that is neither (log in as {APP_ROLE}, which the migrations create, or as "
+            f"a member of it)"
+        )
 
 
 def check_pgvector(conn: psycopg.Connection[tuple[object, ...]]) -> None:

@@ -8,6 +8,7 @@ UnavailableError
     ├── DatabaseUnavailableError   the server cannot be reached or started
     ├── ExtensionMissingError      pgvector is not installed on the server
     ├── MigrationError             a migration failed or an applied file was edited
+    ├── PrivilegedLoginError       the gateway would log in as a superuser or a BYPASSRLS role
     └── ReceiptWriteError          a receipt could not be appended (the disclosure is refused)
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "DatabaseUnavailableError",
     "ExtensionMissingError",
     "MigrationError",
+    "PrivilegedLoginError",
     "ReceiptWriteError",
     "StoreError",
 ]
@@ -42,6 +44,10 @@ class ExtensionMissingError(StoreError):
 
 class MigrationError(StoreError):
     pass
+
+
+class PrivilegedLoginError(StoreError):
+    summary = "the gateway's database login is not least-privileged"
 
 
 class ReceiptWriteError(StoreError):

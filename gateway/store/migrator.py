@@ -31,6 +31,7 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at  timestamptz NOT NULL DEFAULT now()
 )
 """
+_LEDGER_EXISTS = "SELECT to_regclass('schema_migrations')"
 _APPLIED = "SELECT version, name, sha256 FROM schema_migrations ORDER BY version"
 _RECORD = """
 INSERT INTO schema_migrations (version, name, sha256) VALUES (%(version)s, %(name)s, %(sha256)s)
@@ -83,7 +84,10 @@ def apply_migrations(url: str, directory: Path | None = None) -> list[str]:
         check_pgvector(conn)
         conn.execute("SELECT pg_advisory_lock(%(key)s)", {"key": _LOCK_KEY})
         try:
-            conn.execute(_CREATE_LEDGER)
+            # Only when missing: the gateway's own role may check an up-to-date database, but may
+            # not create anything (0007_least_privilege), not even IF NOT EXISTS.
+            if conn.execute(_LEDGER_EXISTS).fetchone() == (None,):
+                conn.execute(_CREATE_LEDGER)
             ledger = {row[0]: (row[1], row[2]) for row in conn.execute(_APPLIED).fetchall()}
             for migration in migrations:
                 recorded = ledger.get(migration.version)

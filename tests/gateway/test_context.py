@@ -196,7 +196,7 @@ def test_search_returns_pointers_and_timeline_the_history(
 
 
 def test_same_request_same_bytes_across_processes(
-    client: TestClient[Any], agent: Key, database_url: str
+    client: TestClient[Any], agent: Key, app_database_url: str
 ) -> None:
     seed(client, agent)
     request = {"task": "how do I roll back?", "budget_tokens": 500, "top_k": 3}
@@ -207,7 +207,7 @@ import json
 from litestar.testing import TestClient
 from gateway.http.app import create_app
 from gateway.settings import Settings
-with TestClient(app=create_app(Settings(database_url={database_url!r}, pool_min_size=1))) as c:
+with TestClient(app=create_app(Settings(database_url={app_database_url!r}, pool_min_size=1))) as c:
     r = c.post("/v1/context", json={json.dumps(request)}, headers={{"Authorization": "Bearer {agent.key}"}})
     print(json.dumps(r.json()))
 """
