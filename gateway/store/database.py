@@ -26,7 +26,7 @@ from gateway.store.errors import (
     ExtensionMissingError,
     PrivilegedLoginError,
 )
-from gateway.store.instants import bound_instants
+from gateway.store.overflow import bound_instants
 
 __all__ = [
     "APP_ROLE",

@@ -3,7 +3,7 @@
 PostgreSQL's timestamptz spans 4713 BC to 294276 AD (and ±infinity); Python's `datetime`, and so
 psycopg, only years 1 to 9999. An instant outside Python's span can be written but never read
 back, and one such row would fail every read of its namespace. So client instants are bounded
-here, and a stored row outside the span reads as the nearest bound (`gateway.store.instants`).
+here, and a stored row outside the span reads as the nearest bound (`gateway.store.overflow`).
 The bounds keep one day from each end of Python's calendar: PostgreSQL renders an instant in the
 session's time zone (offsets up to ±15:59), and that rendering must still be a valid year.
 """
