@@ -15,7 +15,7 @@ from litestar.di import Provide
 from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.errors import FieldError, InvalidRequestError, UnauthenticatedError
 from gateway.http.auth import RuntimeDep
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
@@ -45,9 +45,16 @@ async def readyz(runtime: RuntimeDep) -> Readiness:
     return await readiness(runtime.pool)
 
 
-async def _refuse_nul_in_path(request: Request[Any, Any, Any]) -> None:
-    """No identifier contains NUL, and PostgreSQL cannot even compare text holding one: such a
-    path parameter is a 400 here, for every route, instead of a driver error in a query."""
+async def _refuse_ambiguous_requests(request: Request[Any, Any, Any]) -> None:
+    """Before any route runs. Two `Authorization` headers: which one counts would depend on who
+    reads the request (a proxy, the gateway), so neither does (401). A NUL in a path parameter: no
+    identifier contains one, and PostgreSQL cannot even compare text holding one."""
+    said = request.headers.getall("authorization", [])
+    # Repeated fields may arrive combined with commas (RFC 9110 §5.3); no key holds a comma.
+    if len(said) > 1 or any("," in value for value in said):
+        raise UnauthenticatedError(
+            "send exactly one Authorization header", code="ambiguous_credentials"
+        )
     bad = [name for name, value in request.path_params.items() if "\x00" in str(value)]
     if bad:
         raise InvalidRequestError(
@@ -117,7 +124,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
         after_request=observe_disclosure,
         after_exception=[metrics.failed],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
-        before_request=_refuse_nul_in_path,
+        before_request=_refuse_ambiguous_requests,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,

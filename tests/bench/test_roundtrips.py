@@ -18,7 +18,7 @@ DISCLOSURE_TRIPS = 7
 
 
 def test_context_and_search_take_seven_round_trips(
-    client: TestClient[Any], agent: Key, database_url: str
+    client: TestClient[Any], agent: Key, app_database_url: str
 ) -> None:
     items = [memory(heading=f"Deploy step {n}", content=f"Run step {n} of the deploy.") for n in range(12)]  # fmt: skip
     assert client.post("/v1/memories/batch", json={"items": items}, headers=agent.headers).status_code == 200  # fmt: skip
@@ -26,7 +26,7 @@ def test_context_and_search_take_seven_round_trips(
         ("/v1/context", {"task": "how do I deploy?"}),
         ("/v1/search", {"query": "deploy step"}),
     ]
-    tallies = asyncio.run(count_round_trips(database_url, agent.key, requests))
+    tallies = asyncio.run(count_round_trips(app_database_url, agent.key, requests))
     assert [t["round_trips"] for t in tallies] == [DISCLOSURE_TRIPS, DISCLOSURE_TRIPS]
     # Each statement is sent once: no statement is split into a query per memory.
     assert all(t["Execute"] <= DISCLOSURE_TRIPS for t in tallies)

@@ -60,3 +60,18 @@ def test_nul_in_a_path_parameter_is_a_4xx_problem(
     response = client.request(method, path, headers=key.headers, json=body)
     assert response.status_code in (400, 404), response.text
     assert response.headers["content-type"].startswith(PROBLEM)
+
+
+def test_two_authorization_headers_are_refused(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    # Which one counts would depend on who reads the request (a proxy, the gateway): neither.
+    admin = make_key(role="admin")
+    headers = [
+        ("Authorization", agent.headers["Authorization"]),
+        ("Authorization", admin.headers["Authorization"]),
+    ]
+    for method, path in (("GET", "/v1/policies/active"), ("POST", "/v1/search")):
+        response = client.request(method, path, headers=headers, json={"query": "x"})
+        assert response.status_code == 401, (path, response.text)
+        assert response.json()["code"] == "ambiguous_credentials"
