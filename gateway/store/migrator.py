@@ -85,7 +85,7 @@ def apply_migrations(url: str, directory: Path | None = None) -> list[str]:
         conn.execute("SELECT pg_advisory_lock(%(key)s)", {"key": _LOCK_KEY})
         try:
             # Only when missing: the gateway's own role may check an up-to-date database, but may
-            # not create anything (0007_least_privilege), not even IF NOT EXISTS.
+            # not create anything (0008_least_privilege), not even IF NOT EXISTS.
             if conn.execute(_LEDGER_EXISTS).fetchone() == (None,):
                 conn.execute(_CREATE_LEDGER)
             ledger = {row[0]: (row[1], row[2]) for row in conn.execute(_APPLIED).fetchall()}
