@@ -15,6 +15,7 @@ from gateway.store.database import Connection
 from gateway.usecases.conversation import turn_view
 from gateway.usecases.disclosure import Discloser
 from gateway.usecases.listing import disclose_list, partition
+from gateway.usecases.need_to_know import Account
 from gateway.usecases.policy import request_view, shown_evaluation
 from gateway.usecases.receipting import rfc3339
 from gateway.usecases.records import exclusion
@@ -108,6 +109,7 @@ async def page_history(
             "excluded": excluded,
             "next_after": rows[-1].seq if more else None,
         },
+        account=Account("excluded", [r.turn_id for r in shown]),
     )
 
 
