@@ -20,10 +20,11 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+from litestar import Litestar
 from litestar.testing import AsyncTestClient
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg.pq import Trace
@@ -31,7 +32,7 @@ from psycopg.pq import Trace
 from bench.corpus import load_corpus, loaded_database
 from bench.harness import embedded_postgres, markdown_table, write_result
 from gateway.http.app import create_app
-from gateway.runtime import start_runtime
+from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
 
 __all__ = ["count_round_trips", "main"]
@@ -54,10 +55,9 @@ def _tally(trace: str) -> Counter[str]:
     return found
 
 
-async def count_round_trips(
-    url: str, key: str, requests: list[tuple[str, dict[str, Any]]], *, warmup: int = 3
-) -> list[Counter[str]]:
-    """The wire tally of each request (path, JSON body), after `warmup` rounds of them all."""
+@contextlib.asynccontextmanager
+async def _gateway(url: str) -> AsyncIterator[tuple[Runtime, AsyncTestClient[Litestar]]]:
+    """The app in-process on a pool of exactly one connection, and a client of it."""
     with tempfile.TemporaryDirectory(prefix="ctxgw-bench-trips-") as data_dir:
         settings = Settings(
             database_url=url,
@@ -69,28 +69,36 @@ async def count_round_trips(
         )
         async with start_runtime(settings) as runtime:
             app = create_app(settings, runtime=runtime)
-            headers = {"Authorization": f"Bearer {key}"}
             async with AsyncTestClient(app=app) as client:
-                for _ in range(warmup):
-                    for path, body in requests:
-                        (await client.post(path, json=body, headers=headers)).raise_for_status()
-                tallies = []
-                trace_path = Path(data_dir) / "trace.txt"
-                for path, body in requests:
-                    conn = await runtime.pool.getconn()
-                    with trace_path.open("w") as out:
-                        conn.pgconn.trace(out.fileno())
-                        conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
-                        await runtime.pool.putconn(conn)
-                        response = await client.post(path, json=body, headers=headers)
-                        conn = await runtime.pool.getconn()
-                        conn.pgconn.untrace()
-                        await runtime.pool.putconn(conn)
-                    response.raise_for_status()
-                    tallies.append(_tally(trace_path.read_text()))
-                    if os.environ.get("CTXGW_TRACE_DUMP"):
-                        print(path, trace_path.read_text(), sep="\n")
-                return tallies
+                yield runtime, client
+
+
+async def count_round_trips(
+    url: str, key: str, requests: list[tuple[str, dict[str, Any]]], *, warmup: int = 3
+) -> list[Counter[str]]:
+    """The wire tally of each request (path, JSON body), after `warmup` rounds of them all."""
+    headers = {"Authorization": f"Bearer {key}"}
+    async with _gateway(url) as (runtime, client):
+        for _ in range(warmup):
+            for path, body in requests:
+                (await client.post(path, json=body, headers=headers)).raise_for_status()
+        tallies = []
+        trace_path = Path(runtime.settings.data_dir) / "trace.txt"
+        for path, body in requests:
+            conn = await runtime.pool.getconn()
+            with trace_path.open("w") as out:
+                conn.pgconn.trace(out.fileno())
+                conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
+                await runtime.pool.putconn(conn)
+                response = await client.post(path, json=body, headers=headers)
+                conn = await runtime.pool.getconn()
+                conn.pgconn.untrace()
+                await runtime.pool.putconn(conn)
+            response.raise_for_status()
+            tallies.append(_tally(trace_path.read_text()))
+            if os.environ.get("CTXGW_TRACE_DUMP"):
+                print(path, trace_path.read_text(), sep="\n")
+        return tallies
 
 
 class _SlowLink:
@@ -181,38 +189,27 @@ async def _timed(
     link: _SlowLink,
     delay: float,
 ) -> list[float]:
-    with tempfile.TemporaryDirectory(prefix="ctxgw-bench-trips-") as data_dir:
-        settings = Settings(
-            database_url=url,
-            data_dir=Path(data_dir),
-            migrate_on_start=False,
-            pool_min_size=1,
-            pool_max_size=1,
-            log_level="WARNING",
-        )
-        async with start_runtime(settings) as runtime:
-            app = create_app(settings, runtime=runtime)
-            headers = {"Authorization": f"Bearer {key}"}
-            async with AsyncTestClient(app=app) as client:
+    headers = {"Authorization": f"Bearer {key}"}
+    async with _gateway(url) as (_, client):
 
-                async def best(path: str, body: dict[str, Any]) -> float:
-                    times = []
-                    for _ in range(3):
-                        started = time.perf_counter()
-                        (await client.post(path, json=body, headers=headers)).raise_for_status()
-                        times.append(time.perf_counter() - started)
-                    return min(times)
+        async def best(path: str, body: dict[str, Any]) -> float:
+            times = []
+            for _ in range(3):
+                started = time.perf_counter()
+                (await client.post(path, json=body, headers=headers)).raise_for_status()
+                times.append(time.perf_counter() - started)
+            return min(times)
 
-                for path, body in requests:
-                    await best(path, body)
-                trips = []
-                for path, body in requests:
-                    link.delay = 0.0
-                    fast = await best(path, body)
-                    link.delay = delay
-                    slow = await best(path, body)
-                    trips.append((slow - fast) / delay)
-                return trips
+        for path, body in requests:
+            await best(path, body)
+        trips = []
+        for path, body in requests:
+            link.delay = 0.0
+            fast = await best(path, body)
+            link.delay = delay
+            slow = await best(path, body)
+            trips.append((slow - fast) / delay)
+        return trips
 
 
 def main(argv: list[str]) -> int:
