@@ -16,5 +16,10 @@ class ReceiptFilter:
     since: datetime | None = None
     until: datetime | None = None
     memory_id: str | None = None
+    policy_digest: str | None = None
     after_seq: int = 0  # the cursor: receipts after this position in the log
     limit: int = 100
+    # The console reads the log backwards, newest first; its cursor is then the position the
+    # next page starts below (None: from the head).
+    newest_first: bool = False
+    before_seq: int | None = None

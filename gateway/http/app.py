@@ -17,6 +17,7 @@ from litestar.openapi import OpenAPIConfig
 from gateway import __version__
 from gateway.errors import FieldError, InvalidRequestError, UnauthenticatedError
 from gateway.http.auth import RuntimeDep
+from gateway.http.console import CONSOLE
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
 from gateway.http.metrics import Metrics, metrics_route, multiprocess_mode, observe_disclosure
@@ -116,6 +117,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             *RECEIPT_ROUTES,
             *POLICY_ROUTES,
             *SESSION_ROUTES,
+            CONSOLE,
             metrics_route,
             *([mcp.mcp_route] if mcp is not None else []),
         ],

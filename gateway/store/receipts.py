@@ -199,8 +199,13 @@ async def find_receipt(conn: Connection, tenant_id: str, receipt_id: str) -> Rec
 
 
 async def list_receipts(conn: Connection, tenant_id: str, where: ReceiptFilter) -> list[ReceiptRow]:
-    """Receipts in log order after `after_seq` (the cursor), filtered."""
+    """Receipts in log order after `after_seq` (the cursor), filtered; newest first below
+    `before_seq` when the filter asks for that order."""
     clauses = [sql.SQL("tenant_id = %(tenant_id)s"), sql.SQL("seq > %(after_seq)s")]
+    if where.newest_first and where.before_seq is not None:
+        clauses.append(sql.SQL("seq < %(before_seq)s"))
+    if where.policy_digest is not None:
+        clauses.append(sql.SQL("policy_digest = %(policy_digest)s"))
     if where.agent_id is not None:
         clauses.append(sql.SQL("agent_id = %(agent_id)s"))
     if where.kind is not None:
@@ -211,8 +216,9 @@ async def list_receipts(conn: Connection, tenant_id: str, where: ReceiptFilter) 
         clauses.append(sql.SQL("issued_at < %(until)s"))
     if where.memory_id is not None:
         clauses.append(sql.SQL("disclosed_ids @> ARRAY[%(memory_id)s]::text[]"))
-    query = sql.SQL("SELECT {} FROM receipts WHERE {} ORDER BY seq LIMIT %(limit)s").format(
-        _COLUMNS, sql.SQL(" AND ").join(clauses)
+    order = sql.SQL("seq DESC" if where.newest_first else "seq")
+    query = sql.SQL("SELECT {} FROM receipts WHERE {} ORDER BY {} LIMIT %(limit)s").format(
+        _COLUMNS, sql.SQL(" AND ").join(clauses), order
     )
     params = {
         "tenant_id": tenant_id,
@@ -222,6 +228,8 @@ async def list_receipts(conn: Connection, tenant_id: str, where: ReceiptFilter) 
         "since": where.since,
         "until": where.until,
         "memory_id": where.memory_id,
+        "policy_digest": where.policy_digest,
+        "before_seq": where.before_seq,
         "limit": where.limit,
     }
     async with conn.cursor(row_factory=class_row(ReceiptRow)) as cur:

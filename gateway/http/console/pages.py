@@ -1,0 +1,294 @@
+"""The console's pages (ARCHITECTURE §13): sign-in and sign-out, the receipts list, one receipt
+with its replay panel, an agent at an instant, a memory's life, the policies. Each handler finds
+the caller's credentials (a bearer header, or the session cookie), parses the form, calls use
+cases and renders; nothing here reads the database but through them."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from litestar import Request, Response, Router, get, post
+from litestar.datastructures import Cookie
+from litestar.params import FromPath
+from litestar.response import Redirect
+
+from gateway.errors import ForbiddenError, UnauthenticatedError
+from gateway.http.auth import RuntimeDep
+from gateway.http.console.forms import (
+    CSRF_FIELD,
+    AgentQuery,
+    AsOfForm,
+    ListQuery,
+    ReplayForm,
+    WhatIfForm,
+    decode_form,
+)
+from gateway.http.console.render import HEADERS, console_error, page, stylesheet
+from gateway.http.console.session import COOKIE, SESSION_SECONDS, Credentials, SessionSealer
+from gateway.http.problems import EXCEPTION_HANDLERS
+from gateway.receipt_filter import ReceiptFilter
+from gateway.runtime import Runtime
+from gateway.usecases import console
+from gateway.usecases.disclose import ContextAsk, ReplayAsk
+from gateway.usecases.what_if import WhatIfWindow, what_if_report
+from receipts import Signer
+
+__all__ = ["CONSOLE"]
+
+Req = Request[Any, Any, Any]
+KINDS = (
+    "context",
+    "search",
+    "timeline",
+    "fetch",
+    "replay",
+    "refusal",
+    "session_context",
+    "history",
+)
+_MAX_KEY = 200  # a key is ~110 characters; anything longer is not one
+
+
+@functools.cache
+def _sealer(signer: Signer) -> SessionSealer:
+    return SessionSealer(signer)
+
+
+def _signer(runtime: Runtime) -> Signer:
+    return runtime.discloser.recorder.signer
+
+
+def _credentials(request: Req, runtime: Runtime) -> Credentials:
+    found = _sealer(_signer(runtime)).credentials(
+        request.headers.get("authorization"), request.cookies.get(COOKIE)
+    )
+    if found is None:
+        raise UnauthenticatedError(
+            "sign in with an auditor or admin key (sessions last 15 minutes)",
+            code="missing_credentials",
+        )
+    return found
+
+
+async def _form(request: Req, runtime: Runtime, credentials: Credentials) -> list[tuple[str, str]]:
+    """The posted fields, once the CSRF token is checked (a cookie session's forms only)."""
+    form = await request.form()
+    items = [(k, v) for k, v in form.multi_items() if isinstance(v, str)]
+    token = next((v for k, v in items if k == CSRF_FIELD), None)
+    if not _sealer(_signer(runtime)).csrf_ok(credentials, token):
+        raise ForbiddenError("the form's CSRF token is missing or stale", code="csrf_failed")
+    return items
+
+
+@get("/static/console.css", include_in_schema=False)
+async def css() -> Response[str]:
+    return Response(
+        stylesheet(), media_type="text/css", headers={**HEADERS, "Cache-Control": "max-age=3600"}
+    )
+
+
+@get("/", include_in_schema=False)
+async def receipts_list(request: Req, runtime: RuntimeDep) -> Response[str]:
+    """The sign-in form, or once signed in the receipts, newest first, filtered."""
+    found = _sealer(_signer(runtime)).credentials(
+        request.headers.get("authorization"), request.cookies.get(COOKIE)
+    )
+    if found is None:
+        return page("sign_in.html", problem=None, signed_in=False)
+    query = decode_form(request.query_params.items(), ListQuery)
+    where = ReceiptFilter(
+        agent_id=query.agent_id,
+        kind=query.kind,
+        since=query.since,
+        until=query.until,
+        memory_id=query.memory_id,
+        policy_digest=query.policy_digest,
+        limit=console.PAGE,
+        newest_first=True,
+        before_seq=int(query.cursor) if query.cursor else None,
+    )
+    listing = await console.receipt_list(runtime.pool, found.authorization, where)
+    filters = {k: v for k, v in request.query_params.items() if k != "cursor" and v}
+    return page(
+        "receipts.html",
+        listing=listing,
+        query=query,
+        filters=filters,
+        kinds=KINDS,
+        csrf=found.csrf,
+        signed_in=True,
+    )
+
+
+@post("/sign-in", include_in_schema=False, status_code=303)
+async def sign_in(request: Req, runtime: RuntimeDep) -> Response[Any]:
+    form = await request.form()
+    key = form.get("key")
+    key = key.strip() if isinstance(key, str) else ""
+    if not key or len(key) > _MAX_KEY:
+        raise UnauthenticatedError(
+            "key: paste an auditor or admin API key", code="missing_credentials"
+        )
+    await console.console_principal(runtime.pool, f"Bearer {key}")
+    sealed = _sealer(_signer(runtime)).seal(key)
+    cookie = Cookie(
+        key=COOKIE,
+        value=sealed,
+        path="/console",
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+    return Redirect("/console", status_code=303, cookies=[cookie], headers=HEADERS)
+
+
+@post("/sign-out", include_in_schema=False, status_code=303)
+async def sign_out(request: Req, runtime: RuntimeDep) -> Response[Any]:
+    await _form(request, runtime, _credentials(request, runtime))
+    response: Response[Any] = Redirect("/console", status_code=303, headers=HEADERS)
+    response.delete_cookie(COOKIE, path="/console")
+    return response
+
+
+async def _receipt_page(
+    runtime: Runtime,
+    credentials: Credentials,
+    receipt_id: str,
+    replay: Any = None,
+    form: Any = None,
+) -> Response[str]:
+    screen = await console.receipt_screen(
+        runtime.pool, _signer(runtime), credentials.authorization, receipt_id
+    )
+    replayed = getattr(replay, "replayed", None)
+    bundle = getattr(replayed, "bundle", None)
+    return page(
+        "receipt.html",
+        screen=screen,
+        replay=replay,
+        replay_form=form,
+        replayed_bundle=bundle,
+        replayed_sha256=console.sha256_hex(bundle) if isinstance(bundle, str) else None,
+        csrf=credentials.csrf,
+        signed_in=True,
+    )
+
+
+@get("/receipts/{receipt_id:str}", include_in_schema=False)
+async def receipt(request: Req, runtime: RuntimeDep, receipt_id: FromPath[str]) -> Response[str]:
+    return await _receipt_page(runtime, _credentials(request, runtime), receipt_id)
+
+
+@post("/receipts/{receipt_id:str}/replay", include_in_schema=False, status_code=200)
+async def replay(request: Req, runtime: RuntimeDep, receipt_id: FromPath[str]) -> Response[str]:
+    """Replay (exact, current, what-if) and show the diff beside the receipt. The replay writes
+    its own receipt, as through the API."""
+    credentials = _credentials(request, runtime)
+    form = decode_form(await _form(request, runtime, credentials), ReplayForm)
+    ask = ReplayAsk(
+        form.mode,
+        form.policy_digest if form.mode == "what_if" else None,
+        form.policy_yaml if form.mode == "what_if" else None,
+    )
+    result = await runtime.disclosures.replay(credentials.authorization, receipt_id, ask)
+    return await _receipt_page(runtime, credentials, receipt_id, result, form)
+
+
+async def _agent_page(
+    request: Req, runtime: Runtime, agent_id: str, bundle: Any = None, form: Any = None
+) -> Response[str]:
+    credentials = _credentials(request, runtime)
+    at = form.at if form is not None else decode_form(request.query_params.items(), AgentQuery).at
+    instant = await console.agent_at(
+        runtime.pool, credentials.authorization, agent_id, at or runtime.clock()
+    )
+    return page(
+        "agent.html",
+        instant=instant,
+        bundle=bundle,
+        form=form,
+        csrf=credentials.csrf,
+        signed_in=True,
+    )
+
+
+@get("/agents/{agent_id:str}", include_in_schema=False)
+async def agent(request: Req, runtime: RuntimeDep, agent_id: FromPath[str]) -> Response[str]:
+    return await _agent_page(request, runtime, agent_id)
+
+
+@post("/agents/{agent_id:str}/bundle", include_in_schema=False, status_code=200)
+async def agent_bundle(request: Req, runtime: RuntimeDep, agent_id: FromPath[str]) -> Response[str]:
+    """The bundle the task would have got at the instant (`as_of`), receipted as the API's."""
+    credentials = _credentials(request, runtime)
+    form = decode_form(await _form(request, runtime, credentials), AsOfForm)
+    ask = ContextAsk(
+        task=form.task,
+        namespaces=form.namespaces,
+        budget_tokens=form.budget_tokens,
+        top_k=form.top_k,
+        as_of=form.at,
+    )
+    bundle = await runtime.disclosures.context(credentials.authorization, ask)
+    return await _agent_page(request, runtime, agent_id, bundle, form)
+
+
+@get("/memories/{memory_id:str}", include_in_schema=False)
+async def memory(request: Req, runtime: RuntimeDep, memory_id: FromPath[str]) -> Response[str]:
+    credentials = _credentials(request, runtime)
+    life = await console.memory_life(runtime.pool, credentials.authorization, memory_id)
+    return page("memory.html", life=life, csrf=credentials.csrf, signed_in=True)
+
+
+async def _policies_page(
+    runtime: Runtime, credentials: Credentials, report: Any = None, form: Any = None
+) -> Response[str]:
+    view = await console.policies_view(
+        runtime.pool, runtime.discloser.policies, credentials.authorization, runtime.clock()
+    )
+    return page(
+        "policies.html", view=view, report=report, form=form, csrf=credentials.csrf, signed_in=True
+    )
+
+
+@get("/policies", include_in_schema=False)
+async def policies(request: Req, runtime: RuntimeDep) -> Response[str]:
+    return await _policies_page(runtime, _credentials(request, runtime))
+
+
+@post("/policies/what-if", include_in_schema=False, status_code=200)
+async def policies_what_if(request: Req, runtime: RuntimeDep) -> Response[str]:
+    credentials = _credentials(request, runtime)
+    form = decode_form(await _form(request, runtime, credentials), WhatIfForm)
+    window = WhatIfWindow(
+        policy_digest=form.policy_digest,
+        policy_yaml=form.policy_yaml,
+        last=form.last,
+        since=None,
+        until=None,
+    )
+    report = await what_if_report(runtime.pool, runtime.replayer, credentials.authorization, window)
+    return await _policies_page(runtime, credentials, report, form)
+
+
+CONSOLE = Router(
+    path="/console",
+    route_handlers=[
+        css,
+        receipts_list,
+        sign_in,
+        sign_out,
+        receipt,
+        replay,
+        agent,
+        agent_bundle,
+        memory,
+        policies,
+        policies_what_if,
+    ],
+    # The same keys as the app's mapping, so that this layer's handler is the one chosen.
+    exception_handlers=dict.fromkeys(EXCEPTION_HANDLERS, console_error),
+    include_in_schema=False,
+)

@@ -1,0 +1,148 @@
+"""The console over real HTTP through the app (TestClient): sign-in and its cookie, revocation,
+CSRF, roles, headers, every page with a real receipt, bad input as a page naming the field."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import psycopg
+from litestar.testing import TestClient
+
+from tests.conftest import Key, KeyFactory
+from tests.gateway.test_context import seed
+from tests.gateway.test_replay import ASK
+
+HTML = {"Accept": "text/html"}
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]{64})"', html)
+    assert found, "the page carries no CSRF token"
+    return found.group(1)
+
+
+def sign_in(client: TestClient[Any], key: Key) -> str:
+    response = client.post("/console/sign-in", data={"key": key.key}, follow_redirects=False)
+    assert response.status_code == 303, response.text
+    return response.headers["set-cookie"]
+
+
+def test_sign_in_sets_a_strict_httponly_cookie_and_pages_need_it(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    auditor = make_key(role="auditor", agent_id=None)
+    anonymous = client.get("/console", headers=HTML)
+    assert anonymous.status_code == 200 and 'name="key"' in anonymous.text
+    assert client.get("/console/policies", headers=HTML).status_code == 401
+    cookie = sign_in(client, auditor)
+    assert (
+        "HttpOnly" in cookie and "samesite=strict" in cookie.lower() and "Path=/console" in cookie
+    )
+    assert "Max-Age=900" in cookie and auditor.key not in cookie  # sealed, not the key itself
+    listed = client.get("/console", headers=HTML)
+    assert listed.status_code == 200 and "<h1>Receipts</h1>" in listed.text
+    # Sign-out needs the form's token; then the cookie is gone.
+    assert client.post("/console/sign-out", data={}, headers=HTML).status_code == 403
+    out = client.post(
+        "/console/sign-out", data={"csrf": csrf_of(listed.text)}, follow_redirects=False
+    )
+    assert out.status_code == 303 and 'ctxgw_console=""' in out.headers["set-cookie"]
+    client.cookies.clear()
+    assert 'name="key"' in client.get("/console", headers=HTML).text
+
+
+def test_revoked_key_stops_the_session_at_once(
+    client: TestClient[Any], make_key: KeyFactory, database_url: str
+) -> None:
+    auditor = make_key(role="auditor", agent_id=None)
+    sign_in(client, auditor)
+    assert client.get("/console/policies", headers=HTML).status_code == 200
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("UPDATE api_keys SET revoked_at = now() WHERE key_id = %s", (auditor.key_id,))
+    revoked = client.get("/console/policies", headers=HTML)
+    assert revoked.status_code == 401 and "revoked_credentials" in revoked.text
+
+
+def test_a_forged_or_tampered_cookie_is_no_session(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    sign_in(client, make_key(role="auditor", agent_id=None))
+    sealed = client.cookies["ctxgw_console"]
+    client.cookies.set("ctxgw_console", sealed[:-4] + "AAAA", path="/console")
+    assert client.get("/console/policies", headers=HTML).status_code == 401
+
+
+def test_agent_keys_are_refused_everywhere(client: TestClient[Any], agent: Key) -> None:
+    refused = client.post("/console/sign-in", data={"key": agent.key}, headers=HTML)
+    assert refused.status_code == 403 and "wrong_role" in refused.text
+    assert "set-cookie" not in refused.headers
+    for path in ("/console", "/console/policies", "/console/agents/agent-1"):
+        assert client.get(path, headers={**HTML, **agent.headers}).status_code == 403, path
+
+
+def test_headers_forbid_script_and_framing(client: TestClient[Any], make_key: KeyFactory) -> None:
+    auditor = make_key(role="auditor", agent_id=None)
+    for path in ("/console", "/console/policies", "/console/receipts/01ARZ3NDEKTSV4RRFFQ69G5FAV"):
+        response = client.get(path, headers={**HTML, **auditor.headers})
+        csp = response.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "script-src" not in csp, path
+        assert "frame-ancestors 'none'" in csp
+        assert response.headers["x-frame-options"] == "DENY"
+        assert response.headers["cache-control"] == "no-store"
+        assert "<script" not in response.text and " style=" not in response.text
+
+
+def test_bearer_reads_every_page_of_a_real_receipt(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    ids = seed(client, agent)
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    auditor = make_key(role="auditor", agent_id=None)
+    headers = {**HTML, **auditor.headers}
+    listed = client.get("/console", headers=headers).text
+    assert original["receipt_id"] in listed
+    page = client.get(f"/console/receipts/{original['receipt_id']}", headers=headers).text
+    assert "Integrity, checked now: valid" in page
+    for memory_id in [i["memory_id"] for i in original["included"]] + [
+        e["memory_id"] for e in original["excluded"]
+    ]:
+        assert memory_id in page
+    assert "below_top_k" in page and original["bundle_sha256"] in page
+    # A bearer caller posts without a CSRF token (no ambient credential to abuse).
+    replayed = client.post(
+        f"/console/receipts/{original['receipt_id']}/replay",
+        data={"mode": "exact"},
+        headers=headers,
+    )
+    assert replayed.status_code == 200, replayed.text
+    assert "exact replay: identical" in replayed.text
+    assert "matches the receipt: these are the bytes delivered" in replayed.text
+    life = client.get(f"/console/memories/{ids[0]}", headers=headers)
+    assert life.status_code == 200 and "Rollback procedure" in life.text
+    assert original["receipt_id"] in life.text
+    agent_page = client.get("/console/agents/agent-1", headers=headers).text
+    assert original["receipt_id"] in agent_page and str(ASK["task"]).replace("?", "") in agent_page
+    policies = client.get("/console/policies", headers=headers).text
+    assert "In force now" in policies
+
+
+def test_bad_filters_are_a_4xx_naming_the_field(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    auditor = make_key(role="auditor", agent_id=None)
+    headers = {**HTML, **auditor.headers}
+    bad = client.get("/console?memory_id=nope&policy_digest=sha1:x&cursor=-1", headers=headers)
+    assert bad.status_code == 422
+    for field in ("memory_id", "policy_digest", "cursor"):
+        assert f"<code>{field}</code>" in bad.text
+    as_json = client.get(
+        "/console?since=yesterday", headers={"Accept": "application/json", **auditor.headers}
+    )
+    assert as_json.status_code == 422
+    assert as_json.headers["content-type"].startswith("application/problem+json")
+    assert as_json.json()["errors"][0]["field"] == "since"
+    unknown = client.get("/console?evil=1", headers=headers)
+    assert unknown.status_code == 422 and "evil" in unknown.text
+    missing = client.get("/console/receipts/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=headers)
+    assert missing.status_code == 404
