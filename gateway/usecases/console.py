@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from gateway.errors import NotFoundError
@@ -144,23 +144,26 @@ class AgentInstant:
     agent_id: str
     at: datetime
     before: list[ListedReceipt]  # the newest first, up to the instant
-    after: list[ListedReceipt]  # the oldest first, from the instant on
+    after: list[ListedReceipt]  # the oldest first, after it
     request: dict[str, Any]  # the last context request before it: the form's defaults
 
 
 async def agent_at(
     pool: Pool, authorization: str | None, agent_id: str, at: datetime
 ) -> AgentInstant:
-    """The receipts around an agent's instant, and what it last asked before it."""
+    """The receipts around an agent's instant (one issued at it counts as known by then), and
+    what it last asked up to it."""
+    # The listing's `until` is exclusive; receipt times are microseconds (PostgreSQL's unit).
+    cut = at + timedelta(microseconds=1)
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
         before = await list_receipts(
             conn,
             principal.tenant_id,
-            ReceiptFilter(agent_id=agent_id, until=at, newest_first=True, limit=AROUND),
+            ReceiptFilter(agent_id=agent_id, until=cut, newest_first=True, limit=AROUND),
         )
         after = await list_receipts(
-            conn, principal.tenant_id, ReceiptFilter(agent_id=agent_id, since=at, limit=AROUND)
+            conn, principal.tenant_id, ReceiptFilter(agent_id=agent_id, since=cut, limit=AROUND)
         )
     request: dict[str, Any] = {}
     for row in before:

@@ -34,6 +34,7 @@ Instant = Annotated[datetime, Meta(tz=True)]
 PolicyYaml = Annotated[str, Meta(max_length=256 * 1024)]
 _LOCAL_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,6})?)?$")
 CSRF_FIELD = "csrf"
+ALL = "*"
 S = TypeVar("S", bound=msgspec.Struct)
 
 
@@ -77,7 +78,8 @@ def _value(name: str, value: str) -> Any:
     if name in {"budget_tokens", "top_k", "last"} and value.isdigit():
         return int(value)
     if name == "namespaces":
-        return [part for part in re.split(r"[\s,]+", value) if part]
+        # "*" is how a request by a key of every namespace records them: "all", as blank is.
+        return [part for part in re.split(r"[\s,]+", value) if part and part != ALL] or None
     return value
 
 
@@ -86,5 +88,7 @@ def decode_form(items: Iterable[tuple[str, str]], struct_type: type[S]) -> S:
     data: dict[str, Any] = {}
     for name, value in items:
         if name != CSRF_FIELD and isinstance(value, str) and value.strip():
-            data[name] = _value(name, value.strip() if name != "policy_yaml" else value)
+            parsed = _value(name, value.strip() if name != "policy_yaml" else value)
+            if parsed is not None:
+                data[name] = parsed
     return decode_struct(data, struct_type)

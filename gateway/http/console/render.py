@@ -98,5 +98,11 @@ def console_error(request: Request[Any, Any, Any], exc: Exception) -> Response[A
         return response
     problem = response.content
     assert isinstance(problem, Problem)
-    template = "sign_in.html" if problem.status == 401 else "error.html"
-    return page(template, problem.status, problem=problem, signed_in=problem.status != 401)
+    # Without a session (401), or when the key given at sign-in is refused: the form again.
+    form = problem.status == 401 or request.url.path.endswith("/sign-in")
+    return page(
+        "sign_in.html" if form else "error.html",
+        problem.status,
+        problem=problem,
+        signed_in=not form,
+    )
