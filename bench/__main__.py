@@ -34,6 +34,10 @@ BENCHMARKS = {
         "bench.integration",
         "MCP get_context (stdio, /mcp) and the client vs raw /v1/context; /metrics cost",
     ),
+    "console": (
+        "bench.console",
+        "console list page at 100k receipts and a 500-candidate receipt page vs the API",
+    ),
     "tune": (
         "bench.tune",
         "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",
