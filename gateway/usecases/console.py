@@ -220,6 +220,7 @@ async def policies_view(
     in which mode."""
     active = await active_bundle(pool, registry, authorization, at)  # auditors and admins
     async with unit_of_work(pool, authorization) as (conn, principal):
+        principal.require_role(*AUDITORS)
         bundles = await console_store.stored_bundles(conn, principal.tenant_id)
         activations = await console_store.activation_history(conn, principal.tenant_id, at)
     return PoliciesView(active, bundles, activations)

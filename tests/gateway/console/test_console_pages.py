@@ -146,3 +146,89 @@ def test_bad_filters_are_a_4xx_naming_the_field(
     assert unknown.status_code == 422 and "evil" in unknown.text
     missing = client.get("/console/receipts/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=headers)
     assert missing.status_code == 404
+
+
+def test_the_list_pages_newest_first_and_filters_by_policy(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    seed(client, agent)
+    made = [
+        client.post("/v1/context", json={**ASK, "task": f"roll back {n}"}, headers=agent.headers).json()["receipt_id"]
+        for n in range(3)
+    ]  # fmt: skip
+    auditor = make_key(role="auditor", agent_id=None)
+    headers = {**HTML, **auditor.headers}
+    listed = client.get("/console", headers=headers).text
+    positions = [listed.index(r) for r in made]
+    assert positions == sorted(positions, reverse=True)  # newest first
+    digest = client.get("/v1/receipts", headers=auditor.headers).json()["receipts"][0][
+        "policy_digest"
+    ]
+    same = client.get(f"/console?policy_digest={digest}", headers=headers).text
+    assert all(r in same for r in made)
+    other = client.get("/console?policy_digest=sha256:" + "0" * 64, headers=headers).text
+    assert not any(r in other for r in made) and "No receipts." in other
+
+
+def test_cursor_paging_walks_back_through_the_log(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, monkeypatch: Any
+) -> None:
+    from gateway.usecases import console
+
+    monkeypatch.setattr(console, "PAGE", 2)
+    seed(client, agent)
+    made = [
+        client.post("/v1/context", json={**ASK, "task": f"roll back {n}"}, headers=agent.headers).json()["receipt_id"]
+        for n in range(3)
+    ]  # fmt: skip
+    headers = {**HTML, **make_key(role="auditor", agent_id=None).headers}
+    first = client.get("/console?kind=context", headers=headers).text
+    assert made[2] in first and made[1] in first and made[0] not in first
+    older = re.search(r'rel="next" href="([^"]+)"', first)
+    assert older is not None
+    second = client.get(older.group(1).replace("&amp;", "&"), headers=headers).text
+    assert made[0] in second and made[1] not in second and 'rel="next"' not in second
+
+
+def test_a_cookie_session_cannot_replay_without_the_form_token(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    seed(client, agent)
+    receipt_id = client.post("/v1/context", json=ASK, headers=agent.headers).json()["receipt_id"]
+    sign_in(client, make_key(role="auditor", agent_id=None))
+    page = client.get(f"/console/receipts/{receipt_id}", headers=HTML).text
+    path = f"/console/receipts/{receipt_id}/replay"
+    forged = client.post(path, data={"mode": "exact", "csrf": "0" * 64}, headers=HTML)
+    assert forged.status_code == 403 and "csrf_failed" in forged.text
+    assert client.post(path, data={"mode": "exact"}, headers=HTML).status_code == 403
+    done = client.post(path, data={"mode": "exact", "csrf": csrf_of(page)}, headers=HTML)
+    assert done.status_code == 200 and "exact replay: identical" in done.text
+    bad = client.post(path, data={"mode": "sideways", "csrf": csrf_of(page)}, headers=HTML)
+    assert bad.status_code == 422 and "<code>mode</code>" in bad.text
+
+
+def test_a_memory_s_life_shows_versions_deletion_and_erasure(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
+) -> None:
+    ids = seed(client, agent)
+    receipt_id = client.post("/v1/context", json=ASK, headers=agent.headers).json()["receipt_id"]
+    newer = client.post(
+        "/v1/memories",
+        json={"namespace": "ops", "heading": "Rollback procedure v2", "memory_type": "semantic",
+              "content": "Run atlasctl rollback --to <sha> --safe.", "supersedes": ids[0]},
+        headers=agent.headers,
+    ).json()["memory_id"]  # fmt: skip
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("SELECT erase_memory(%s, %s, 'subject request 42')", (agent.tenant_id, ids[0]))
+    headers = {**HTML, **make_key(role="auditor", agent_id=None).headers}
+    for asked in (ids[0], newer):  # the same life from either end
+        life = client.get(f"/console/memories/{asked}", headers=headers).text
+        assert "2 versions" in life and ids[0] in life and newer in life
+        assert (
+            "subject request 42" in life
+            and "Run atlasctl rollback --to &lt;sha&gt; --safe." in life
+        )
+        assert "page the on-call engineer" not in life  # erased: the text is gone
+        assert receipt_id in life  # which receipts used it
+    missing = client.get("/console/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=headers)
+    assert missing.status_code == 404
