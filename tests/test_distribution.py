@@ -41,7 +41,10 @@ def test_wheel_ships_the_three_typed_packages_and_not_the_harness(wheel: zipfile
     migrations = {f"gateway/migrations/{path.name}" for path in (ROOT / "migrations").glob("*.sql")}
     assert migrations and migrations <= names
     assert not any(name.startswith(("bench/", "tests/")) for name in names)
-    console = {"gateway/http/console/templates/receipt.html", "gateway/http/console/static/console.css"}
+    console = {
+        "gateway/http/console/templates/receipt.html",
+        "gateway/http/console/static/console.css",
+    }
     assert console <= names  # the console's pages and style sheet are package data
 
 
