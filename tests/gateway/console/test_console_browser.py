@@ -103,9 +103,15 @@ class Watch:
         )
 
     def assert_inert(self, where: str) -> None:
+        """Nothing ran, no link leads to script, and every field a person fills has a label."""
         assert self.page.evaluate("() => window.__xss === undefined"), where
         assert "pwned" not in self.page.title(), where
         assert self.violations == [], (where, self.violations)
+        scripted = "els => els.filter(e => e.protocol === 'javascript:').length"
+        assert self.page.eval_on_selector_all("a[href]", scripted) == 0, where
+        unlabelled = "els => els.filter(e => e.labels.length === 0).map(e => e.name)"
+        fields = "input:not([type=hidden]), select, textarea"
+        assert self.page.eval_on_selector_all(fields, unlabelled) == [], where
 
 
 def test_an_auditor_works_through_the_console_in_a_browser(
