@@ -28,6 +28,9 @@ from gateway.http.console.render import HEADERS, console_error, page, stylesheet
 from gateway.http.console.session import COOKIE, SESSION_SECONDS, Credentials, SessionSealer
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.receipt_filter import ReceiptFilter
+from gateway.responses.disclosures import ContextBundle, ContextReplay, RefusalReplay
+from gateway.responses.policies import WhatIfReport
+from gateway.responses.sessions import SessionContextReplay
 from gateway.runtime import Runtime
 from gateway.usecases import console
 from gateway.usecases.disclose import ContextAsk, ReplayAsk
@@ -44,9 +47,12 @@ KINDS = (
     "fetch",
     "replay",
     "refusal",
+    "refusal_replay",
     "session_context",
+    "session_replay",
     "history",
 )
+Replayed = ContextReplay | RefusalReplay | SessionContextReplay
 _MAX_KEY = 200  # a key is ~110 characters; anything longer is not one
 
 
@@ -156,14 +162,20 @@ async def _receipt_page(
     runtime: Runtime,
     credentials: Credentials,
     receipt_id: str,
-    replay: Any = None,
-    form: Any = None,
+    replay: Replayed | None = None,
+    form: ReplayForm | None = None,
 ) -> Response[str]:
     screen = await console.receipt_screen(
         runtime.pool, _signer(runtime), credentials.authorization, receipt_id
     )
-    replayed = getattr(replay, "replayed", None)
-    bundle = getattr(replayed, "bundle", None)
+    # A bundle's or a session context's replay carries the rebuilt text; a refusal's has none.
+    bundle = (
+        replay.replayed.bundle
+        if isinstance(replay, ContextReplay)
+        else replay.text
+        if isinstance(replay, SessionContextReplay)
+        else None
+    )
     return page(
         "receipt.html",
         screen=screen,
@@ -197,7 +209,11 @@ async def replay(request: Req, runtime: RuntimeDep, receipt_id: FromPath[str]) -
 
 
 async def _agent_page(
-    request: Req, runtime: Runtime, agent_id: str, bundle: Any = None, form: Any = None
+    request: Req,
+    runtime: Runtime,
+    agent_id: str,
+    bundle: ContextBundle | None = None,
+    form: AsOfForm | None = None,
 ) -> Response[str]:
     credentials = _credentials(request, runtime)
     at = form.at if form is not None else decode_form(request.query_params.items(), AgentQuery).at
@@ -243,7 +259,10 @@ async def memory(request: Req, runtime: RuntimeDep, memory_id: FromPath[str]) ->
 
 
 async def _policies_page(
-    runtime: Runtime, credentials: Credentials, report: Any = None, form: Any = None
+    runtime: Runtime,
+    credentials: Credentials,
+    report: WhatIfReport | None = None,
+    form: WhatIfForm | None = None,
 ) -> Response[str]:
     view = await console.policies_view(
         runtime.pool, runtime.discloser.policies, credentials.authorization, runtime.clock()

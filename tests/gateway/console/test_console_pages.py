@@ -232,3 +232,55 @@ def test_a_memory_s_life_shows_versions_deletion_and_erasure(
         assert receipt_id in life  # which receipts used it
     missing = client.get("/console/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=headers)
     assert missing.status_code == 404
+
+
+def test_a_session_context_receipt_reads_and_replays_on_its_page(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    from tests.gateway.sessions_helpers import append, context, open_session
+
+    session = open_session(client, agent)
+    turn = "<img src=x onerror=alert(1)> I want to see the tiles museum."
+    assert append(client, agent, session["session_id"], ("user", turn)).status_code == 200
+    made = context(client, agent, session["session_id"]).json()
+    headers = {**HTML, **make_key(role="auditor", agent_id=None).headers}
+    page = client.get(f"/console/receipts/{made['receipt_id']}", headers=headers)
+    assert page.status_code == 200 and "Integrity, checked now: valid" in page.text
+    replayed = client.post(
+        f"/console/receipts/{made['receipt_id']}/replay", data={"mode": "exact"}, headers=headers
+    )
+    assert replayed.status_code == 200, replayed.text
+    assert "exact replay: identical" in replayed.text and "text sha256 after" in replayed.text
+    assert "&lt;img src=x onerror=alert(1)&gt; I want to see" in replayed.text
+    assert "<img src=x" not in replayed.text
+
+
+def test_a_refusal_reads_and_replays_on_its_page(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    from tests.gateway.test_policies_api import STRICT, activate
+    from tests.gateway.test_refusals import LENIENT
+
+    seed(client, agent)
+    activate(client, make_key(role="admin"), STRICT, "enforce")
+    refused = client.post("/v1/context", json={"task": "roll back"}, headers=agent.headers)
+    assert refused.status_code == 403
+    receipt_id = refused.json()["receipt_id"]
+    headers = {**HTML, **make_key(role="auditor", agent_id=None).headers}
+    listed = client.get("/console?kind=refusal", headers=headers).text
+    assert receipt_id in listed
+    page = client.get(f"/console/receipts/{receipt_id}", headers=headers)
+    assert page.status_code == 200 and "Integrity, checked now: valid" in page.text
+    path = f"/console/receipts/{receipt_id}/replay"
+    exact = client.post(path, data={"mode": "exact"}, headers=headers)
+    assert exact.status_code == 200 and "exact replay: identical" in exact.text
+    what_if = client.post(
+        path, data={"mode": "what_if", "policy_yaml": LENIENT.decode()}, headers=headers
+    )
+    assert what_if.status_code == 200 and "what_if replay: different" in what_if.text
+    current = client.post(path, data={"mode": "current"}, headers=headers)
+    assert current.status_code == 422 and "replay_unsupported" in current.text
+    bad_yaml = client.post(
+        path, data={"mode": "what_if", "policy_yaml": "spec: ["}, headers=headers
+    )
+    assert bad_yaml.status_code == 422 and "policy_yaml" in bad_yaml.text
