@@ -24,9 +24,11 @@ from gateway.usecases.inspection import AUDITORS, read_receipt, verify_receipt
 from gateway.usecases.ledger import (
     LedgerRow,
     ReceiptFacts,
+    decisions_of,
     ledger_of,
     reason_counts,
     receipt_facts,
+    request_of,
 )
 from gateway.usecases.policy import PolicyRegistry, active_bundle
 from gateway.usecases.receipting import rfc3339
@@ -121,21 +123,15 @@ async def receipt_screen(
     checkpoint) and its ledger."""
     verification = await verify_receipt(pool, signer, authorization, receipt_id)  # auditors only
     detail = await read_receipt(pool, authorization, receipt_id)
-    body = detail.body
-    ledger = ledger_of(body)
-    policy = body.get("policy")
-    decisions = policy.get("decisions") if isinstance(policy, dict) else None
-    request = body.get("request")
+    ledger = ledger_of(detail.body)
     return ReceiptScreen(
         detail=detail,
         verification=verification,
-        facts=receipt_facts(body),
+        facts=receipt_facts(detail.body),
         ledger=ledger,
         counts=reason_counts(ledger),
-        decisions=[d for d in decisions if isinstance(d, dict)]
-        if isinstance(decisions, list)
-        else [],
-        request=request if isinstance(request, dict) else {},
+        decisions=decisions_of(detail.body),
+        request=request_of(detail.body),
     )
 
 
@@ -165,12 +161,8 @@ async def agent_at(
         after = await list_receipts(
             conn, principal.tenant_id, ReceiptFilter(agent_id=agent_id, since=cut, limit=AROUND)
         )
-    request: dict[str, Any] = {}
-    for row in before:
-        if row.kind == "context":
-            recorded = decode_body(bytes(row.body)).get("request")
-            request = recorded if isinstance(recorded, dict) else {}
-            break
+    asked = next((r for r in before if r.kind == "context"), None)
+    request = request_of(decode_body(bytes(asked.body))) if asked is not None else {}
     return AgentInstant(
         agent_id, at, [_listed(r) for r in before], [_listed(r) for r in after], request
     )

@@ -8,7 +8,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LedgerRow", "ReceiptFacts", "ledger_of", "reason_counts", "receipt_facts"]
+__all__ = [
+    "LedgerRow",
+    "ReceiptFacts",
+    "decisions_of",
+    "ledger_of",
+    "reason_counts",
+    "receipt_facts",
+    "request_of",
+]
 
 INCLUDED = "included"
 
@@ -158,3 +166,13 @@ def reason_counts(rows: list[LedgerRow]) -> list[tuple[str, int]]:
     """How many candidates each reason accounts for: included first, then by count."""
     counts = Counter(row.reason for row in rows)
     return sorted(counts.items(), key=lambda kv: (kv[0] != INCLUDED, -kv[1], kv[0]))
+
+
+def decisions_of(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The policy's recorded decisions, each as the receipt spells it."""
+    return [d for d in _list(_dict(body.get("policy")).get("decisions")) if isinstance(d, dict)]
+
+
+def request_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The complete request the receipt recorded (what replay needs)."""
+    return _dict(body.get("request"))

@@ -65,13 +65,17 @@ def _signer(runtime: Runtime) -> Signer:
     return runtime.discloser.recorder.signer
 
 
-def _credentials(request: Req, runtime: Runtime) -> Credentials:
-    found = _sealer(_signer(runtime)).credentials(
+def _session(request: Req, runtime: Runtime) -> Credentials | None:
+    return _sealer(_signer(runtime)).credentials(
         request.headers.get("authorization"), request.cookies.get(COOKIE)
     )
+
+
+def _credentials(request: Req, runtime: Runtime) -> Credentials:
+    found = _session(request, runtime)
     if found is None:
         raise UnauthenticatedError(
-            "sign in with an auditor or admin key (sessions last 15 minutes)",
+            f"sign in with an auditor or admin key (sessions last {SESSION_SECONDS // 60} minutes)",
             code="missing_credentials",
         )
     return found
@@ -97,9 +101,7 @@ async def css() -> Response[str]:
 @get("/", include_in_schema=False)
 async def receipts_list(request: Req, runtime: RuntimeDep) -> Response[str]:
     """The sign-in form, or once signed in the receipts, newest first, filtered."""
-    found = _sealer(_signer(runtime)).credentials(
-        request.headers.get("authorization"), request.cookies.get(COOKIE)
-    )
+    found = _session(request, runtime)
     if found is None:
         return page("sign_in.html", problem=None, signed_in=False)
     query = decode_form(request.query_params.items(), ListQuery)

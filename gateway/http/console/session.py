@@ -13,6 +13,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from cryptography.fernet import Fernet, InvalidToken
@@ -40,7 +42,7 @@ class Credentials:
 
 
 class SessionSealer:
-    def __init__(self, signer: Signer) -> None:
+    def __init__(self, signer: Signer, clock: Callable[[], float] = time.time) -> None:
         active = signer.keyring.active_hmac()
         assert active is not None  # a Signer exists only with an active HMAC key
         secret = HKDF(algorithm=hashes.SHA256(), length=64, salt=None, info=_INFO).derive(
@@ -48,14 +50,19 @@ class SessionSealer:
         )
         self._fernet = Fernet(base64.urlsafe_b64encode(secret[:32]))
         self._csrf_key = secret[32:]
+        self._clock = clock
 
     def seal(self, key: str) -> str:
-        return self._fernet.encrypt(key.encode("ascii")).decode("ascii")
+        sealed = self._fernet.encrypt_at_time(key.encode("ascii"), int(self._clock()))
+        return sealed.decode("ascii")
 
     def open(self, cookie: str) -> str | None:
         """The key sealed in a cookie of ours younger than the session; None otherwise."""
         try:
-            return self._fernet.decrypt(cookie.encode("ascii"), ttl=SESSION_SECONDS).decode()
+            opened = self._fernet.decrypt_at_time(
+                cookie.encode("ascii"), SESSION_SECONDS, int(self._clock())
+            )
+            return opened.decode("ascii")
         except (InvalidToken, UnicodeError):
             return None
 
