@@ -52,6 +52,13 @@ class AgentQuery(msgspec.Struct, forbid_unknown_fields=True):
     at: Instant | None = None
 
 
+class AgentPick(msgspec.Struct, forbid_unknown_fields=True):
+    """The list page's "what did an agent know at T" form."""
+
+    agent_id: Annotated[str, Meta(min_length=1, max_length=256)]
+    at: Instant | None = None
+
+
 class ReplayForm(msgspec.Struct, forbid_unknown_fields=True):
     mode: Literal["exact", "current", "what_if"]
     policy_digest: Digest | None = None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 from typing import Any
+from urllib.parse import quote
 
 from litestar import Request, Response, Router, get, post
 from litestar.datastructures import Cookie
@@ -17,6 +18,7 @@ from gateway.errors import ForbiddenError, UnauthenticatedError
 from gateway.http.auth import RuntimeDep
 from gateway.http.console.forms import (
     CSRF_FIELD,
+    AgentPick,
     AgentQuery,
     AsOfForm,
     ListQuery,
@@ -232,6 +234,16 @@ async def _agent_page(
     )
 
 
+@get("/agents", include_in_schema=False, status_code=303)
+async def pick_agent(request: Req, runtime: RuntimeDep) -> Response[Any]:
+    """A form cannot put a field into a path: this sends it on to the agent's page."""
+    _credentials(request, runtime)
+    picked = decode_form(request.query_params.items(), AgentPick)
+    at = f"?at={quote(picked.at.isoformat(), safe='')}" if picked.at else ""
+    target = f"/console/agents/{quote(picked.agent_id, safe='')}{at}"
+    return Redirect(target, status_code=303, headers=HEADERS)
+
+
 @get("/agents/{agent_id:str}", include_in_schema=False)
 async def agent(request: Req, runtime: RuntimeDep, agent_id: FromPath[str]) -> Response[str]:
     return await _agent_page(request, runtime, agent_id)
@@ -303,6 +315,7 @@ CONSOLE = Router(
         sign_out,
         receipt,
         replay,
+        pick_agent,
         agent,
         agent_bundle,
         memory,

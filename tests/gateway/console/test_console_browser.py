@@ -170,7 +170,7 @@ def test_an_auditor_works_through_the_console_in_a_browser(
     assert page.evaluate("() => document.activeElement.id") == "main"
 
     # Filter by the agent (its id is the payload) and kind: only its context receipt is listed.
-    page.get_by_label("Agent").fill(AGENT)
+    page.get_by_label("Agent", exact=True).fill(AGENT)
     page.get_by_label("Kind").select_option("context")
     page.get_by_role("button", name="Filter").click()
     page.get_by_role("heading", name="Receipts").wait_for()

@@ -284,3 +284,26 @@ def test_a_refusal_reads_and_replays_on_its_page(
         path, data={"mode": "what_if", "policy_yaml": "spec: ["}, headers=headers
     )
     assert bad_yaml.status_code == 422 and "policy_yaml" in bad_yaml.text
+
+
+def test_the_agent_form_leads_to_the_agent_at_its_instant(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    seed(client, agent)
+    receipt_id = client.post("/v1/context", json=ASK, headers=agent.headers).json()["receipt_id"]
+    headers = {**HTML, **make_key(role="auditor", agent_id=None).headers}
+    sent = client.get(
+        "/console/agents?agent_id=agent-1&at=2999-01-01T00:00:00",
+        headers=headers,
+        follow_redirects=False,
+    )
+    assert sent.status_code == 303
+    assert (
+        sent.headers["location"] == "/console/agents/agent-1?at=2999-01-01T00%3A00%3A00%2B00%3A00"
+    )
+    page = client.get(sent.headers["location"], headers=headers)
+    assert page.status_code == 200 and receipt_id in page.text
+    before = client.get("/console/agents/agent-1?at=2001-01-01T00:00:00", headers=headers).text
+    assert receipt_id in before  # listed after the instant, not before it
+    assert before.index(receipt_id) > before.index("after the instant")
+    assert client.get("/console/agents?at=2001-01-01", headers=headers).status_code == 422
