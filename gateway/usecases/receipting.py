@@ -15,6 +15,7 @@ from typing import Any
 from gateway.clock import IdFactory
 from gateway.core.instants import rfc3339
 from gateway.principal import Principal
+from gateway.request_record import note_receipt
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from receipts import RECEIPT_SCHEMA, Signer, bundle_field, leaf_hash
@@ -98,4 +99,5 @@ class Recorder:
                 disclosed_ids=disclosed_ids,
             ),
         )
+        note_receipt(receipt_id)
         return receipt_id

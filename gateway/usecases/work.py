@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 from gateway.errors import PolicyRefusedError
 from gateway.principal import Principal
+from gateway.request_record import note_principal
 from gateway.store.database import Connection, Pool, transaction
 from gateway.usecases.keys import authenticate
 
@@ -34,6 +35,7 @@ async def unit_of_work(
     try:
         async with transaction(pool) as conn:
             principal = await authenticate(conn, authorization)
+            note_principal(principal)
             try:
                 yield conn, principal
             except PolicyRefusedError as exc:

@@ -1,0 +1,81 @@
+"""The request log (ARCHITECTURE §14): one line per HTTP request, and its id in `X-Request-ID`.
+
+It wraps the whole app (routing included), so a request no route matched is logged and answered
+with its id too. The id is the client's own `X-Request-ID` when that is a sane token (so a trace
+spans the caller and the gateway), else a fresh one. The line holds identifiers only: request id,
+method, route template (never the path, whose ids and query a client chose), status, duration,
+tenant and key id once the key authenticated, the receipt the request appended. Never a body, a
+header value beside the request id, memory text, task text or a secret.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from typing import Any
+
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.request_record import recording
+
+__all__ = ["REQUEST_ID_HEADER", "with_request_log"]
+
+REQUEST_ID_HEADER = "x-request-id"
+# Room for a UUID, a ULID or a W3C trace id with a span; nothing that could break a log line.
+_SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_log = logging.getLogger("ctxgw.request")
+
+
+def _request_id(scope: Scope) -> str:
+    said = [v for k, v in scope["headers"] if k.lower() == REQUEST_ID_HEADER.encode()]
+    if len(said) == 1:
+        value = said[0].decode("latin-1")
+        if _SANE_ID.fullmatch(value):
+            return value
+    return uuid.uuid4().hex
+
+
+def with_request_log(app: ASGIApp) -> ASGIApp:
+    async def logged(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        request_id = _request_id(scope)
+        status = 500  # what the server answers if the app sent nothing
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                headers = [
+                    (k, v)
+                    for k, v in message.get("headers", [])
+                    if k.lower() != REQUEST_ID_HEADER.encode()
+                ]
+                headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        with recording(request_id) as record:
+            try:
+                await app(scope, receive, sending)
+            finally:
+                fields: dict[str, Any] = {
+                    "request_id": request_id,
+                    "method": scope.get("method", ""),
+                    "route": str(scope.get("path_template") or "unmatched"),
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                    "tenant": record.tenant_id,
+                    "key_id": record.key_id,
+                    # A receipt the request appended but whose transaction did not commit
+                    # exists nowhere: name only what the answer says exists.
+                    "receipt_id": record.receipt_id if status < 500 else None,
+                }
+                _log.info("request", extra=fields)
+
+    return logged
