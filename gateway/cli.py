@@ -229,7 +229,13 @@ def _serve_workers(settings: Settings, host: str, port: int, demo: bool, workers
     with contextlib.ExitStack() as stack:
         if settings.embedded:
             stack.enter_context(EmbeddedPostgres(settings.data_dir))
-        run_workers(host=host, port=port, workers=workers, log_level=settings.log_level.lower())
+        run_workers(
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=settings.log_level.lower(),
+            header_timeout=settings.header_timeout_seconds,
+        )
     return 0
 
 
@@ -251,6 +257,7 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
 
     from gateway.collector import settle_collector
     from gateway.http.app import create_app
+    from gateway.http.slow_clients import http_protocol
     from gateway.runtime import start_runtime
 
     async with start_runtime(settings) as runtime:
@@ -265,6 +272,7 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
             host=host,
             port=port,
             log_level=settings.log_level.lower(),
+            http=http_protocol(settings.header_timeout_seconds),
             log_config=None,  # configure_logging did it, in GATEWAY_LOG_FORMAT
             access_log=False,  # the request log (gateway.http.request_log) is the access log
             lifespan="on",

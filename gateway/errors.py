@@ -8,6 +8,9 @@ GatewayError (code, detail)
 ├── NotFoundError            404: absent, or another tenant's (never 403 across tenants)
 ├── ConflictError            409: the state does not allow it (retired memory, reused key)
 ├── PayloadTooLargeError     413
+├── RequestTimeoutError      408 + Connection: close: the body arrived too slowly
+├── UnsupportedMediaTypeError 415: the body is labelled as a type the route does not read
+├── RateLimitedError         429 + Retry-After: the key spent its requests or writes per second
 └── UnavailableError         503 + Retry-After: a dependency failed; fail closed, no content
     ├── EmbeddingError       503 embedder_unavailable (gateway.embedding.base)
     └── StoreError           the database (`gateway.store.errors`, translated at the connection)
@@ -29,8 +32,11 @@ __all__ = [
     "NotFoundError",
     "PayloadTooLargeError",
     "PolicyRefusedError",
+    "RateLimitedError",
+    "RequestTimeoutError",
     "UnauthenticatedError",
     "UnavailableError",
+    "UnsupportedMediaTypeError",
 ]
 
 
@@ -96,6 +102,28 @@ class ConflictError(GatewayError):
 
 class PayloadTooLargeError(GatewayError):
     code = "payload_too_large"
+
+
+class RequestTimeoutError(GatewayError):
+    code = "request_timeout"
+
+
+class UnsupportedMediaTypeError(GatewayError):
+    code = "unsupported_media_type"
+
+
+class RateLimitedError(GatewayError):
+    """The key's token bucket for `limit` (`requests` or `writes`) is empty; one more token
+    is there after `retry_after_seconds` (whole seconds, at least 1: RFC 9110 §10.2.3)."""
+
+    code = "rate_limited"
+
+    def __init__(self, limit: str, per_second: float, retry_after_seconds: int) -> None:
+        super().__init__(
+            f"this key may make {per_second:g} {limit} per second; retry in {retry_after_seconds} s"
+        )
+        self.limit = limit
+        self.retry_after_seconds = retry_after_seconds
 
 
 class UnavailableError(GatewayError):

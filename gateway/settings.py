@@ -75,6 +75,9 @@ class Settings:
     receipt_keyring: Path | None = None
     receipt_ed25519_key: Path | None = None
     checkpoint_interval_seconds: float = 5.0
+    # Slow clients (gateway.http.slow_clients): time for a request's headers, then its body.
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 30.0
     log_level: str = "INFO"
     log_format: LogFormat = "text"
     metrics_allow: tuple[Network, ...] = LOOPBACK
@@ -138,6 +141,12 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         receipt_ed25519_key=read("RECEIPT_ED25519_KEY", Path, None),
         checkpoint_interval_seconds=read(
             "CHECKPOINT_INTERVAL_SECONDS", _float_between(0.1, 3600.0), 5.0
+        ),
+        header_timeout_seconds=read(
+            "HEADER_TIMEOUT_SECONDS", _float_between(0.1, 600.0), defaults.header_timeout_seconds
+        ),
+        body_timeout_seconds=read(
+            "BODY_TIMEOUT_SECONDS", _float_between(0.1, 3600.0), defaults.body_timeout_seconds
         ),
         log_level=read("LOG_LEVEL", _one_of(("DEBUG", "INFO", "WARNING", "ERROR")), "INFO"),
         log_format=read("LOG_FORMAT", _one_of(LOG_FORMATS), defaults.log_format),

@@ -27,6 +27,7 @@ from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
 from gateway.http.request_log import with_request_log
 from gateway.http.sessions import ROUTES as SESSION_ROUTES
+from gateway.http.slow_clients import with_body_deadline
 from gateway.responses.health import Health, Readiness
 from gateway.runtime import Runtime, start_runtime
 from gateway.settings import Settings
@@ -136,6 +137,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
         ),
     )
     # Around Litestar's own handler (routing and its exception handling inside), so that every
-    # request is logged and carries X-Request-ID, those no route matched included.
-    app.asgi_handler = with_request_log(app.asgi_handler)
+    # request is logged and carries X-Request-ID, those no route matched included; a late body
+    # fails inside, where the handler reads it, and is answered as a problem (408).
+    app.asgi_handler = with_request_log(
+        with_body_deadline(app.asgi_handler, settings.body_timeout_seconds)
+    )
     return app

@@ -9,7 +9,7 @@ from litestar import Request, post
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
-from gateway.http.validation import decode_json, decode_struct
+from gateway.http.validation import decode_struct, read_json
 from gateway.http.wire import ContextIn, SearchIn, TimelineIn
 from gateway.responses.disclosures import ContextBundle, SearchResults, Timeline
 from gateway.usecases.disclose import ContextAsk, IdsAsk, SearchAsk
@@ -32,7 +32,7 @@ def _require_text(value: str, field: str) -> None:
     operation_class=json_body(ContextIn),
 )
 async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ContextBundle:
-    body = decode_struct(decode_json(await request.body()), ContextIn)
+    body = decode_struct(await read_json(request), ContextIn)
     _require_text(body.task, "task")
     ask = ContextAsk(
         task=body.task,
@@ -56,7 +56,7 @@ async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Conte
     operation_class=json_body(SearchIn),
 )
 async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) -> SearchResults:
-    body = decode_struct(decode_json(await request.body()), SearchIn)
+    body = decode_struct(await read_json(request), SearchIn)
     _require_text(body.query, "query")
     ask = SearchAsk(body.query, body.namespaces, body.memory_types, body.limit, body.purpose)
     return await runtime.disclosures.search(request.headers.get("authorization"), ask)
@@ -69,7 +69,7 @@ async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) 
     operation_class=json_body(TimelineIn),
 )
 async def memory_timeline(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Timeline:
-    body = decode_struct(decode_json(await request.body()), TimelineIn)
+    body = decode_struct(await read_json(request), TimelineIn)
     ask = IdsAsk(body.ids, body.purpose)
     return await runtime.disclosures.timeline(request.headers.get("authorization"), ask)
 

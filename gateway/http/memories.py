@@ -10,7 +10,7 @@ from litestar.params import FromPath
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
-from gateway.http.validation import collect_errors, decode_json, decode_struct
+from gateway.http.validation import collect_errors, decode_struct, read_json
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
 from gateway.responses.disclosures import FetchedMemories
@@ -62,7 +62,7 @@ def _content_errors(data: Any, limit: int, prefix: str) -> list[FieldError]:
     operation_class=json_body(MemoryIn),
 )
 async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Written]:
-    data = decode_json(await request.body())
+    data = await read_json(request)
     errors = collect_errors(data, MemoryIn, "") + _content_errors(
         data, runtime.settings.max_content_bytes, ""
     )
@@ -82,7 +82,7 @@ async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> 
     operation_class=json_body(BatchShape, "each item is a memory as for POST /v1/memories"),
 )
 async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> BatchWrite:
-    data = decode_json(await request.body())
+    data = await read_json(request)
     batch = decode_struct(data, BatchIn)
     limit = runtime.settings.max_content_bytes
     errors: list[FieldError] = []
@@ -108,7 +108,7 @@ async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> B
 async def remove_memory(
     request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
 ) -> Deleted:
-    delete_in = decode_struct(decode_json(await request.body()), DeleteIn)
+    delete_in = decode_struct(await read_json(request), DeleteIn)
     return await memories.delete_memory(
         runtime.pool,
         request.headers.get("authorization"),
@@ -125,7 +125,7 @@ async def remove_memory(
     operation_class=json_body(FetchIn),
 )
 async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> FetchedMemories:
-    fetch_in = decode_struct(decode_json(await request.body()), FetchIn)
+    fetch_in = decode_struct(await read_json(request), FetchIn)
     ask = IdsAsk(fetch_in.ids, fetch_in.purpose)
     return await runtime.disclosures.fetch(request.headers.get("authorization"), ask)
 

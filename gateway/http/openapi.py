@@ -54,6 +54,7 @@ PROBLEM_STATUSES = {
     401: "The API key is missing, malformed, unknown or revoked",
     403: "The key's role, namespaces or purposes do not allow it, or a policy refused it",
     404: "Absent, or another tenant's",
+    408: "The request body arrived too slowly (GATEWAY_BODY_TIMEOUT_SECONDS)",
     409: "The state does not allow it (a retired memory, a reused idempotency key)",
     413: "The body is larger than the limit",
     415: "The body's media type is not one this route reads",

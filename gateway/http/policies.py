@@ -9,12 +9,21 @@ from litestar.params import FromPath
 
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, json_body, text_body
-from gateway.http.validation import decode_json, decode_struct
+from gateway.http.validation import JSON_MEDIA_TYPES, decode_struct, read_json, require_media_type
 from gateway.http.wire import ActivateIn
 from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
 from gateway.usecases.policy import activate_bundle, active_bundle, describe_bundle, upload_bundle
 
 __all__ = ["ROUTES"]
+
+# YAML by any of its registered and customary names; JSON is YAML too (YAML 1.2 §1.3).
+POLICY_MEDIA_TYPES = JSON_MEDIA_TYPES | {
+    "application/yaml",
+    "application/x-yaml",
+    "text/yaml",
+    "text/x-yaml",
+    "text/plain",
+}
 
 
 @post(
@@ -24,6 +33,7 @@ __all__ = ["ROUTES"]
     operation_class=text_body("application/yaml", "a PolicyBundle document (ARCHITECTURE §7)"),
 )
 async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[PolicyUploaded]:
+    require_media_type(request, POLICY_MEDIA_TYPES)
     source = await request.body()
     filename = request.headers.get("x-policy-filename", "policy.yaml")[:200]
     uploaded = await upload_bundle(
@@ -41,7 +51,7 @@ async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Respon
 async def activate(
     request: Request[Any, Any, Any], runtime: RuntimeDep, digest: FromPath[str]
 ) -> Activated:
-    body = decode_struct(decode_json(await request.body()), ActivateIn)
+    body = decode_struct(await read_json(request), ActivateIn)
     return await activate_bundle(
         runtime.pool,
         runtime.discloser.policies,

@@ -21,8 +21,11 @@ from gateway.errors import (
     NotFoundError,
     PayloadTooLargeError,
     PolicyRefusedError,
+    RateLimitedError,
+    RequestTimeoutError,
     UnauthenticatedError,
     UnavailableError,
+    UnsupportedMediaTypeError,
 )
 from gateway.responses.problems import FieldProblem, Problem
 
@@ -37,7 +40,10 @@ _STATUS: dict[type[GatewayError], int] = {
     ForbiddenError: 403,
     NotFoundError: 404,
     ConflictError: 409,
+    RequestTimeoutError: 408,
     PayloadTooLargeError: 413,
+    UnsupportedMediaTypeError: 415,
+    RateLimitedError: 429,
     UnavailableError: 503,
 }
 TITLES = {
@@ -46,6 +52,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    408: "Request timeout",
     409: "Conflict",
     413: "Payload too large",
     415: "Unsupported media type",
@@ -61,7 +68,9 @@ _BAD_REQUEST_CODES = {"malformed_json", "empty_body", "too_deep", "bad_path"}
 RETRY_AFTER_SECONDS = 5
 
 
-def problem(status: int, code: str, detail: str, **members: Any) -> Response[Problem]:
+def problem(
+    status: int, code: str, detail: str, *, retry_after: int | None = None, **members: Any
+) -> Response[Problem]:
     """The problem response; `members` are the optional members of `Problem`."""
     body = Problem(
         type=f"/problems/{code}",
@@ -74,8 +83,10 @@ def problem(status: int, code: str, detail: str, **members: Any) -> Response[Pro
     headers: dict[str, str] = {}
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="ctxgw"'
-    elif status == 503:
-        headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    elif status in (429, 503):
+        headers["Retry-After"] = str(retry_after or RETRY_AFTER_SECONDS)
+    elif status == 408:
+        headers["Connection"] = "close"  # the rest of a late body is not worth reading
     return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers or None)
 
 
@@ -94,6 +105,8 @@ def _gateway_error(request: Request[Any, Any, Any], exc: Exception) -> Response[
         members["errors"] = [FieldProblem(e.field, e.message) for e in exc.fields]
     if isinstance(exc, PolicyRefusedError):
         members["receipt_id"] = exc.receipt_id  # the refusal's receipt; null if it failed to write
+    if isinstance(exc, RateLimitedError):
+        members["retry_after"] = exc.retry_after_seconds
     return problem(status, exc.code, exc.detail, **members)
 
 

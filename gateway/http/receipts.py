@@ -17,7 +17,7 @@ from gateway.http.openapi import (
     query_parameters,
     text_response,
 )
-from gateway.http.validation import decode_json, decode_struct
+from gateway.http.validation import decode_struct, read_json
 from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
 from gateway.receipt_filter import ReceiptFilter
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
@@ -150,7 +150,7 @@ async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Re
 async def replay(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> ContextReplay | RefusalReplay | SessionContextReplay:
-    body = decode_struct(decode_json(await request.body()), ReplayIn)
+    body = decode_struct(await read_json(request), ReplayIn)
     if body.mode != "what_if" and (body.policy_digest or body.policy_yaml):
         raise InvalidRequestError(
             "a candidate policy is only used by mode what_if",
@@ -167,7 +167,7 @@ async def replay(
     operation_class=json_body(WhatIfIn),
 )
 async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> WhatIfReport:
-    body = decode_struct(decode_json(await request.body()), WhatIfIn)
+    body = decode_struct(await read_json(request), WhatIfIn)
     window = WhatIfWindow(
         policy_digest=body.policy_digest,
         policy_yaml=body.policy_yaml,

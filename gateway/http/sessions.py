@@ -11,7 +11,7 @@ from litestar.params import FromPath
 from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
-from gateway.http.validation import collect_errors, decode_json, decode_struct
+from gateway.http.validation import collect_errors, decode_struct, read_json
 from gateway.http.wire import HistoryQuery, SessionContextIn, SessionIn, TurnIn, TurnsIn, TurnsShape
 from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
 from gateway.usecases import sessions
@@ -40,7 +40,7 @@ def _raise(errors: list[FieldError]) -> None:
 async def create_session(
     request: Request[Any, Any, Any], runtime: RuntimeDep
 ) -> Response[SessionInfo]:
-    body = decode_struct(decode_json(await request.body()), SessionIn)
+    body = decode_struct(await read_json(request), SessionIn)
     _raise(_require_text(body.task, "task"))
     ask = sessions.NewSession(
         namespace=body.namespace,
@@ -66,7 +66,7 @@ async def create_session(
 async def append_turns(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
 ) -> Appended:
-    batch = decode_struct(decode_json(await request.body()), TurnsIn)
+    batch = decode_struct(await read_json(request), TurnsIn)
     limit = runtime.settings.max_content_bytes
     errors: list[FieldError] = []
     for index, item in enumerate(batch.turns):
@@ -99,7 +99,7 @@ async def append_turns(
 async def session_context(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
 ) -> SessionContext:
-    body = decode_struct(decode_json(await request.body()), SessionContextIn)
+    body = decode_struct(await read_json(request), SessionContextIn)
     _raise(_require_text(body.query, "query"))
     step = ContextStep(body.budget_tokens, body.query, body.purpose)
     return await runtime.session_contexts.context(

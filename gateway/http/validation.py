@@ -9,16 +9,25 @@ instant outside `gateway.instant_range`) is rejected by path.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any, Literal, TypeVar, get_args, get_origin
 
 import msgspec
+from litestar import Request
 
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.errors import FieldError, InvalidRequestError, UnsupportedMediaTypeError
 from gateway.instant_range import outside_calendar
 
-__all__ = ["MAX_DEPTH", "decode_json", "decode_struct", "nul_fields"]
+__all__ = [
+    "JSON_MEDIA_TYPES",
+    "MAX_DEPTH",
+    "decode_json",
+    "decode_struct",
+    "nul_fields",
+    "read_json",
+    "require_media_type",
+]
 
 # Deeper than any request of the v1 contract needs (a batch item's labels are level 3), and far
 # below the interpreter's recursion limit that the checks after parsing (field by field, NUL
@@ -26,6 +35,33 @@ __all__ = ["MAX_DEPTH", "decode_json", "decode_struct", "nul_fields"]
 MAX_DEPTH = 32
 
 S = TypeVar("S", bound=msgspec.Struct)
+JSON_MEDIA_TYPES = frozenset({"application/json"})
+
+
+def require_media_type(request: Request[Any, Any, Any], accepted: Collection[str]) -> None:
+    """A body labelled as something this route does not read is refused (415) rather than
+    parsed anyway: a form post or `text/plain` that happens to hold JSON is a client (or a
+    cross-site page, whose simple requests may send exactly those types) asking for something
+    else. A body with no `Content-Type` at all is read as the route's type."""
+    said = request.headers.get("content-type")
+    if said is None:
+        return
+    media_type = said.partition(";")[0].strip().lower()
+    if media_type in accepted or (
+        "application/json" in accepted
+        and media_type.startswith("application/")
+        and media_type.endswith("+json")
+    ):
+        return
+    raise UnsupportedMediaTypeError(
+        f"Content-Type {media_type or said!r} is not read here; send {' or '.join(sorted(accepted))}"
+    )
+
+
+async def read_json(request: Request[Any, Any, Any]) -> Any:
+    """The request's JSON body, parsed (`decode_json`), once its media type says it is JSON."""
+    require_media_type(request, JSON_MEDIA_TYPES)
+    return decode_json(await request.body())
 
 
 def decode_json(raw: bytes) -> Any:

@@ -17,11 +17,20 @@ import tempfile
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from gateway.http.slow_clients import http_protocol
+from gateway.settings import Settings
+
 __all__ = ["run_workers", "with_tcp_protocol"]
 
 
 def run_workers(
-    *, host: str, port: int, workers: int, log_level: str, access_log: bool = False
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str,
+    access_log: bool = False,
+    header_timeout: float = Settings().header_timeout_seconds,
 ) -> None:
     """Serve `gateway.http.asgi:from_environment` from `workers` processes until stopped; each
     reads its settings from the environment.
@@ -33,10 +42,12 @@ def run_workers(
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             shared = stack.enter_context(tempfile.TemporaryDirectory(prefix="ctxgw-metrics-"))
             os.environ["PROMETHEUS_MULTIPROC_DIR"] = shared  # the workers inherit it
-        _supervise(host, port, workers, log_level, access_log)
+        _supervise(host, port, workers, log_level, access_log, header_timeout)
 
 
-def _supervise(host: str, port: int, workers: int, log_level: str, access_log: bool) -> None:
+def _supervise(
+    host: str, port: int, workers: int, log_level: str, access_log: bool, header_timeout: float
+) -> None:
     config = uvicorn.Config(
         "gateway.http.asgi:from_environment",
         factory=True,
@@ -44,6 +55,7 @@ def _supervise(host: str, port: int, workers: int, log_level: str, access_log: b
         port=port,
         workers=workers,
         log_level=log_level,
+        http=http_protocol(header_timeout),
         log_config=None,  # each worker configures itself (gateway.http.asgi, GATEWAY_LOG_FORMAT)
         access_log=access_log,
     )
