@@ -22,7 +22,11 @@ from gateway.store.database import EmbeddedPostgres, connect, database_url
 from gateway.store.errors import StoreError
 from gateway.store.keys import list_keys, revoke_key
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import issue_key
+from gateway.usecases.keys import (
+    DEFAULT_REQUESTS_PER_SECOND,
+    DEFAULT_WRITES_PER_SECOND,
+    issue_key,
+)
 from gateway.usecases.receipting import rfc3339
 
 __all__ = ["main"]
@@ -74,6 +78,14 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("--namespaces", default="*", help="comma-separated, or * (default)")
     create.add_argument("--agent-id")
     create.add_argument("--purposes", help="comma-separated purposes the key may declare")
+    for limit, default in (("requests", DEFAULT_REQUESTS_PER_SECOND), ("writes", DEFAULT_WRITES_PER_SECOND)):  # fmt: skip
+        create.add_argument(
+            f"--{limit}-per-second",
+            type=_rate,
+            default=default,
+            help=f"the key's {limit} per second, or 'unlimited' (default {default:g}; bursts "
+            "of two seconds' worth)",
+        )
     create.add_argument("--json", action="store_true", help="print {key, key_id, tenant_id}")
     listing = key_commands.add_parser("list", help="list keys (never their secrets)")
     listing.add_argument("--tenant")
@@ -81,6 +93,18 @@ def _parser() -> argparse.ArgumentParser:
     revoke = key_commands.add_parser("revoke", help="revoke a key by key id")
     revoke.add_argument("key_id")
     return parser
+
+
+def _rate(raw: str) -> float | None:
+    if raw == "unlimited":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'unlimited', got {raw!r}") from None
+    if not 0 < value <= 1_000_000:
+        raise argparse.ArgumentTypeError("expected 0 < n <= 1000000, or 'unlimited'")
+    return value
 
 
 class _Database:
@@ -116,6 +140,8 @@ def _keys(args: argparse.Namespace, settings: Settings) -> int:
                 namespaces=[n.strip() for n in args.namespaces.split(",") if n.strip()],
                 agent_id=args.agent_id,
                 purposes=[p.strip() for p in args.purposes.split(",")] if args.purposes else None,
+                requests_per_second=args.requests_per_second,
+                writes_per_second=args.writes_per_second,
             )
             if args.json:
                 print(

@@ -35,9 +35,11 @@ __all__ = [
     "Pool",
     "SyncConnection",
     "app_login_url",
+    "begin",
     "check_login",
     "check_pgvector",
     "connect",
+    "connection",
     "database_url",
     "open_pool",
     "ping",
@@ -214,25 +216,43 @@ def open_pool(url: str, settings: Settings) -> AsyncConnectionPool:
         max_size=settings.pool_max_size,
         open=False,
         configure=_configure,
-        kwargs={"application_name": f"ctxgw:{os.getpid()}"},
+        # Autocommit: a transaction is always explicit (`begin`), so a statement may also run
+        # on its own before one (the key lookup, whose rate-limit row locks must not last).
+        kwargs={"application_name": f"ctxgw:{os.getpid()}", "autocommit": True},
         name="ctxgw",
     )
+
+
+@asynccontextmanager
+async def connection(pool: AsyncConnectionPool) -> AsyncIterator[Connection]:
+    """One pooled connection in autocommit: each statement is its own transaction until the
+    caller opens one (`begin`). Connection-level failures become `DatabaseUnavailableError`
+    here, at the edge, so that the HTTP layer can fail closed (503, no content) without knowing
+    the driver."""
+    try:
+        async with pool.connection() as conn:
+            yield conn
+    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+        raise DatabaseUnavailableError(str(exc)) from exc
+
+
+@asynccontextmanager
+async def begin(conn: Connection) -> AsyncIterator[Connection]:
+    """A transaction on `conn`: committed when the block ends, rolled back on error."""
+    try:
+        async with conn.transaction():
+            yield conn
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        raise DatabaseUnavailableError(str(exc)) from exc
 
 
 @asynccontextmanager
 async def transaction(
     pool: AsyncConnectionPool,
 ) -> AsyncIterator[Connection]:
-    """One connection in one transaction: committed when the block ends, rolled back on error.
-
-    Connection-level failures become `DatabaseUnavailableError` here, at the edge, so that the
-    HTTP layer can fail closed (503, no content) without knowing the driver.
-    """
-    try:
-        async with pool.connection() as conn, conn.transaction():
-            yield conn
-    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-        raise DatabaseUnavailableError(str(exc)) from exc
+    """One connection in one transaction: committed when the block ends, rolled back on error."""
+    async with connection(pool) as conn, begin(conn):
+        yield conn
 
 
 async def ping(pool: AsyncConnectionPool) -> None:

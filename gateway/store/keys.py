@@ -11,6 +11,8 @@ from psycopg.rows import class_row
 from gateway.store.database import Connection
 
 __all__ = [
+    "BURST_SECONDS",
+    "KeyFound",
     "KeyRow",
     "ensure_tenant",
     "find_key",
@@ -45,9 +47,10 @@ def ensure_tenant(conn: psycopg.Connection[tuple[object, ...]], tenant_id: str) 
 
 
 _INSERT_KEY = """
-INSERT INTO api_keys (tenant_id, key_id, secret_sha256, role, agent_id, namespaces, purposes)
+INSERT INTO api_keys (tenant_id, key_id, secret_sha256, role, agent_id, namespaces, purposes,
+                      requests_per_second, writes_per_second)
 VALUES (%(tenant_id)s, %(key_id)s, %(secret_sha256)s, %(role)s, %(agent_id)s, %(namespaces)s,
-        %(purposes)s)
+        %(purposes)s, %(requests_per_second)s, %(writes_per_second)s)
 """
 
 
@@ -61,6 +64,8 @@ def insert_key(
     agent_id: str | None,
     namespaces: list[str],
     purposes: list[str] | None,
+    requests_per_second: float | None,
+    writes_per_second: float | None,
 ) -> None:
     conn.execute(
         _INSERT_KEY,
@@ -72,23 +77,100 @@ def insert_key(
             "agent_id": agent_id,
             "namespaces": namespaces,
             "purposes": purposes,
+            "requests_per_second": requests_per_second,
+            "writes_per_second": writes_per_second,
         },
     )
 
 
+# A bucket holds this many seconds of its rate: the burst a key may spend at once.
+BURST_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class KeyFound:
+    """A key and what its rate limits said to this request: `limited` names the bucket that
+    refused it (None: granted), `retry_after_seconds` when that bucket has enough again."""
+
+    key: KeyRow
+    limited: str | None
+    limit_per_second: float | None
+    retry_after_seconds: float
+
+
+# One statement, run outside the request's transaction: the key, and its buckets charged (for
+# a key that exists, is not revoked and whose secret matches: a stranger who knows a key id
+# cannot drain its owner's buckets). Comparing the digests here leaks nothing worth timing: an
+# attacker learns about sha256(secret), not the secret; the caller compares in constant time
+# all the same. A bucket is charged only when it holds enough: a refused request costs nothing.
 _FIND_KEY = """
-SELECT tenant_id, key_id, secret_sha256, role, agent_id, namespaces, purposes, created_at,
-       revoked_at
-  FROM api_keys WHERE tenant_id = %(tenant_id)s AND key_id = %(key_id)s
+WITH key AS (
+    SELECT tenant_id, key_id, secret_sha256, role, agent_id, namespaces, purposes, created_at,
+           revoked_at, requests_per_second, writes_per_second
+      FROM api_keys WHERE tenant_id = %(tenant_id)s AND key_id = %(key_id)s
+), asked (bucket, rate, cost) AS (
+    SELECT 'requests', key.requests_per_second::float8, 1::float8 FROM key
+    UNION ALL
+    SELECT 'writes', key.writes_per_second::float8, %(writes)s::float8 FROM key
+), charged AS (
+    INSERT INTO rate_buckets AS b
+           (tenant_id, key_id, bucket, rate, capacity, asked, granted, tokens, charged_at)
+    SELECT key.tenant_id, key.key_id, asked.bucket, asked.rate,
+           asked.rate * %(burst)s, least(asked.cost, asked.rate * %(burst)s), true,
+           asked.rate * %(burst)s - least(asked.cost, asked.rate * %(burst)s), clock_timestamp()
+      FROM key, asked
+     WHERE asked.rate IS NOT NULL AND asked.cost > 0
+       AND key.revoked_at IS NULL AND key.secret_sha256 = %(secret_sha256)s
+    ON CONFLICT (tenant_id, key_id, bucket) DO UPDATE SET
+        rate = EXCLUDED.rate,
+        capacity = EXCLUDED.capacity,
+        asked = EXCLUDED.asked,
+        granted = bucket_level(b.tokens, b.charged_at, EXCLUDED.charged_at, EXCLUDED.rate,
+                               EXCLUDED.capacity) >= EXCLUDED.asked,
+        tokens = bucket_level(b.tokens, b.charged_at, EXCLUDED.charged_at, EXCLUDED.rate,
+                              EXCLUDED.capacity)
+                 - CASE WHEN bucket_level(b.tokens, b.charged_at, EXCLUDED.charged_at,
+                                          EXCLUDED.rate, EXCLUDED.capacity) >= EXCLUDED.asked
+                        THEN EXCLUDED.asked ELSE 0 END,
+        charged_at = EXCLUDED.charged_at
+    RETURNING b.bucket, b.rate, b.asked, b.granted, b.tokens
+), refused AS (
+    SELECT bucket, rate, (asked - tokens) / rate AS wait
+      FROM charged WHERE NOT granted ORDER BY wait DESC LIMIT 1
+)
+SELECT key.tenant_id, key.key_id, key.secret_sha256, key.role, key.agent_id, key.namespaces,
+       key.purposes, key.created_at, key.revoked_at,
+       refused.bucket, refused.rate, coalesce(refused.wait, 0)
+  FROM key LEFT JOIN refused ON true
 """
 
 
 async def find_key(
-    conn: psycopg.AsyncConnection[tuple[object, ...]], tenant_id: str, key_id: str
-) -> KeyRow | None:
-    async with conn.cursor(row_factory=class_row(KeyRow)) as cur:
-        await cur.execute(_FIND_KEY, {"tenant_id": tenant_id, "key_id": key_id})
-        return await cur.fetchone()
+    conn: psycopg.AsyncConnection[tuple[object, ...]],
+    tenant_id: str,
+    key_id: str,
+    *,
+    secret_sha256: bytes,
+    writes: int,
+) -> KeyFound | None:
+    """The key, its request bucket charged one token and its write bucket `writes` (capped at
+    the bucket's burst, so that a batch larger than the burst can still pass when it is full).
+    Run on a connection outside any transaction: the buckets' row locks last one statement."""
+    cur = await conn.execute(
+        _FIND_KEY,
+        {
+            "tenant_id": tenant_id,
+            "key_id": key_id,
+            "secret_sha256": secret_sha256,
+            "writes": writes,
+            "burst": BURST_SECONDS,
+        },
+    )
+    row = await cur.fetchone()
+    if row is None:
+        return None
+    *key, limited, per_second, wait = row
+    return KeyFound(KeyRow(*key), limited, per_second, wait)  # type: ignore[arg-type]
 
 
 _LIST_KEYS = """

@@ -10,12 +10,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import math
 import re
 import secrets
 from dataclasses import dataclass
 
 from gateway.clock import new_ulid, system_clock
-from gateway.errors import InvalidRequestError, UnauthenticatedError
+from gateway.errors import InvalidRequestError, RateLimitedError, UnauthenticatedError
 from gateway.principal import ALL_NAMESPACES, Principal
 from gateway.settings import ROLES, Role
 from gateway.store import keys as key_store
@@ -28,6 +29,12 @@ NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _KEY_PATTERN = re.compile(
     r"^ctxgw\.([a-z0-9][a-z0-9_-]{0,62})\.([0-9a-z]{26})\.([A-Za-z0-9_-]{43})$"
 )
+
+
+# A key's limits unless it is issued with its own (migration 0012 gave keys issued before the
+# same): per key, far above what one agent's loop asks, so that only a runaway is refused.
+DEFAULT_REQUESTS_PER_SECOND = 200.0
+DEFAULT_WRITES_PER_SECOND = 500.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +56,11 @@ def issue_key(
     namespaces: list[str],
     agent_id: str | None = None,
     purposes: list[str] | None = None,
+    requests_per_second: float | None = DEFAULT_REQUESTS_PER_SECOND,
+    writes_per_second: float | None = DEFAULT_WRITES_PER_SECOND,
 ) -> IssuedKey:
-    """Create the tenant if new and a key for it; the secret is returned once and never stored."""
+    """Create the tenant if new and a key for it; the secret is returned once and never stored.
+    A limit of None is no limit."""
     if not TENANT_PATTERN.match(tenant_id):
         raise InvalidRequestError(
             "tenant: lower-case letters, digits, '_' and '-', up to 63 characters"
@@ -62,6 +72,9 @@ def issue_key(
             raise InvalidRequestError(f"namespaces: {namespace!r} is not a valid namespace")
     if not namespaces:
         raise InvalidRequestError("namespaces: give at least one namespace, or '*'")
+    for name, limit in (("requests", requests_per_second), ("writes", writes_per_second)):
+        if limit is not None and not 0 < limit <= 1_000_000:
+            raise InvalidRequestError(f"{name} per second: expected 0 < n <= 1000000")
     key_id = new_ulid(system_clock()).lower()
     secret = base64.urlsafe_b64encode(secrets.token_bytes(32)).decode("ascii").rstrip("=")
     with conn.transaction():
@@ -75,6 +88,8 @@ def issue_key(
             agent_id=agent_id,
             namespaces=sorted(set(namespaces)),
             purposes=sorted(set(purposes)) if purposes is not None else None,
+            requests_per_second=requests_per_second,
+            writes_per_second=writes_per_second,
         )
     return IssuedKey(key=f"ctxgw.{tenant_id}.{key_id}.{secret}", key_id=key_id, tenant_id=tenant_id)
 
@@ -92,15 +107,25 @@ def parse_bearer(header: str | None) -> tuple[str, str, str]:
     return match.group(1), match.group(2), match.group(3)
 
 
-async def authenticate(conn: Connection, header: str | None) -> Principal:
+async def authenticate(conn: Connection, header: str | None, *, writes: int = 0) -> Principal:
+    """The key's principal, its rate limits charged (`gateway.store.keys.find_key`); 401 for a
+    missing, malformed, unknown or revoked key, 429 when a bucket is empty."""
     tenant_id, key_id, secret = parse_bearer(header)
-    row = await key_store.find_key(conn, tenant_id, key_id)
+    digest = _digest(secret)
+    found = await key_store.find_key(conn, tenant_id, key_id, secret_sha256=digest, writes=writes)
+    row = found.key if found is not None else None
     # Compare even when the key is unknown, so that timing does not reveal which key ids exist.
     expected = row.secret_sha256 if row is not None else b"\0" * 32
-    if not hmac.compare_digest(expected, _digest(secret)) or row is None:
+    if not hmac.compare_digest(expected, digest) or row is None or found is None:
         raise UnauthenticatedError("the API key is not valid", code="invalid_credentials")
     if row.revoked_at is not None:
         raise UnauthenticatedError("the API key was revoked", code="revoked_credentials")
+    if found.limited is not None:
+        raise RateLimitedError(
+            found.limited,
+            found.limit_per_second or 0.0,
+            max(1, math.ceil(found.retry_after_seconds)),
+        )
     role: Role = next(r for r in ROLES if r == row.role)
     return Principal(
         tenant_id=row.tenant_id,

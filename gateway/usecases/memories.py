@@ -177,7 +177,7 @@ async def write_memory(
     pool: Pool, writer: Writer, authorization: str | None, draft: MemoryDraft
 ) -> Written:
     """Write one memory in its own unit of work; its error (403, 404, 409) is the request's."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
+    async with unit_of_work(pool, authorization, writes=1) as (conn, principal):
         [result] = await writer.write(conn, principal, [draft])
     if isinstance(result, Exception):
         raise result
@@ -197,7 +197,7 @@ async def write_batch(
 ) -> BatchWrite:
     """Write drafts in order in one unit of work; an item the state does not allow is reported
     in place and leaves nothing behind, the others are written."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
+    async with unit_of_work(pool, authorization, writes=len(drafts)) as (conn, principal):
         results = await writer.write(conn, principal, drafts)
     items: list[BatchItem] = []
     for index, result in enumerate(results):
@@ -222,7 +222,7 @@ async def delete_memory(
     pool: Pool, authorization: str | None, memory_id: str, reason: str, at: datetime
 ) -> Deleted:
     """Soft-delete one live version; the row stays for audit and replay."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
+    async with unit_of_work(pool, authorization, writes=1) as (conn, principal):
         principal.require_role("agent", "admin")
         state = await store.lock_for_retire(conn, principal.tenant_id, memory_id)
         if state is None or not principal.may_use(state.namespace):

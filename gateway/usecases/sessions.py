@@ -175,7 +175,7 @@ class Sessions:
 
     async def create(self, authorization: str | None, ask: NewSession) -> SessionInfo:
         now = self.clock()
-        async with unit_of_work(self.pool, authorization) as (conn, principal):
+        async with unit_of_work(self.pool, authorization, writes=1) as (conn, principal):
             principal.require_role("agent", "admin")
             principal.require_namespace(ask.namespace)
             check_budget(self.tokenizer, ask, ask.budget_tokens)
@@ -243,7 +243,8 @@ class Sessions:
         return _info(session, summary, created=None)
 
     async def append(self, authorization: str | None, session_id: str, ask: AppendAsk) -> Appended:
-        async with unit_of_work(self.pool, authorization) as (conn, principal):
+        writes = len(ask.turns)
+        async with unit_of_work(self.pool, authorization, writes=writes) as (conn, principal):
             principal.require_role("agent", "admin")
             # The lock: appends to one session are serialized from here to the commit. The clock
             # is read under it, so a turn that defaults to now is never before the turn an

@@ -13,7 +13,7 @@ from contextlib import asynccontextmanager
 from gateway.errors import PolicyRefusedError
 from gateway.principal import Principal
 from gateway.request_record import note_principal
-from gateway.store.database import Connection, Pool, transaction
+from gateway.store.database import Connection, Pool, begin, connection
 from gateway.usecases.keys import authenticate
 
 __all__ = ["unit_of_work"]
@@ -23,25 +23,28 @@ _log = logging.getLogger(__name__)
 
 @asynccontextmanager
 async def unit_of_work(
-    pool: Pool, authorization: str | None
+    pool: Pool, authorization: str | None, *, writes: int = 0
 ) -> AsyncIterator[tuple[Connection, Principal]]:
-    """Authenticate and open the request's transaction; it commits before the response is built,
-    so nothing is answered that is not durably recorded.
+    """Authenticate, charging the key's rate limits (one request, and `writes` memories or turns
+    written), then open the request's transaction; it commits before the response is built, so
+    nothing is answered that is not durably recorded. The key is looked up before the
+    transaction, in a statement of its own, so a key's bucket is never locked for longer.
 
     Errors roll it back, but one: a policy refusal whose receipt was written commits that
     receipt, then fails the request. If the commit fails, the request is refused all the same,
     without a receipt id."""
     refused: PolicyRefusedError | None = None
     try:
-        async with transaction(pool) as conn:
-            principal = await authenticate(conn, authorization)
+        async with connection(pool) as conn:
+            principal = await authenticate(conn, authorization, writes=writes)
             note_principal(principal)
-            try:
-                yield conn, principal
-            except PolicyRefusedError as exc:
-                if exc.receipt_id is None:
-                    raise
-                refused = exc  # leave the block normally: the refusal receipt commits
+            async with begin(conn):
+                try:
+                    yield conn, principal
+                except PolicyRefusedError as exc:
+                    if exc.receipt_id is None:
+                        raise
+                    refused = exc  # leave the block normally: the refusal receipt commits
     except Exception as exc:
         if refused is None:
             raise
