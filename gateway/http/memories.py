@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, delete, post
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
 from gateway.errors import FieldError, InvalidRequestError
@@ -58,6 +59,12 @@ def _content_errors(data: Any, limit: int, prefix: str) -> list[FieldError]:
 @post(
     "/v1/memories",
     status_code=201,
+    responses={
+        200: ResponseSpec(
+            Written,
+            description="the same idempotency key and body again: the memory written before",
+        )
+    },
     summary="Write one memory (a new immutable version)",
     operation_class=json_body(MemoryIn),
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get, post
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
 from gateway.http.auth import RuntimeDep
@@ -29,6 +30,11 @@ POLICY_MEDIA_TYPES = JSON_MEDIA_TYPES | {
 @post(
     "/v1/policies",
     status_code=201,
+    responses={
+        200: ResponseSpec(
+            PolicyUploaded, description="a bundle already stored: its digest, nothing new"
+        )
+    },
     summary="Upload a policy bundle (YAML); lint and store it",
     operation_class=text_body("application/yaml", "a PolicyBundle document (ARCHITECTURE §7)"),
 )

@@ -69,7 +69,13 @@ RETRY_AFTER_SECONDS = 5
 
 
 def problem(
-    status: int, code: str, detail: str, *, retry_after: int | None = None, **members: Any
+    status: int,
+    code: str,
+    detail: str,
+    *,
+    retry_after: int | None = None,
+    allow: str | None = None,
+    **members: Any,
 ) -> Response[Problem]:
     """The problem response; `members` are the optional members of `Problem`."""
     body = Problem(
@@ -85,6 +91,8 @@ def problem(
         headers["WWW-Authenticate"] = 'Bearer realm="ctxgw"'
     elif status in (429, 503):
         headers["Retry-After"] = str(retry_after or RETRY_AFTER_SECONDS)
+    elif status == 405 and allow:
+        headers["Allow"] = allow  # required with a 405 (RFC 9110 §15.5.6)
     elif status == 408:
         headers["Connection"] = "close"  # the rest of a late body is not worth reading
     return Response(body, status_code=status, media_type=MEDIA_TYPE, headers=headers or None)
@@ -122,7 +130,8 @@ def _http_exception(request: Request[Any, Any, Any], exc: Exception) -> Response
     detail = exc.detail
     if status == 413:
         detail = "the request body is larger than the limit (GATEWAY_MAX_BODY_BYTES)"
-    return problem(status, code, detail, instance=request.url.path)
+    allow = (exc.headers or {}).get("allow")
+    return problem(status, code, detail, allow=allow, instance=request.url.path)
 
 
 def _unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:

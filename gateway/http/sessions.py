@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, get, post
+from litestar import Request, Response, get, post, route
+from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
 from gateway.errors import FieldError, InvalidRequestError
@@ -34,6 +35,12 @@ def _raise(errors: list[FieldError]) -> None:
 @post(
     "/v1/sessions",
     status_code=201,
+    responses={
+        200: ResponseSpec(
+            SessionInfo,
+            description="the same idempotency key and body again: the session created before",
+        )
+    },
     summary="Open a session: its namespace, pinned task, prompt and budget",
     operation_class=json_body(SessionIn),
 )
@@ -145,4 +152,13 @@ async def history(
     )
 
 
-ROUTES = [create_session, append_turns, session_context, get_session, history]
+@route("/v1/sessions/{session_id:str}/turns", http_method="OPTIONS", include_in_schema=False)
+async def turns_options() -> Response[None]:
+    """Litestar (2.25) answers a path's OPTIONS with the methods of the handler registered
+    first for it; this path has two (found by tests/gateway/test_fuzz.py), so it says so
+    itself."""
+    return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS, POST"})
+
+
+# turns_options first: registered before the path's other methods, it is the path's OPTIONS.
+ROUTES = [turns_options, create_session, append_turns, session_context, get_session, history]

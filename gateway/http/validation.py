@@ -78,7 +78,21 @@ def decode_json(raw: bytes) -> Any:
         raise _too_deep() from None
     if _deeper_than(data, MAX_DEPTH):
         raise _too_deep()
-    return data
+    return _integral(data)
+
+
+def _integral(value: Any) -> Any:
+    """Numbers with no fraction (`13.0`, `1e2`) as ints: JSON Schema's `integer` is any number
+    with a zero fractional part (JSON Schema 2020-12 validation §6.1.1), and the document
+    promises integers there; a float field takes an int all the same. Recursion is bounded by
+    MAX_DEPTH, checked before."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    return value
 
 
 def _too_deep() -> InvalidRequestError:

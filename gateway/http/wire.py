@@ -58,7 +58,8 @@ class FetchIn(msgspec.Struct, forbid_unknown_fields=True):
     purpose: ShortText | None = None
 
 
-Task = Annotated[str, Meta(min_length=1, max_length=8000)]
+# More than whitespace: the schema says so, and the handlers check it again (`_require_text`).
+Task = Annotated[str, Meta(min_length=1, max_length=8000, pattern=r"\S")]
 
 
 class ContextIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -132,7 +133,7 @@ class SessionIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class TurnIn(msgspec.Struct, forbid_unknown_fields=True):
     role: RoleText
-    content: Annotated[str, Meta(min_length=1)]
+    content: Annotated[str, Meta(min_length=1, pattern=r"\S")]
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")] | None = None
     occurred_at: Annotated[datetime, Meta(tz=True)] | None = None
 
