@@ -24,13 +24,20 @@ import msgspec
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
-from gateway.client import AsyncClient, ClientError, ProblemError
-from gateway.client.options import ContextOptions, MemoryOptions, SearchOptions
+from gateway.client import AsyncClient, ClientError, NewTurn, ProblemError
+from gateway.client.options import (
+    ContextOptions,
+    MemoryOptions,
+    SearchOptions,
+    SessionContextOptions,
+    SessionOptions,
+)
 
 __all__ = ["CLIENTS", "Connect", "build_server", "client_config", "serve_stdio"]
 
 T = TypeVar("T")
 MemoryType = Literal["semantic", "episodic", "procedural", "working"]
+TurnRole = Literal["system", "user", "assistant", "tool"]
 CLIENTS = ("claude-code", "cursor", "vscode")
 # The client a tool call goes through, given the call's MCP context (over HTTP, the request that
 # carries the caller's key).
@@ -138,6 +145,70 @@ def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C9
         """Retire a memory (soft delete, with the reason); its history stays for audit."""
         async with connect(ctx) as ctxgw:
             return await _answer(ctxgw.delete_memory(memory_id, reason))
+
+    @server.tool()
+    async def create_session(
+        ctx: Context[Any, Any, Any],
+        namespace: str,
+        task: str,
+        system_prompt: str | None = None,
+        budget_tokens: int | None = None,
+        keep_last: int | None = None,
+        memory_budget_tokens: int | None = None,
+        remember_turns: bool | None = None,
+    ) -> dict[str, Any]:
+        """Open a session for a running conversation: its pinned `task`, optional
+        `system_prompt` and the token budget every session_context stays within. Returns the
+        `session_id` that session_append and session_context take."""
+        options: SessionOptions = {}
+        if system_prompt is not None:
+            options["system_prompt"] = system_prompt
+        if budget_tokens is not None:
+            options["budget_tokens"] = budget_tokens
+        if keep_last is not None:
+            options["keep_last"] = keep_last
+        if memory_budget_tokens is not None:
+            options["memory_budget_tokens"] = memory_budget_tokens
+        if remember_turns is not None:
+            options["remember_turns"] = remember_turns
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.create_session(namespace, task, **options))
+
+    @server.tool()
+    async def session_append(
+        ctx: Context[Any, Any, Any],
+        session_id: str,
+        role: TurnRole,
+        content: str,
+        name: str | None = None,
+    ) -> dict[str, Any]:
+        """Append one turn (what the user said, what you answered, a tool's output) to the
+        session's history, in order. Returns its `seq` (`first_seq`) and `turn_ids`."""
+        turn = NewTurn(role=role, content=content, name=name)
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.append_turns(session_id, [turn]))
+
+    @server.tool()
+    async def session_context(
+        ctx: Context[Any, Any, Any],
+        session_id: str,
+        query: str | None = None,
+        budget_tokens: int | None = None,
+        purpose: str | None = None,
+    ) -> dict[str, Any]:
+        """What to send the model this step, within the session's budget at any length of
+        history: `messages` (chat format: system prompt, task, summary of older turns, the last
+        turns verbatim, relevant memories) and the same as one `text`, with the `receipt_id`.
+        `query` picks the memories to recall (default: the task and the last user turn)."""
+        options: SessionContextOptions = {}
+        if query is not None:
+            options["query"] = query
+        if budget_tokens is not None:
+            options["budget_tokens"] = budget_tokens
+        if purpose is not None:
+            options["purpose"] = purpose
+        async with connect(ctx) as ctxgw:
+            return await _answer(ctxgw.session_context(session_id, **options))
 
     @server.tool()
     async def get_receipt(ctx: Context[Any, Any, Any], receipt_id: str) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from gateway.client.errors import (
     UnexpectedResponseError,
 )
 from gateway.client.export import Exported
-from gateway.client.options import NewMemory
+from gateway.client.options import NewMemory, NewTurn
 from gateway.client.retrying import Retries
 from gateway.client.sync import Client
 
@@ -44,6 +44,7 @@ __all__ = [
     "ForbiddenError",
     "InvalidRequestError",
     "NewMemory",
+    "NewTurn",
     "NotFoundError",
     "PolicyRefusedError",
     "ProblemError",

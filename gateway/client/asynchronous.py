@@ -20,8 +20,11 @@ from gateway.client.options import (
     ContextOptions,
     MemoryOptions,
     NewMemory,
+    NewTurn,
     ReceiptFilter,
     SearchOptions,
+    SessionContextOptions,
+    SessionOptions,
     WhatIfOptions,
 )
 from gateway.client.retrying import DEFAULT_RETRIES, Retries, wait_after_error, wait_after_status
@@ -49,6 +52,13 @@ from gateway.responses.receipts import (
     ReceiptPage,
     ReceiptSummary,
     Verification,
+)
+from gateway.responses.sessions import (
+    Appended,
+    HistoryPage,
+    HistoryTurn,
+    SessionContext,
+    SessionInfo,
 )
 
 __all__ = ["AsyncClient"]
@@ -230,3 +240,44 @@ class AsyncClient:
 
     async def what_if(self, **options: Unpack[WhatIfOptions]) -> WhatIfReport:
         return await self._exchange(calls.what_if(options))
+
+    async def create_session(
+        self, namespace: str, task: str, **options: Unpack[SessionOptions]
+    ) -> SessionInfo:
+        return await self._exchange(calls.create_session(namespace, task, options))
+
+    async def append_turns(
+        self, session_id: str, turns: Sequence[NewTurn], *, idempotency_key: str | None = None
+    ) -> Appended:
+        """Append up to 100 turns in order; retried with the same idempotency key."""
+        return await self._exchange(calls.append_turns(session_id, turns, idempotency_key))
+
+    async def session_context(
+        self, session_id: str, **options: Unpack[SessionContextOptions]
+    ) -> SessionContext:
+        return await self._exchange(calls.session_context(session_id, options))
+
+    async def session(self, session_id: str) -> SessionInfo:
+        return await self._exchange(calls.session(session_id))
+
+    async def history(
+        self,
+        session_id: str,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        purpose: str | None = None,
+    ) -> HistoryPage:
+        """One page of the history after turn `after`; `next_after` names the next."""
+        return await self._exchange(calls.history(session_id, after, limit, purpose))
+
+    async def iter_history(
+        self, session_id: str, *, page_size: int = 100, purpose: str | None = None
+    ) -> AsyncIterator[HistoryTurn]:
+        """Every turn the key may see, in order, a page (and a receipt) at a time."""
+        after: int | None = 0
+        while after is not None:
+            page = await self.history(session_id, after=after, limit=page_size, purpose=purpose)
+            for turn in page.turns:
+                yield turn
+            after = page.next_after

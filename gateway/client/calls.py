@@ -18,7 +18,7 @@ from urllib.parse import quote
 import msgspec
 
 from gateway.client.errors import UnexpectedResponseError, problem_error
-from gateway.client.options import NewMemory
+from gateway.client.options import NewMemory, NewTurn
 from gateway.responses.disclosures import (
     ContextBundle,
     ContextReplay,
@@ -38,6 +38,7 @@ from gateway.responses.policies import (
 )
 from gateway.responses.problems import Problem
 from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
+from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
 
 __all__ = ["Call", "answer", "new_idempotency_key"]
 
@@ -225,6 +226,42 @@ def policy(digest: str) -> Call[StoredPolicy]:
 def what_if(options: Mapping[str, Any]) -> Call[WhatIfReport]:
     body = _json(options)
     return Call("POST", "/v1/policies/what-if", _struct(WhatIfReport), resendable=False, body=body)
+
+
+def create_session(namespace: str, task: str, options: Mapping[str, Any]) -> Call[SessionInfo]:
+    members = {"idempotency_key": new_idempotency_key(), **options}
+    body = _json({"namespace": namespace, "task": task, **members})
+    return Call("POST", "/v1/sessions", _struct(SessionInfo), resendable=True, body=body)
+
+
+def append_turns(
+    session_id: str, turns: Sequence[NewTurn], idempotency_key: str | None
+) -> Call[Appended]:
+    # Keyed, so that a retried append is never the same turns twice in the history.
+    path = f"/v1/sessions/{_segment(session_id)}/turns"
+    body = msgspec.json.encode(
+        {"turns": list(turns), "idempotency_key": idempotency_key or new_idempotency_key()}
+    )
+    return Call("POST", path, _struct(Appended), resendable=True, body=body)
+
+
+def session_context(session_id: str, options: Mapping[str, Any]) -> Call[SessionContext]:
+    path = f"/v1/sessions/{_segment(session_id)}/context"
+    return Call("POST", path, _struct(SessionContext), resendable=False, body=_json(options))
+
+
+def session(session_id: str) -> Call[SessionInfo]:
+    path = f"/v1/sessions/{_segment(session_id)}"
+    return Call("GET", path, _struct(SessionInfo), resendable=True)
+
+
+def history(
+    session_id: str, after: int, limit: int | None, purpose: str | None
+) -> Call[HistoryPage]:
+    # A page of history is receipted like any disclosure: not resent after a lost answer.
+    path = f"/v1/sessions/{_segment(session_id)}/turns"
+    params = _query({"after": after, "limit": limit, "purpose": purpose})
+    return Call("GET", path, _struct(HistoryPage), resendable=False, params=params)
 
 
 _PROBLEM = msgspec.json.Decoder(Problem)

@@ -16,8 +16,11 @@ __all__ = [
     "MemoryOptions",
     "MemoryType",
     "NewMemory",
+    "NewTurn",
     "ReceiptFilter",
     "SearchOptions",
+    "SessionContextOptions",
+    "SessionOptions",
     "WhatIfOptions",
 ]
 
@@ -87,3 +90,32 @@ class WhatIfOptions(TypedDict, total=False):
     last: int
     since: datetime
     until: datetime
+
+
+class SessionOptions(TypedDict, total=False):
+    system_prompt: str
+    budget_tokens: int
+    keep_last: int
+    memory_budget_tokens: int  # 0: no memory hydration
+    remember_turns: bool
+    labels: Sequence[str]
+    # Without one the client makes one, so that a retried create is never a second session.
+    idempotency_key: str
+
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class NewTurn(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """One turn to append to a session's history; `occurred_at` imports a past conversation."""
+
+    role: Role
+    content: str
+    name: str | None = None
+    occurred_at: datetime | None = None
+
+
+class SessionContextOptions(TypedDict, total=False):
+    budget_tokens: int
+    query: str  # what memories to recall (default: the task and the last user turn)
+    purpose: str

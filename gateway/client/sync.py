@@ -19,8 +19,11 @@ from gateway.client.options import (
     ContextOptions,
     MemoryOptions,
     NewMemory,
+    NewTurn,
     ReceiptFilter,
     SearchOptions,
+    SessionContextOptions,
+    SessionOptions,
     WhatIfOptions,
 )
 from gateway.client.retrying import DEFAULT_RETRIES, Retries, wait_after_error, wait_after_status
@@ -47,6 +50,13 @@ from gateway.responses.receipts import (
     ReceiptPage,
     ReceiptSummary,
     Verification,
+)
+from gateway.responses.sessions import (
+    Appended,
+    HistoryPage,
+    HistoryTurn,
+    SessionContext,
+    SessionInfo,
 )
 
 __all__ = ["DEFAULT_URL", "Client", "client_headers", "key_and_url", "now"]
@@ -239,6 +249,46 @@ class Client:
 
     def what_if(self, **options: Unpack[WhatIfOptions]) -> WhatIfReport:
         return self._exchange(calls.what_if(options))
+
+    def create_session(
+        self, namespace: str, task: str, **options: Unpack[SessionOptions]
+    ) -> SessionInfo:
+        return self._exchange(calls.create_session(namespace, task, options))
+
+    def append_turns(
+        self, session_id: str, turns: Sequence[NewTurn], *, idempotency_key: str | None = None
+    ) -> Appended:
+        """Append up to 100 turns in order; retried with the same idempotency key."""
+        return self._exchange(calls.append_turns(session_id, turns, idempotency_key))
+
+    def session_context(
+        self, session_id: str, **options: Unpack[SessionContextOptions]
+    ) -> SessionContext:
+        return self._exchange(calls.session_context(session_id, options))
+
+    def session(self, session_id: str) -> SessionInfo:
+        return self._exchange(calls.session(session_id))
+
+    def history(
+        self,
+        session_id: str,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        purpose: str | None = None,
+    ) -> HistoryPage:
+        """One page of the history after turn `after`; `next_after` names the next."""
+        return self._exchange(calls.history(session_id, after, limit, purpose))
+
+    def iter_history(
+        self, session_id: str, *, page_size: int = 100, purpose: str | None = None
+    ) -> Iterator[HistoryTurn]:
+        """Every turn the key may see, in order, a page (and a receipt) at a time."""
+        after: int | None = 0
+        while after is not None:
+            page = self.history(session_id, after=after, limit=page_size, purpose=purpose)
+            yield from page.turns
+            after = page.next_after
 
 
 def now() -> datetime:

@@ -20,6 +20,7 @@ from tests.conftest import Key, KeyFactory
 TOOLS = {
     "get_context", "search_memories", "memory_timeline", "fetch_memories", "remember", "forget",
     "get_receipt", "verify_receipt", "replay_receipt",
+    "create_session", "session_append", "session_context",
 }  # fmt: skip
 
 
@@ -97,6 +98,34 @@ async def test_the_agent_loop_over_mcp(served: str, agent: Key, make_key: KeyFac
         assert (await call(audit, "verify_receipt", receipt_id=bundle["receipt_id"]))["valid"]
         replayed = await call(audit, "replay_receipt", receipt_id=bundle["receipt_id"])
         assert replayed["identical"] and replayed["receipt_id"]
+
+
+@pytest.mark.anyio
+async def test_a_session_over_mcp_stays_within_its_budget(served: str, agent: Key) -> None:
+    async with session(served, agent.key) as mcp:
+        opened = await call(
+            mcp, "create_session", namespace="chat", task="Plan the Atlas migration",
+            budget_tokens=300, keep_last=2, remember_turns=False,
+        )  # fmt: skip
+        session_id = opened["session_id"]
+        for n in range(12):
+            role = "user" if n % 2 == 0 else "assistant"
+            content = f"Turn {n}: we decided step {n} runs on host atlas-{n} at 0{n % 10}:00 UTC."
+            appended = await call(mcp, "session_append", session_id=session_id, role=role, content=content)  # fmt: skip
+            assert appended["first_seq"] == n + 1 and appended["turn_ids"]
+        step = await call(mcp, "session_context", session_id=session_id)
+        assert step["tokens_used"] <= 300 and step["receipt_id"]
+        assert step["turns"]["last_seq"] == 12 and "Turn 11" in step["text"]
+        assert step["summary"] is not None  # the older turns were folded, not dropped
+        assert [m["role"] for m in step["messages"]][0] == "system"
+
+        # Wrong argument types and values: tool errors naming the argument.
+        wrong = await mcp.call_tool("session_append", {"session_id": session_id, "role": "robot", "content": "x"})  # fmt: skip
+        assert wrong.isError and "role" in text(wrong)
+        empty = await mcp.call_tool("session_append", {"session_id": session_id, "role": "user", "content": " "})  # fmt: skip
+        assert said(empty).startswith("invalid_request:") and "content" in said(empty)
+        unknown = await mcp.call_tool("session_context", {"session_id": "0" * 26})
+        assert said(unknown).startswith("session_not_found:")
 
 
 @pytest.mark.anyio
