@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from gateway.principal import Principal
-from gateway.store.database import Pool
-from gateway.usecases.work import unit_of_work
+from gateway.request_record import note_principal
+from gateway.store.database import Pool, connection
+from gateway.usecases.keys import authenticate
 
 __all__ = ["identify"]
 
 
 async def identify(pool: Pool, authorization: str | None) -> Principal:
-    """The key's principal; `UnauthenticatedError` for a missing, unknown or revoked key."""
-    async with unit_of_work(pool, authorization) as (_, principal):
-        return principal
+    """The key's principal; `UnauthenticatedError` for a missing, unknown or revoked key, 429
+    when its requests are spent. One statement, no transaction: nothing else is read here."""
+    async with connection(pool) as conn:
+        principal = await authenticate(conn, authorization)
+    note_principal(principal)
+    return principal
