@@ -22,6 +22,8 @@ from gateway.core.session import (
 )
 from gateway.core.tokens import Tokenizer
 from gateway.store import sessions as store
+from gateway.store import summaries as summary_store
+from gateway.store import turns as turn_store
 from gateway.usecases.disclosure import Admitted, Composed
 from gateway.usecases.policy import shown_evaluation, verdict_of
 from policies import Evaluation
@@ -50,7 +52,7 @@ def session_scope(session: store.SessionRow) -> dict[str, object]:
     }
 
 
-def turn_view(turn: store.TurnRow, session: store.SessionRow) -> dict[str, object]:
+def turn_view(turn: turn_store.TurnRow, session: store.SessionRow) -> dict[str, object]:
     """A turn as the policy judges it: the memory fields of the episode it is (so a rule on
     `memory.namespace` or `memory.labels` holds for turns too), `turn.*` and `session.*`."""
     return {
@@ -88,8 +90,8 @@ class Conversation:
 def judge_conversation(
     admitted: Admitted,
     session: store.SessionRow,
-    summary: store.SummaryRow | None,
-    turns: Sequence[store.TurnRow],
+    summary: summary_store.SummaryRow | None,
+    turns: Sequence[turn_store.TurnRow],
 ) -> Conversation:
     """One judgement over the summary and the turns (in that order), their texts redacted."""
     views = [summary_view(summary, session)] if summary is not None else []
@@ -118,7 +120,7 @@ def judge_conversation(
     return Conversation(summary_message_, shown_turns, withheld, evaluation)
 
 
-def summary_view(summary: store.SummaryRow, session: store.SessionRow) -> dict[str, object]:
+def summary_view(summary: summary_store.SummaryRow, session: store.SessionRow) -> dict[str, object]:
     return {
         "memory_id": summary.summary_id,
         "namespace": session.namespace,

@@ -38,6 +38,8 @@ from gateway.core.tokens import Tokenizer
 from gateway.principal import Principal
 from gateway.responses.sessions import SessionContext
 from gateway.store import sessions as store
+from gateway.store import summaries as summary_store
+from gateway.store import turns as turn_store
 from gateway.store.database import Connection, Pool
 from gateway.usecases import context as retrieval
 from gateway.usecases.conversation import (
@@ -181,9 +183,9 @@ class SessionContexts:
         )
         admitted = Admitted(admitted.policy, admitted.judging, session_scope(session))
         tenant_id = principal.tenant_id
-        previous = await store.latest_summary(conn, tenant_id, session_id)
+        previous = await summary_store.latest_summary(conn, tenant_id, session_id)
         after = 0 if previous is None else previous.to_seq
-        pending = await store.turns_after(conn, tenant_id, session_id, after)
+        pending = await turn_store.turns_after(conn, tenant_id, session_id, after)
 
         summary, compaction = await self._compact(
             conn, principal, session, admitted, previous, pending, cut, now
@@ -221,11 +223,11 @@ class SessionContexts:
         principal: Principal,
         session: store.SessionRow,
         admitted: Admitted,
-        previous: store.SummaryRow | None,
-        pending: Sequence[store.TurnRow],
+        previous: summary_store.SummaryRow | None,
+        pending: Sequence[turn_store.TurnRow],
         cut: Shares,
         now: datetime,
-    ) -> tuple[store.SummaryRow | None, dict[str, Any]]:
+    ) -> tuple[summary_store.SummaryRow | None, dict[str, Any]]:
         """The summary this step shows, folding the oldest unsummarized turns (as the policy
         shows them) when the verbatim tail outgrows its share; and what was folded."""
         before = judge_conversation(admitted, session, previous, pending)
@@ -300,19 +302,21 @@ class SessionContexts:
         conn: Connection,
         principal: Principal,
         session: store.SessionRow,
-        previous: store.SummaryRow | None,
+        previous: summary_store.SummaryRow | None,
         turns: Sequence[Folded],
         to_seq: int,
         share: int,
         now: datetime,
-    ) -> store.SummaryRow:
+    ) -> summary_store.SummaryRow:
         """A new summary covering [1, to_seq], stored in the step's transaction."""
         text = await self.summarizer.fold(None if previous is None else previous.text, turns, share)
         if self.tokenizer.count(text) > share:
             # A model may overshoot: keep its best whole sentences that fit, never a cut one.
             text = summarize(None, [Folded(to_seq, "summary", text)], share, self.tokenizer)
-        hashes = await store.content_hashes(conn, principal.tenant_id, session.session_id, to_seq)
-        row = store.SummaryRow(
+        hashes = await turn_store.content_hashes(
+            conn, principal.tenant_id, session.session_id, to_seq
+        )
+        row = summary_store.SummaryRow(
             summary_id=self.new_id(now),
             to_seq=to_seq,
             covered_sha256=_covered_sha256(hashes),
@@ -323,5 +327,5 @@ class SessionContexts:
             previous_summary_id=None if previous is None else previous.summary_id,
             created_at=now,
         )
-        await store.insert_summary(conn, principal.tenant_id, session.session_id, row)
+        await summary_store.insert_summary(conn, principal.tenant_id, session.session_id, row)
         return row

@@ -11,6 +11,7 @@ from typing import Any
 from gateway.principal import Principal
 from gateway.responses.sessions import HistoryPage, HistoryTurn
 from gateway.store import sessions as store
+from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.usecases.conversation import turn_view
 from gateway.usecases.disclosure import Discloser
@@ -48,7 +49,7 @@ async def page_history(
     admitted = await discloser.admit(
         conn, principal, view, disclosure="history", request=request, at=now, issued_at=now
     )
-    rows = await store.turns_page(conn, principal.tenant_id, session.session_id, after, limit)
+    rows = await turn_store.turns_page(conn, principal.tenant_id, session.session_id, after, limit)
     judgement = admitted.judging.judge([turn_view(r, session) for r in rows])
     parts = partition(judgement)
     rewritten = judgement.texts(full=parts.shown)

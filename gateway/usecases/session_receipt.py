@@ -16,6 +16,8 @@ from gateway.core.session import Laid, Message
 from gateway.principal import Principal
 from gateway.responses.sessions import SessionContext
 from gateway.store import sessions as store
+from gateway.store import summaries as summary_store
+from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.usecases.conversation import LAYOUT, Conversation
 from gateway.usecases.disclosure import Admitted, Composed, Discloser
@@ -40,8 +42,8 @@ class Built:
     request: dict[str, Any]
     at: datetime
     admitted: Admitted
-    summary: store.SummaryRow | None
-    tail: Sequence[store.TurnRow]  # every unsummarized turn judged, shown or not
+    summary: summary_store.SummaryRow | None
+    tail: Sequence[turn_store.TurnRow]  # every unsummarized turn judged, shown or not
     conversation: Conversation
     memory: Composed | None
     laid: Laid
@@ -179,7 +181,9 @@ def _session_record(session: store.SessionRow) -> dict[str, Any]:
     }
 
 
-def _summary_record(summary: store.SummaryRow, conversation: Conversation) -> dict[str, Any]:
+def _summary_record(
+    summary: summary_store.SummaryRow, conversation: Conversation
+) -> dict[str, Any]:
     return {
         "summary_id": summary.summary_id,
         "to_seq": summary.to_seq,

@@ -17,6 +17,8 @@ from gateway.errors import InvalidRequestError, NotFoundError
 from gateway.principal import Principal
 from gateway.responses.sessions import SessionContextReplay
 from gateway.store import sessions as store
+from gateway.store import summaries as summary_store
+from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.conversation import (
@@ -67,7 +69,7 @@ async def replay_session_context(
     problems: list[Problem] = []
     summary = None
     if body["summary"] is not None:
-        summary = await store.find_summary(
+        summary = await summary_store.find_summary(
             conn, tenant_id, session.session_id, body["summary"]["summary_id"]
         )
         if summary is None:
@@ -75,7 +77,7 @@ async def replay_session_context(
     recorded_turns = body["turns"]
     rows = {
         r.turn_id: r
-        for r in await store.turns_by_id(
+        for r in await turn_store.turns_by_id(
             conn, tenant_id, session.session_id, [t["turn_id"] for t in recorded_turns]
         )
     }

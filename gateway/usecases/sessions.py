@@ -30,7 +30,10 @@ from gateway.responses.sessions import (
     SessionInfo,
     SummaryRef,
 )
+from gateway.store import session_appends as append_store
 from gateway.store import sessions as store
+from gateway.store import summaries as summary_store
+from gateway.store import turns as turn_store
 from gateway.store.database import Connection, Pool
 from gateway.usecases.disclosure import Discloser
 from gateway.usecases.memories import Writer
@@ -116,7 +119,7 @@ def check_budget(tokenizer: Tokenizer, session: store.SessionRow | NewSession, b
         )
 
 
-def summary_ref(summary: store.SummaryRow) -> SummaryRef:
+def summary_ref(summary: summary_store.SummaryRow) -> SummaryRef:
     return SummaryRef(
         summary_id=summary.summary_id,
         covers=[1, summary.to_seq],
@@ -137,7 +140,7 @@ async def open_session(
 
 
 def _info(
-    session: store.SessionRow, summary: store.SummaryRow | None, *, created: bool | None
+    session: store.SessionRow, summary: summary_store.SummaryRow | None, *, created: bool | None
 ) -> SessionInfo:
     return SessionInfo(
         session_id=session.session_id,
@@ -232,14 +235,14 @@ class Sessions:
                 "idempotency_key was already used for a different session",
                 code="idempotency_conflict",
             )
-        summary = await store.latest_summary(conn, principal.tenant_id, earlier.session_id)
+        summary = await summary_store.latest_summary(conn, principal.tenant_id, earlier.session_id)
         return _info(earlier, summary, created=False)
 
     async def get(self, authorization: str | None, session_id: str) -> SessionInfo:
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
             session = await open_session(conn, principal, session_id)
-            summary = await store.latest_summary(conn, principal.tenant_id, session_id)
+            summary = await summary_store.latest_summary(conn, principal.tenant_id, session_id)
         return _info(session, summary, created=None)
 
     async def append(self, authorization: str | None, session_id: str, ask: AppendAsk) -> Appended:
@@ -263,13 +266,15 @@ class Sessions:
             request_sha256 = _sha256(payload)
             tenant_id = principal.tenant_id
             if ask.idempotency_key is not None:
-                earlier = await store.find_append(conn, tenant_id, session_id, ask.idempotency_key)
+                earlier = await append_store.find_append(
+                    conn, tenant_id, session_id, ask.idempotency_key
+                )
                 if earlier is not None:
                     return await self._repeat(conn, tenant_id, session_id, earlier, request_sha256)
             times = _occurred(ask.turns, session.last_occurred_at, now)
             first = session.turn_count + 1
             turns = [
-                store.NewTurn(
+                turn_store.NewTurn(
                     seq=first + i,
                     turn_id=self.new_id(now),
                     role=t.role,
@@ -283,7 +288,7 @@ class Sessions:
             ]
             last = first + len(turns) - 1
             await store.advance_head(conn, tenant_id, session_id, len(turns), times[-1])
-            await store.insert_turns(
+            await turn_store.insert_turns(
                 conn,
                 tenant_id,
                 session_id,
@@ -293,8 +298,8 @@ class Sessions:
                 written_by_key=principal.key_id,
             )
             if ask.idempotency_key is not None:
-                record = store.AppendRecord(request_sha256, first, last)
-                await store.insert_append(
+                record = append_store.AppendRecord(request_sha256, first, last)
+                await append_store.insert_append(
                     conn, tenant_id, session_id, ask.idempotency_key, record, now
                 )
             memory_ids = await self._remember(conn, principal, session, turns)
@@ -305,7 +310,7 @@ class Sessions:
         conn: Connection,
         tenant_id: str,
         session_id: str,
-        earlier: store.AppendRecord,
+        earlier: append_store.AppendRecord,
         request_sha256: str,
     ) -> Appended:
         if earlier.request_sha256 != request_sha256:
@@ -314,7 +319,9 @@ class Sessions:
                 code="idempotency_conflict",
             )
         count = earlier.last_seq - earlier.first_seq + 1
-        rows = await store.turns_page(conn, tenant_id, session_id, earlier.first_seq - 1, count)
+        rows = await turn_store.turns_page(
+            conn, tenant_id, session_id, earlier.first_seq - 1, count
+        )
         return Appended(earlier.first_seq, earlier.last_seq, [r.turn_id for r in rows], False, [])
 
     async def _remember(
@@ -322,7 +329,7 @@ class Sessions:
         conn: Connection,
         principal: Principal,
         session: store.SessionRow,
-        turns: Sequence[store.NewTurn],
+        turns: Sequence[turn_store.NewTurn],
     ) -> list[str]:
         """Each turn as an episodic memory (source_type `turn`, source_ref its id), written by
         the one memory writer in the append's transaction."""

@@ -117,7 +117,7 @@ async def test_a_session_over_mcp_stays_within_its_budget(served: str, agent: Ke
         assert step["tokens_used"] <= 300 and step["receipt_id"]
         assert step["turns"]["last_seq"] == 12 and "Turn 11" in step["text"]
         assert step["summary"] is not None  # the older turns were folded, not dropped
-        assert [m["role"] for m in step["messages"]][0] == "system"
+        assert step["messages"][0]["role"] == "system"
 
         # Wrong argument types and values: tool errors naming the argument.
         wrong = await mcp.call_tool("session_append", {"session_id": session_id, "role": "robot", "content": "x"})  # fmt: skip
