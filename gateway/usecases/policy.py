@@ -77,14 +77,17 @@ class PolicyInForce:
     bundle: Bundle
     activated: bool  # False: no activation yet, the shipped default applies
 
-    def record(self, evaluation: Evaluation) -> dict[str, Any]:
-        """The `policy` member of responses and receipt bodies (JSON-safe, no floats)."""
+    def record(self, *evaluations: Evaluation) -> dict[str, Any]:
+        """The `policy` member of responses and receipt bodies (JSON-safe, no floats): every
+        decision of every evaluation one disclosure made, in order (a session context judges
+        its turns and summary, then its memories, and records both)."""
+        refused = next((e.refused for e in evaluations if e.refused is not None), None)
         return {
             "digest": self.digest,
             "mode": self.mode,
-            "decisions": [d.to_json() for d in evaluation.decisions],
-            "outcomes": [o.to_json() for o in evaluation.outcomes],
-            "refused": evaluation.refused.to_json() if evaluation.refused else None,
+            "decisions": [d.to_json() for e in evaluations for d in e.decisions],
+            "outcomes": [o.to_json() for e in evaluations for o in e.outcomes],
+            "refused": refused.to_json() if refused else None,
         }
 
 

@@ -21,6 +21,8 @@ from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.usecases.conversation import LAYOUT, Conversation
 from gateway.usecases.disclosure import Admitted, Composed, Discloser
+from gateway.usecases.need_to_know import Account, account_for
+from gateway.usecases.policy import PolicyInForce
 from gateway.usecases.receipting import rfc3339
 from gateway.usecases.records import (
     assembly_members,
@@ -65,7 +67,8 @@ async def record_session_context(
     summary, tail, conversation, memory = step.summary, step.tail, step.conversation, step.memory
     laid, budget, compaction = step.laid, step.budget, step.compaction
     policy = admitted.policy
-    policy_record = policy.record(conversation.evaluation)
+    judged = [conversation.evaluation] + ([memory.evaluation] if memory is not None else [])
+    policy_record = policy.record(*judged)
     dropped = {t.turn_id for t in laid.dropped}
     excluded_turns = [
         {
@@ -134,6 +137,7 @@ async def record_session_context(
     memory_part = None
     if memory is not None and laid.memory_shown:
         memory_part = _memory_payload(memory.assembly)
+    told = _as_told(principal, policy, policy_record, memory_part, disclosed)
     shown_turns = laid.turns
     return msgspec.convert(
         {
@@ -152,13 +156,33 @@ async def record_session_context(
                 "last_seq": shown_turns[-1].seq if shown_turns else None,
             },
             "excluded_turns": excluded_turns,
-            "memory": memory_part,
+            "memory": told.get("memory"),
             "compaction": compaction,
-            "policy": policy_record,
+            "policy": told["policy"],
             "receipt_id": receipt_id,
         },
         SessionContext,
     )
+
+
+def _as_told(
+    principal: Principal,
+    policy: PolicyInForce,
+    policy_record: dict[str, Any],
+    memory_part: dict[str, Any] | None,
+    received: list[str],
+) -> dict[str, Any]:
+    """The response's `policy` and `memory` as `principal` may read them (need to know, as for
+    /v1/context): to an agent, no decision about a turn or memory it did not receive, no
+    memory exclusion by the policy. The receipt keeps them all."""
+    payload: dict[str, Any] = {"excluded": memory_part["excluded"] if memory_part else []}
+    if memory_part is not None:
+        payload["index"] = memory_part["index"]
+    told = account_for(principal, policy, policy_record, payload, Account("excluded", received))
+    memory = None
+    if memory_part is not None:
+        memory = {**memory_part, "excluded": told["excluded"], "index": told["index"]}
+    return {"policy": told["policy"], "memory": memory}
 
 
 def _message_json(message: Message) -> dict[str, Any]:

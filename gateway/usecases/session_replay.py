@@ -137,7 +137,9 @@ async def replay_session_context(
         members={
             "request": request,
             "at": body["at"],
-            "policy": policy.record(conversation.evaluation),
+            "policy": policy.record(
+                conversation.evaluation, *([memory.evaluation] if memory is not None else [])
+            ),
             "replay": {
                 "mode": mode,
                 "of_kind": SESSION_CONTEXT_KIND,

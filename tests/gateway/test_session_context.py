@@ -276,3 +276,51 @@ def test_a_required_purpose_refuses_the_step_with_a_receipt(
     allowed = context(client, agent, session_id, purpose="planning")
     assert allowed.status_code == 200, allowed.text
     assert "Book the hotel near Alfama" in allowed.json()["text"]
+
+
+ALL_DECISIONS = b"""apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: sessions-and-memories, revision: "1"}
+spec:
+  mode: enforce
+  combining: deny-overrides
+  default_decision: allow
+  rules:
+    - id: no-tool-output
+      effect: deny
+      when: {field: turn.role, op: eq, value: tool}
+      reason: Tool output stays out of contexts
+    - id: no-secret-memories
+      effect: deny
+      when: {field: memory.labels, op: contains_any, value: [secret]}
+      reason: Secret memories stay out of contexts
+"""
+
+
+def test_the_receipt_policy_carries_every_decision_and_the_agent_only_its_own(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    activate(client, make_key(role="admin"), ALL_DECISIONS, "enforce")
+    hidden = client.post(
+        "/v1/memories",
+        json={"namespace": "trip", "heading": "Lisbon museum passes", "labels": ["secret"],
+              "content": "The Lisbon museum passes are kept in locker 12."},  # fmt: skip
+        headers=agent.headers,
+    ).json()["memory_id"]
+    session_id = open_session(client, agent, namespace="trip", remember_turns=False)["session_id"]
+    appended = append(
+        client, agent, session_id,
+        ("user", "Which Lisbon museum passes do we have?"), ("tool", "lookup: 3 results"),
+    )  # fmt: skip
+    tool_turn = appended.json()["turn_ids"][1]
+    body = context(client, agent, session_id).json()
+    auditor = make_key(role="auditor", agent_id=None)
+    receipt = client.get(f"/v1/receipts/{body['receipt_id']}", headers=auditor.headers).json()
+    recorded = {(d["rule_id"], d["memory_id"]) for d in receipt["body"]["policy"]["decisions"]}
+    # Turns and memories alike, in the one `policy` of the receipt.
+    assert ("no-tool-output", tool_turn) in recorded
+    assert ("no-secret-memories", hidden) in recorded
+    # The agent hears of neither: it received neither.
+    told = {d["memory_id"] for d in body["policy"]["decisions"]}
+    assert tool_turn not in told and hidden not in told
+    assert hidden not in str(body["memory"]) and body["policy"]["withheld"] is None
