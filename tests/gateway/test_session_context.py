@@ -324,3 +324,18 @@ def test_the_receipt_policy_carries_every_decision_and_the_agent_only_its_own(
     told = {d["memory_id"] for d in body["policy"]["decisions"]}
     assert tool_turn not in told and hidden not in told
     assert hidden not in str(body["memory"]) and body["policy"]["withheld"] is None
+
+
+def test_the_strict_bundle_caps_retrieved_episodes_not_the_conversation(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    """strict.yaml's cap-episodic (three episodes) would otherwise apply to the session's own
+    turns, which are judged as episodic memories, and keep the three oldest."""
+    activate(client, make_key(role="admin"), STRICT, "enforce")
+    session_id = open_session(client, agent, keep_last=8, memory_budget_tokens=0)["session_id"]
+    for i in range(10):
+        append(client, agent, session_id, ("user", f"Turn {i}: shall we visit museum {i}?"))
+    body = context(client, agent, session_id, purpose="planning").json()
+    # All ten fit the budget, so all ten are there verbatim (capped: turns 1-3, nothing newer).
+    assert body["turns"] == {"first_seq": 1, "last_seq": 10}
+    assert "Turn 9:" in body["text"] and body["summary"] is None
