@@ -38,6 +38,7 @@ BENCHMARKS = {
         "bench.console",
         "console list page at 100k receipts and a 500-candidate receipt page vs the API",
     ),
+    "limits": ("bench.limits", "/v1/search with a rate-limited key vs an unlimited one"),
     "tune": (
         "bench.tune",
         "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",

@@ -48,8 +48,10 @@ class DeadlinedH11Protocol(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing():
-            self._arm()  # the next request on this keep-alive connection has its own deadline
+        # The next request on this keep-alive connection has its own deadline, unless its
+        # headers were already in (pipelined) and it is being answered.
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._arm()
 
     def handle_events(self) -> None:
         super().handle_events()
