@@ -169,6 +169,8 @@ def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> 
 def _explain(message: str, field_type: Any) -> str:
     # msgspec appends " - at `$...`" for nested paths; our paths are already explicit.
     message = message.split(" - at `$", maxsplit=1)[0]
+    if message == r"Expected `str` matching regex '\\S'":  # wire.Task and turn content
+        return "must contain more than whitespace"
     choices = _literal_choices(field_type)
     if message.startswith("Invalid enum value") and choices:
         return f"{message}; expected one of {', '.join(choices)}"
