@@ -303,8 +303,12 @@ def test_the_receipt_policy_carries_every_decision_and_the_agent_only_its_own(
     activate(client, make_key(role="admin"), ALL_DECISIONS, "enforce")
     hidden = client.post(
         "/v1/memories",
-        json={"namespace": "trip", "heading": "Lisbon museum passes", "labels": ["secret"],
-              "content": "The Lisbon museum passes are kept in locker 12."},  # fmt: skip
+        json={
+            "namespace": "trip",
+            "heading": "Lisbon museum passes",
+            "labels": ["secret"],
+            "content": "The Lisbon museum passes are kept in locker 12.",
+        },  # fmt: skip
         headers=agent.headers,
     ).json()["memory_id"]
     session_id = open_session(client, agent, namespace="trip", remember_turns=False)["session_id"]

@@ -10,7 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from gateway.client import Client, ConflictError, Exported, NewMemory, PolicyRefusedError
+from gateway.client import (
+    Client,
+    ConflictError,
+    Exported,
+    NewMemory,
+    NewTurn,
+    PolicyRefusedError,
+)
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.settings import Settings
 from tests.conftest import Key, KeyFactory
@@ -129,3 +136,20 @@ def test_the_admin_manages_policies_and_replays(
         report = boss.what_if(policy_digest=uploaded.digest, last=10)
         assert report.policy_digest == uploaded.digest and report.receipts_evaluated >= 1
     assert json.loads(json.dumps(report.rule_hits)) == report.rule_hits
+
+
+def test_a_session_through_the_client(served: str, agent: Key) -> None:
+    with Client(agent.key, served) as ctxgw:
+        opened = ctxgw.create_session("chat", "Plan the Lisbon trip", budget_tokens=400)
+        again = ctxgw.session(opened.session_id)
+        assert opened.created and again.session_id == opened.session_id
+        turns = [NewTurn(role="user", content=f"Day {n}: museum {n} opens at 10:00.") for n in range(7)]  # fmt: skip
+        first = ctxgw.append_turns(opened.session_id, turns[:5], idempotency_key="append-1")
+        retried = ctxgw.append_turns(opened.session_id, turns[:5], idempotency_key="append-1")
+        assert (first.first_seq, first.last_seq) == (1, 5) and not retried.created
+        ctxgw.append_turns(opened.session_id, turns[5:])
+        step = ctxgw.session_context(opened.session_id, purpose="planning")
+        assert step.tokens_used <= 400 and step.turns.last_seq == 7 and step.receipt_id
+        assert ctxgw.session(opened.session_id).turn_count == 7
+        pages = [turn.seq for turn in ctxgw.iter_history(opened.session_id, page_size=3)]
+        assert pages == list(range(1, 8))  # three pages, followed to the end
