@@ -102,7 +102,7 @@ class KeyFound:
 # a key that exists, is not revoked and whose secret matches: a stranger who knows a key id
 # cannot drain its owner's buckets). Comparing the digests here leaks nothing worth timing: an
 # attacker learns about sha256(secret), not the secret; the caller compares in constant time
-# all the same. A bucket is charged only when it holds enough: a refused request costs nothing.
+# all the same. A bucket is charged only when it holds enough (one that refuses is not charged).
 _FIND_KEY = """
 WITH key AS (
     SELECT tenant_id, key_id, secret_sha256, role, agent_id, namespaces, purposes, created_at,
