@@ -308,7 +308,7 @@ def test_the_receipt_policy_carries_every_decision_and_the_agent_only_its_own(
             "heading": "Lisbon museum passes",
             "labels": ["secret"],
             "content": "The Lisbon museum passes are kept in locker 12.",
-        },  # fmt: skip
+        },
         headers=agent.headers,
     ).json()["memory_id"]
     session_id = open_session(client, agent, namespace="trip", remember_turns=False)["session_id"]
