@@ -1,5 +1,11 @@
-"""A realistic synthetic corpus for the speed benchmarks, and a fast loader that writes exactly the
-rows the gateway writes.
+"""Corpora for the speed benchmarks, and a fast loader that writes exactly the rows the gateway
+writes.
+
+Two kinds. :func:`load_turns` is the real thing: the turns of a dev corpus as they are, one memory
+each (LongMemEval_S: 28,813 distinct turns, median 466 characters, a tenth over 2,500, the longest
+~42,000; LoCoMo: 1,451 distinct short turns), in haystack order, with that corpus's questions as
+queries. A size beyond the distinct turns repeats them from the start (said so where measured).
+:func:`load_corpus` is the older synthetic corpus of the same sentences:
 
 Memories are built from real sentences: every sentence of the LongMemEval_S turns (MIT) is put in
 one pool, and memory ``n`` is a seeded draw of consecutive-free sentences until it reaches its own
@@ -20,16 +26,18 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 
 import psycopg
 from ulid import ULID
 
+from bench import locomo, longmemeval
 from bench.harness import Database, new_database
-from bench.longmemeval import load_questions
+from bench.longmemeval import Question, load_questions
 from gateway.core.model import MemoryType
 from gateway.core.render import one_line
 from gateway.core.tokens import load_tokenizer
@@ -39,10 +47,58 @@ from gateway.store import memories as memory_store
 from gateway.store.database import EmbeddedPostgres
 from gateway.usecases import memories as memory_usecase
 
-__all__ = ["Corpus", "bulk_load", "load_corpus", "loaded_database"]
+__all__ = [
+    "CORPORA",
+    "Corpus",
+    "MemorySource",
+    "TurnCorpus",
+    "bulk_load",
+    "load_corpus",
+    "load_turns",
+    "loaded_database",
+]
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+class MemorySource(Protocol):
+    """What `bulk_load` writes: memories by number, as (heading, content)."""
+
+    queries: tuple[str, ...]
+
+    def memories(self, start: int, stop: int) -> Iterator[tuple[str, str]]: ...
+
+
+@dataclass(frozen=True)
+class TurnCorpus:
+    """The distinct turns of a dev corpus, as the quality benchmarks write them."""
+
+    name: str
+    turns: tuple[tuple[str, str], ...]  # (heading, content), haystack order
+    queries: tuple[str, ...]
+
+    def memories(self, start: int, stop: int) -> Iterator[tuple[str, str]]:
+        """Turns number ``start`` .. ``stop - 1``; past the last distinct turn, from the start."""
+        for number in range(start, stop):
+            yield self.turns[number % len(self.turns)]
+
+
+CORPORA: dict[str, Callable[[], list[Question]]] = {
+    "longmemeval": longmemeval.load_questions,
+    "locomo": locomo.load_questions,
+}
+
+
+def load_turns(name: str) -> TurnCorpus:
+    """Every distinct turn of ``name`` (a key of `CORPORA`) once, and its distinct questions."""
+    questions = CORPORA[name]()
+    turns: dict[str, str] = {}
+    for question in questions:
+        for turn in question.turns:
+            turns.setdefault(turn.content, turn.heading)
+    queries = tuple(dict.fromkeys(q.question for q in questions))
+    return TurnCorpus(name, tuple((h, c) for c, h in turns.items()), queries)
 
 
 @dataclass(frozen=True)
@@ -153,7 +209,7 @@ _REBUILT = ("memories_embedding_384", "memories_tsv")
 
 def bulk_load(
     url: str,
-    corpus: Corpus,
+    corpus: MemorySource,
     *,
     tenants: Sequence[tuple[str, str]],
     namespace: str,
@@ -191,7 +247,7 @@ def bulk_load(
 
 
 def loaded_database(
-    server: EmbeddedPostgres, name: str, corpus: Corpus, *, namespace: str, memories: int
+    server: EmbeddedPostgres, name: str, corpus: MemorySource, *, namespace: str, memories: int
 ) -> Database:
     """A fresh database (`bench.harness.new_database`) with the first `memories` of `corpus`
     written into `namespace` by its agent key."""

@@ -3,9 +3,11 @@ floor measured in the same run: a bare pgvector HNSW top-k and a bare GIN full-t
 alone (ARCHITECTURE §15), and, separately, the gateway's own hybrid recall SQL (``gateway.store.retrieval.recall``
 on one of the gateway's pooled connections, query vectors computed beforehand).
 
-One namespace grows 1k → 10k → 100k (``bench.corpus``: real LongMemEval_S sentences, 100-250
-tokens per memory, rows exactly as the gateway writes them); queries are the LongMemEval_S
-questions. Each cell is a closed loop of ``concurrency`` clients. A stage breakdown (in-process,
+One namespace grows 1k → 10k → 100k with the real turns of a dev corpus as they are
+(``--corpus longmemeval``, the default: long chat turns, median 466 characters; ``locomo``: short
+ones; ``bench.corpus.load_turns``), or the older synthetic memories of LongMemEval_S sentences
+(``sentences``, 100-250 tokens each), rows exactly as the gateway writes them; queries are that
+corpus's own questions. Each cell is a closed loop of ``concurrency`` clients. A stage breakdown (in-process,
 ``bench.stages``) shows where a /v1/context request spends its time at each size; ``--profile``
 adds a cProfile of the in-process path at the largest size.
 """
@@ -22,7 +24,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from bench.corpus import Corpus, bulk_load, load_corpus
+from bench.corpus import CORPORA, MemorySource, bulk_load, load_corpus, load_turns
 from bench.harness import (
     OUT_DIR,
     Database,
@@ -156,11 +158,12 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
     parser.add_argument("--profile", action="store_true", help="cProfile at the largest size")
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
     parser.add_argument("--workers", type=int, default=1, help="gateway worker processes")
+    parser.add_argument("--corpus", default="longmemeval", choices=[*CORPORA, "sentences"])
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.quick:
         sizes, args.requests, args.requests16, args.breakdown_runs = [300, 1500], 30, 64, 10
-    corpus: Corpus = load_corpus()
+    corpus: MemorySource = load_corpus() if args.corpus == "sentences" else load_turns(args.corpus)
     queries = corpus.queries
     context_bodies = [
         {"task": q, "namespaces": [NAMESPACE], "budget_tokens": BUDGET, "top_k": TOP_K}
