@@ -65,7 +65,8 @@ BASE_TIME = datetime(2026, 1, 1, tzinfo=UTC)
 class MemorySource(Protocol):
     """What `bulk_load` writes: memories by number, as (heading, content)."""
 
-    queries: tuple[str, ...]
+    @property
+    def queries(self) -> tuple[str, ...]: ...
 
     def memories(self, start: int, stop: int) -> Iterator[tuple[str, str]]: ...
 
