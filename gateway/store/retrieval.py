@@ -339,15 +339,19 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
               FROM probed WHERE df <= %(common_cap)s
         ),
         matched AS (
-            SELECT m.memory_id, m.tsv, length(m.tsv)::float8 AS len
+            -- Each match keeps only the query's terms of its tsvector, cut in C (every lexeme
+            -- weighted D, the query's A, keep A), so the next CTE unnests a few lexemes, not
+            -- the hundreds of a long turn (unnesting them all was most of this statement).
+            SELECT m.memory_id, length(m.tsv)::float8 AS len,
+                   ts_filter(setweight(setweight(m.tsv, 'D'), 'A', terms.lexemes), '{{a}}')
+                       AS query_terms
               FROM memories m, terms
              WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {filters}
         ),
         hits AS (
             SELECT mt.memory_id, mt.len, u.lexeme,
                    coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-              FROM matched mt, terms, LATERAL unnest(mt.tsv) u
-             WHERE u.lexeme = ANY(terms.lexemes)
+              FROM matched mt, LATERAL unnest(mt.query_terms) u
         ),
         df AS (SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme),
         corpus AS (

@@ -1,0 +1,104 @@
+"""The lexical branch of hybrid recall scores by Okapi BM25 over each memory's tsvector, whatever
+the statement does to be fast: checked against BM25 computed here in Python from the stored
+tsvectors (term frequency = positions, document length = distinct lexemes, N = live memories in
+scope, df over the matches). Real HTTP writes, real PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from litestar.testing import TestClient
+
+from gateway.embedding import HashEmbedder
+from gateway.store import retrieval
+from tests.conftest import Key
+from tests.gateway.test_memories_write import memory
+
+TASK = "how do we roll back the payments deploy"
+# Long turns with the task's words at different frequencies, short ones, and ones with none.
+CONTENTS = [
+    "Roll back the payments deploy with the rollback script; a deploy that fails rolls back. "
+    + "The payments team reviews every deploy. " * 12,
+    "Payments are settled nightly. " * 30 + "Deploy notes live in the wiki.",
+    "We roll back by redeploying the previous tag.",
+    "Nothing here matches: lunch is at noon, the office closes at six.",
+    "deploy deploy deploy deploy payments rollback roll back back back",
+    "The payments service deploy happens on Tuesdays. " + "Unrelated words follow. " * 50,
+]
+_ENTRY = re.compile(r"'((?:[^']|'')*)'(?::([0-9A-D,]+))?")
+
+
+def _tsvector(text: str) -> dict[str, int]:
+    """A tsvector's text form as lexeme → term frequency (its number of positions)."""
+    return {
+        m.group(1).replace("''", "'"): len(m.group(2).split(",")) if m.group(2) else 1
+        for m in _ENTRY.finditer(text)
+    }
+
+
+def _expected(url: str, tenant_id: str) -> dict[str, float]:
+    with psycopg.connect(url) as conn:
+        query = {
+            row[0]
+            for row in conn.execute(
+                "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))", (TASK,)
+            )
+        }
+        docs = {
+            memory_id: _tsvector(tsv)
+            for memory_id, tsv in conn.execute(
+                "SELECT memory_id, tsv::text FROM memories WHERE tenant_id = %s", (tenant_id,)
+            )
+        }
+    matched = {i: d for i, d in docs.items() if query & d.keys()}
+    n = len(docs)
+    avgdl = max(sum(len(d) for d in matched.values()) / len(matched), 1)
+    df = {t: sum(1 for d in matched.values() if t in d) for t in query}
+    k1, b = retrieval.BM25_K1, retrieval.BM25_B
+    return {
+        memory_id: sum(
+            math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
+            * d[t]
+            * (k1 + 1)
+            / (d[t] + k1 * (1 - b + b * len(d) / avgdl))
+            for t in query & d.keys()
+        )
+        for memory_id, d in matched.items()
+    }
+
+
+async def _recalled(url: str, tenant_id: str) -> dict[str, Any]:
+    embedder = HashEmbedder()
+    scope = retrieval.Scope(tenant_id, ("ops",), None, datetime.now(UTC))
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        found = await retrieval.recall(
+            conn,
+            scope,
+            task=TASK,
+            query_vector=embedder.embed([TASK])[0],
+            embedding_model=embedder.model,
+            limit=40,
+        )
+    return {c.memory_id: c for c in found}
+
+
+def test_lexical_scores_are_bm25_over_the_stored_tsvectors(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    items = [memory(heading=f"note {i}", content=text) for i, text in enumerate(CONTENTS)]
+    written = client.post("/v1/memories/batch", json={"items": items}, headers=agent.headers)
+    assert written.status_code in (200, 201), written.text
+    expected = _expected(database_url, agent.tenant_id)
+    recalled = asyncio.run(_recalled(database_url, agent.tenant_id))
+    lexical = {i: c for i, c in recalled.items() if c.lexical_rank is not None}
+    assert len(expected) == 5  # every memory but the one without the task's words
+    assert lexical.keys() == expected.keys()
+    for memory_id, score in expected.items():
+        assert math.isclose(lexical[memory_id].lexical_score or 0, score, rel_tol=1e-9)
+    by_score = sorted(expected, key=lambda i: (-expected[i], i))
+    assert [lexical[i].lexical_rank for i in by_score] == list(range(1, 6))
