@@ -1,7 +1,9 @@
 """Database round trips per request, counted on the wire.
 
 The gateway runs in-process on a pool of exactly one connection, so every request of the app uses
-that connection; libpq's protocol trace (``PGconn.trace``) is attached to it. A round trip is a
+that connection, and the receipt log's group commit on its own one; libpq's protocol trace
+(``PGconn.trace``) is attached to both, and their trips added (a request waits for its receipt's,
+so both lie on its path). A round trip is a
 turn of the conversation: the client sends one or more messages, then reads the server's answer;
 in the trace, a run of client (F) messages followed by server (B) messages. Statements sent
 together in a pipeline and read together count once. Requests go through the real ASGI app
@@ -85,19 +87,27 @@ async def count_round_trips(
         tallies = []
         trace_path = Path(runtime.settings.data_dir) / "trace.txt"
         for path, body in requests:
-            conn = await runtime.pool.getconn()
-            with trace_path.open("w") as out:
-                conn.pgconn.trace(out.fileno())
-                conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
-                await runtime.pool.putconn(conn)
+            pools = (runtime.pool, runtime.receipt_pool)
+            traces = [trace_path.with_suffix(f".{n}.txt") for n in range(len(pools))]
+            with contextlib.ExitStack() as files:
+                for pool, path_of in zip(pools, traces, strict=True):
+                    out = files.enter_context(path_of.open("w"))
+                    conn = await pool.getconn()
+                    conn.pgconn.trace(out.fileno())
+                    conn.pgconn.set_trace_flags(Trace.SUPPRESS_TIMESTAMPS)
+                    await pool.putconn(conn)
                 response = await client.post(path, json=body, headers=headers)
-                conn = await runtime.pool.getconn()
-                conn.pgconn.untrace()
-                await runtime.pool.putconn(conn)
+                for pool in pools:
+                    conn = await pool.getconn()
+                    conn.pgconn.untrace()
+                    await pool.putconn(conn)
             response.raise_for_status()
-            tallies.append(_tally(trace_path.read_text()))
-            if os.environ.get("CTXGW_TRACE_DUMP"):
-                print(path, trace_path.read_text(), sep="\n")
+            tally: Counter[str] = Counter()
+            for path_of in traces:
+                tally += _tally(path_of.read_text())
+                if os.environ.get("CTXGW_TRACE_DUMP"):
+                    print(path, path_of.read_text(), sep="\n")
+            tallies.append(tally)
         return tallies
 
 

@@ -26,6 +26,7 @@ from gateway.store.migrator import apply_migrations
 from gateway.usecases.checkpoints import Checkpointer
 from gateway.usecases.disclose import Disclosures
 from gateway.usecases.disclosure import Discloser
+from gateway.usecases.group_commit import GroupCommit
 from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
 from gateway.usecases.receipting import Recorder
@@ -46,6 +47,7 @@ class Runtime:
         str  # the operator's: migrations, key issuance (the pool logs in least-privileged)
     )
     pool: Pool
+    receipt_pool: Pool  # the receipt log's group commit writes on its own connection
     embedder: Embedder
     tokenizer: Tokenizer
     clock: Clock
@@ -82,10 +84,14 @@ async def start_runtime(
         await pool.open(wait=True, timeout=30)
         stack.push_async_callback(pool.close)
         checkpointer = Checkpointer(pool, signer, settings.checkpoint_interval_seconds)
+        # The receipt writer's own connection: requests wait for it holding theirs.
+        receipt_pool = open_pool(login, settings, size=1, name="ctxgw-receipts")
+        await receipt_pool.open(wait=True, timeout=30)
+        stack.push_async_callback(receipt_pool.close)
         discloser = Discloser(
             embedder=embedder,
             tokenizer_name=tokenizer.name,
-            recorder=Recorder(signer=signer, new_id=new_id),
+            recorder=Recorder(log=GroupCommit(receipt_pool, signer), new_id=new_id),
             policies=PolicyRegistry(),
         )
         summarizer = build_summarizer(settings, tokenizer)
@@ -106,6 +112,7 @@ async def start_runtime(
             settings=settings,
             database_url=url,
             pool=pool,
+            receipt_pool=receipt_pool,
             embedder=embedder,
             tokenizer=tokenizer,
             clock=clock,

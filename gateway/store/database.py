@@ -43,6 +43,7 @@ __all__ = [
     "database_url",
     "open_pool",
     "ping",
+    "pipelined_transaction",
     "transaction",
 ]
 
@@ -208,18 +209,21 @@ async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
     await conn.commit()
 
 
-def open_pool(url: str, settings: Settings) -> AsyncConnectionPool:
-    """A closed pool: the application lifespan opens it (and closes it on the way out)."""
+def open_pool(
+    url: str, settings: Settings, *, size: int | None = None, name: str = "ctxgw"
+) -> AsyncConnectionPool:
+    """A closed pool: the application lifespan opens it (and closes it on the way out). Sized
+    by the settings, or exactly `size` connections (the receipt writer's own pool)."""
     return AsyncConnectionPool(
         url,
-        min_size=settings.pool_min_size,
-        max_size=settings.pool_max_size,
+        min_size=settings.pool_min_size if size is None else size,
+        max_size=settings.pool_max_size if size is None else size,
         open=False,
         configure=_configure,
         # Autocommit: a transaction is always explicit (`begin`), so a statement may also run
         # on its own before one (the key lookup, whose rate-limit row locks must not last).
-        kwargs={"application_name": f"ctxgw:{os.getpid()}", "autocommit": True},
-        name="ctxgw",
+        kwargs={"application_name": f"{name}:{os.getpid()}", "autocommit": True},
+        name=name,
     )
 
 
@@ -253,6 +257,28 @@ async def transaction(
     """One connection in one transaction: committed when the block ends, rolled back on error."""
     async with connection(pool) as conn, begin(conn):
         yield conn
+
+
+@asynccontextmanager
+async def pipelined_transaction(pool: AsyncConnectionPool) -> AsyncIterator[Connection]:
+    """As `transaction`, in a libpq pipeline (the pool's connections are in autocommit, so the
+    transaction is spelled out): BEGIN travels with the first statement and COMMIT with the
+    last, and a statement's answer is awaited only when it is read. Any failure raises by the
+    end of the block and rolls the whole transaction back."""
+    try:
+        async with pool.connection() as conn:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    yield conn
+                    await conn.execute("COMMIT")
+            except BaseException:
+                if not conn.closed:
+                    with suppress(psycopg.Error):
+                        await conn.execute("ROLLBACK")
+                raise
+    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+        raise DatabaseUnavailableError(str(exc)) from exc
 
 
 async def ping(pool: AsyncConnectionPool) -> None:

@@ -1,7 +1,9 @@
 """The receipt log: append with a gapless per-tenant sequence, read, list, leaves, checkpoints.
 
 Appending locks the tenant's log head (`receipt_logs`, `lock_head`) inside the caller's
-transaction, the caller seals the receipt for that position, and `append_receipt` writes it, so the receipt commits with the read it describes, or neither does (fail closed).
+transaction, the caller seals receipts for the positions after it, and `append_receipts` writes
+them and advances the head in one statement (`gateway.usecases.group_commit` does this for a
+batch of waiting requests at a time).
 Different tenants lock different rows and never wait for each other.
 """
 
@@ -27,7 +29,7 @@ __all__ = [
     "LogHead",
     "ReceiptRow",
     "SealedReceipt",
-    "append_receipt",
+    "append_receipts",
     "find_receipt",
     "insert_checkpoint",
     "insert_tiles",
@@ -113,23 +115,43 @@ async def log_size(conn: Connection, tenant_id: str) -> int:
     return int(row[0]) if row else 0  # type: ignore[call-overload]
 
 
-# The receipt and the head it advances to, in one statement (one round trip, read back so that a
-# failure surfaces here, as a ReceiptWriteError, not at COMMIT).
-_APPEND = """
-WITH appended AS (
-    INSERT INTO receipts (tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body,
-                          envelope, prev, leaf, bundle_sha256, policy_digest, parent_receipt_id,
-                          disclosed_ids)
-    VALUES (%(tenant_id)s, %(seq)s, %(receipt_id)s, %(kind)s, %(agent_id)s, %(key_id)s,
-            %(issued_at)s, %(body)s, %(envelope)s, %(prev)s, %(leaf)s, %(bundle_sha256)s,
-            %(policy_digest)s, %(parent_receipt_id)s, %(disclosed_ids)s)
-    RETURNING seq, leaf
+_RECEIPT_COLUMNS = (
+    "tenant_id",
+    "seq",
+    "receipt_id",
+    "kind",
+    "agent_id",
+    "key_id",
+    "issued_at",
+    "body",
+    "envelope",
+    "prev",
+    "leaf",
+    "bundle_sha256",
+    "policy_digest",
+    "parent_receipt_id",
+    "disclosed_ids",
 )
-UPDATE receipt_logs SET size = appended.seq, head = appended.leaf
-  FROM appended
- WHERE receipt_logs.tenant_id = %(tenant_id)s
-RETURNING receipt_logs.size
-"""
+
+
+def _append_statement(count: int) -> sql.Composed:
+    """`count` receipts and the head they advance the log to, in one statement (one round trip):
+    the head becomes the last of them. A statement per batch size, each prepared once."""
+    row = sql.SQL("({})").format(sql.SQL(", ").join(sql.Placeholder() for _ in _RECEIPT_COLUMNS))
+    return sql.SQL(
+        """
+        WITH appended AS (
+            INSERT INTO receipts ({columns}) VALUES {rows} RETURNING seq, leaf
+        )
+        UPDATE receipt_logs SET size = last.seq, head = last.leaf
+          FROM (SELECT seq, leaf FROM appended ORDER BY seq DESC LIMIT 1) last
+         WHERE receipt_logs.tenant_id = {tenant_id}
+        """
+    ).format(
+        columns=sql.SQL(", ").join(map(sql.Identifier, _RECEIPT_COLUMNS)),
+        rows=sql.SQL(", ").join(row for _ in range(count)),
+        tenant_id=sql.Placeholder(),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,36 +173,41 @@ class SealedReceipt:
     parent_receipt_id: str | None
     disclosed_ids: Sequence[str]
 
-
-async def append_receipt(conn: Connection, tenant_id: str, receipt: SealedReceipt) -> None:
-    """Append one receipt sealed for the head `lock_head` returned in this transaction (which
-    holds the log lock until it ends: call both last)."""
-    try:
-        cur = await conn.execute(
-            _APPEND,
-            {
-                "tenant_id": tenant_id,
-                "seq": receipt.seq,
-                "receipt_id": receipt.receipt_id,
-                "kind": receipt.kind,
-                "agent_id": receipt.agent_id,
-                "key_id": receipt.key_id,
-                "issued_at": receipt.issued_at,
-                "body": receipt.body,
-                "envelope": json.dumps(stored_envelope(receipt.envelope, receipt.body)),
-                "prev": receipt.prev,
-                "leaf": receipt.leaf,
-                "bundle_sha256": receipt.bundle_sha256,
-                "policy_digest": receipt.policy_digest,
-                "parent_receipt_id": receipt.parent_receipt_id,
-                "disclosed_ids": sorted(set(receipt.disclosed_ids)),
-            },
+    def row(self, tenant_id: str) -> tuple[object, ...]:
+        """The values of `_RECEIPT_COLUMNS`, in order."""
+        return (
+            tenant_id,
+            self.seq,
+            self.receipt_id,
+            self.kind,
+            self.agent_id,
+            self.key_id,
+            self.issued_at,
+            self.body,
+            json.dumps(stored_envelope(self.envelope, self.body)),
+            self.prev,
+            self.leaf,
+            self.bundle_sha256,
+            self.policy_digest,
+            self.parent_receipt_id,
+            sorted(set(self.disclosed_ids)),
         )
-        advanced = await cur.fetchone()
+
+
+async def append_receipts(
+    conn: Connection, tenant_id: str, receipts: Sequence[SealedReceipt]
+) -> None:
+    """Append receipts sealed in order for the head `lock_head` returned in this transaction
+    (which holds the log lock until it ends). Sent without waiting for its answer: in a
+    pipeline, the COMMIT that follows goes in the same round trip, and a failure of either
+    raises there and rolls both back."""
+    if not receipts:
+        return
+    params = [value for receipt in receipts for value in receipt.row(tenant_id)]
+    try:
+        await conn.execute(_append_statement(len(receipts)), [*params, tenant_id])
     except psycopg.Error as exc:
-        raise ReceiptWriteError(f"the receipt could not be written: {exc}") from exc
-    if advanced is None:
-        raise ReceiptWriteError("the receipt log head did not advance")
+        raise ReceiptWriteError(f"the receipts could not be written: {exc}") from exc
 
 
 _COLUMNS = sql.SQL(

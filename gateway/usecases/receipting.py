@@ -2,7 +2,9 @@
 
 The body is RFC 8785 canonical JSON without floats (ARCHITECTURE §8); the gateway supplies the
 kind-specific members, this module adds the header (schema, ids, log position, subject, time,
-bundle hash) and seals it: canonical bytes, DSSE envelope (HMAC per tenant + Ed25519), leaf hash.
+bundle hash), makes it canonical but for its log position, and hands it to the log's group
+commit (`gateway.usecases.group_commit`), which seals it (position, DSSE envelope with HMAC per
+tenant + Ed25519, leaf hash) and appends it, durably, before `record` returns.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from gateway.clock import IdFactory
 from gateway.core.instants import rfc3339
 from gateway.principal import Principal
 from gateway.request_record import note_receipt
-from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
-from receipts import RECEIPT_SCHEMA, Signer, bundle_field, leaf_hash
+from gateway.usecases.group_commit import GroupCommit, PendingReceipt
+from receipts import RECEIPT_SCHEMA, Signer, bundle_field
 from receipts.canonical import CanonicalTemplate
 
 __all__ = ["Recorder", "float_text", "rfc3339"]
@@ -32,8 +34,13 @@ def float_text(value: float | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Recorder:
-    signer: Signer
+    log: GroupCommit
     new_id: IdFactory
+
+    @property
+    def signer(self) -> Signer:
+        """Who signs this gateway's receipts (verification reads its keyring)."""
+        return self.log.signer
 
     async def record(
         self,
@@ -49,7 +56,10 @@ class Recorder:
         policy_digest: str | None,
         parent_receipt_id: str | None = None,
     ) -> str:
-        """Append the receipt of one disclosure inside the caller's transaction; its id.
+        """Append the receipt of one disclosure; its id, once the receipt is durable. `conn`
+        is the disclosure's transaction, which the receipt does not join: the log's group commit
+        writes it on its own connection (every receipt accounts for a read, whose transaction
+        writes nothing it must commit with).
 
         `delivered` None: nothing reached the caller (a refusal). The body's `bundle` is then the
         empty delivery and the row's `bundle_sha256` is NULL, so no bundle is ever looked up."""
@@ -74,25 +84,15 @@ class Recorder:
         }
         # Everything but the log position is canonical before the tenant's log is locked; under
         # the lock only the position is filled in, the body signed and appended.
-        template = CanonicalTemplate(members, "log")
-        head = await receipt_store.lock_head(conn, tenant_id)
-        seq = head.size + 1
-        body = template.fill({"seq": seq, "prev": head.head.hex()})
-        envelope = self.signer.sign(body, tenant_id)
-        await receipt_store.append_receipt(
-            conn,
+        await self.log.append(
             tenant_id,
-            receipt_store.SealedReceipt(
+            PendingReceipt(
+                template=CanonicalTemplate(members, "log"),
                 receipt_id=receipt_id,
                 kind=kind,
                 agent_id=principal.agent_id,
                 key_id=principal.key_id,
                 issued_at=issued_at,
-                seq=seq,
-                prev=head.head,
-                body=body,
-                envelope=envelope.to_json(),
-                leaf=leaf_hash(body),
                 bundle_sha256=None if delivered is None else str(bundle["sha256"]),
                 policy_digest=policy_digest,
                 parent_receipt_id=parent_receipt_id,

@@ -1,0 +1,170 @@
+"""Group commit of the receipt log: the receipts of concurrent requests appended in one
+transaction, each request answered only once its receipt is durable.
+
+Why. A tenant's log is a chain (each body signs its `seq` and the previous leaf), so appends to
+one tenant's log are serial: the head row is locked from reading the head until COMMIT. Locked
+inside each request's own transaction, the lock was held across that request's turns of the
+event loop, which under load wait behind other requests' Python work; at 16 clients most
+connections waited on that one row. Here one writer per process takes every receipt waiting
+for a tenant, and holds the lock for two round trips per batch: BEGIN and the head lock in one,
+the batch's insert, the head's advance and COMMIT in the other (a libpq pipeline); the bodies
+are canonical before they are queued (`CanonicalTemplate`), and under the lock only their log
+positions are filled in and the bodies signed.
+
+Fail closed. A request waits for its own receipt's COMMIT; if the batch fails, every request in
+it gets the `ReceiptWriteError` (or `DatabaseUnavailableError`) and answers nothing. The writer
+has its own connection, so requests that hold the pool's connections while they wait cannot
+starve it. A receipt is written on that connection, not in the request's transaction: every
+receipt accounts for a read, which writes nothing the receipt must commit with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from gateway.store import receipts as receipt_store
+from gateway.store.database import Pool, pipelined_transaction
+from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
+from receipts import Signer, leaf_hash
+from receipts.canonical import CanonicalTemplate
+
+__all__ = ["GroupCommit", "PendingReceipt"]
+
+_log = logging.getLogger(__name__)
+
+# Receipts in one transaction at most: bounds the statement's size (15 parameters a receipt) and
+# how long one batch keeps the tenants after it waiting.
+MAX_BATCH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class PendingReceipt:
+    """A receipt canonical but for its log position (the template's `log` member)."""
+
+    template: CanonicalTemplate
+    receipt_id: str
+    kind: str
+    agent_id: str | None
+    key_id: str
+    issued_at: datetime
+    bundle_sha256: str | None
+    policy_digest: str | None
+    parent_receipt_id: str | None
+    disclosed_ids: Sequence[str]
+
+
+def seal(
+    signer: Signer, tenant_id: str, head: receipt_store.LogHead, pending: Sequence[PendingReceipt]
+) -> list[receipt_store.SealedReceipt]:
+    """The receipts for the positions after `head`, in order, each chained to the one before."""
+    sealed = []
+    size, prev = head.size, head.head
+    for receipt in pending:
+        size += 1
+        body = receipt.template.fill({"seq": size, "prev": prev.hex()})
+        leaf = leaf_hash(body)
+        sealed.append(
+            receipt_store.SealedReceipt(
+                receipt_id=receipt.receipt_id,
+                kind=receipt.kind,
+                agent_id=receipt.agent_id,
+                key_id=receipt.key_id,
+                issued_at=receipt.issued_at,
+                seq=size,
+                prev=prev,
+                body=body,
+                envelope=signer.sign(body, tenant_id).to_json(),
+                leaf=leaf,
+                bundle_sha256=receipt.bundle_sha256,
+                policy_digest=receipt.policy_digest,
+                parent_receipt_id=receipt.parent_receipt_id,
+                disclosed_ids=receipt.disclosed_ids,
+            )
+        )
+        prev = leaf
+    return sealed
+
+
+_Waiting = list[tuple[PendingReceipt, "asyncio.Future[None]"]]
+
+
+class GroupCommit:
+    """One writer per process for every tenant's log; `append` returns once the receipt is
+    committed. Tenants take turns, a batch each."""
+
+    def __init__(self, pool: Pool, signer: Signer) -> None:
+        self._pool = pool  # its own: see the module docstring
+        self.signer = signer
+        self._waiting: dict[str, _Waiting] = {}
+        self._writer: asyncio.Task[None] | None = None
+
+    async def append(self, tenant_id: str, receipt: PendingReceipt) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(tenant_id, []).append((receipt, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._drain(), name="ctxgw-receipt-writer")
+        # Shielded: a request that goes away still has its receipt written or failed as one
+        # of its batch, and the writer never sets the result of a cancelled future.
+        await asyncio.shield(done)
+
+    async def _drain(self) -> None:
+        while self._waiting:
+            tenant_id, waiting = next(iter(self._waiting.items()))
+            del self._waiting[tenant_id]
+            batch, rest = waiting[:MAX_BATCH], waiting[MAX_BATCH:]
+            if rest:  # to the back of the line, after the other tenants
+                self._waiting.setdefault(tenant_id, []).extend(rest)
+            try:
+                await self._write(tenant_id, [receipt for receipt, _ in batch])
+            except _NotLockedError as exc:
+                _fail(batch, exc.cause)
+            except (ReceiptWriteError, DatabaseUnavailableError) as exc:
+                _fail(batch, exc)
+            except Exception as exc:  # noqa: BLE001  fail closed whatever went wrong
+                _log.exception("a batch of %d receipts was not written", len(batch))
+                _fail(batch, ReceiptWriteError(f"the receipts could not be written: {exc}"))
+            else:
+                for _, done in batch:
+                    done.set_result(None)
+
+    async def _write(self, tenant_id: str, batch: Sequence[PendingReceipt]) -> None:
+        try:
+            await self._write_once(tenant_id, batch)
+        except _NotLockedError:
+            # The connection failed before the log was locked (a restarted server, a dropped
+            # link: the writer learns of it only now), so nothing was written and a fresh
+            # connection may try once more. After the lock a failure is final: whether COMMIT
+            # took effect is unknown, and the batch fails closed.
+            await self._write_once(tenant_id, batch)
+
+    async def _write_once(self, tenant_id: str, batch: Sequence[PendingReceipt]) -> None:
+        locked = False
+        try:
+            async with pipelined_transaction(self._pool) as conn:
+                # BEGIN and the lock go in one round trip (reading the head syncs the
+                # pipeline); the insert and COMMIT in the next, when the block ends.
+                head = await receipt_store.lock_head(conn, tenant_id)
+                locked = True
+                sealed = seal(self.signer, tenant_id, head, batch)
+                await receipt_store.append_receipts(conn, tenant_id, sealed)
+        except (ReceiptWriteError, DatabaseUnavailableError) as exc:
+            if not locked:
+                raise _NotLockedError(exc) from exc
+            raise
+
+
+class _NotLockedError(Exception):
+    """The batch failed before its log was locked, for `cause`."""
+
+    def __init__(self, cause: ReceiptWriteError | DatabaseUnavailableError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _fail(batch: _Waiting, error: Exception) -> None:
+    for _, done in batch:
+        done.set_exception(error)
