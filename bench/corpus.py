@@ -176,7 +176,7 @@ Item = tuple[int, str, str, str, str]  # number, heading, content, tenant_id, ke
 
 
 def _params(items: Sequence[Item], namespace: str, vary: bool) -> list[dict[str, object]]:
-    """What `Writer.write` + `insert_version` would send for these memories (numbered)."""
+    """What `Writer.write` + `insert_versions` would send for these memories (numbered)."""
     embedder, tokenizer = HashEmbedder(), load_tokenizer("cl100k_base")
     drafts = [_draft(n, h, c, namespace, vary) for n, h, c, _, _ in items]
     texts = [memory_usecase.memory_text(d.heading, d.content) for d in drafts]

@@ -17,7 +17,8 @@ __all__ = [
     "RetireState",
     "fetch_versions",
     "find_idempotent_write",
-    "insert_version",
+    "find_idempotent_writes",
+    "insert_versions",
     "lock_for_retire",
     "retire",
 ]
@@ -89,10 +90,19 @@ def _insert_params(version: NewVersion) -> dict[str, object]:
     }
 
 
-async def insert_version(conn: Conn, version: NewVersion) -> bool:
-    """Insert one version; False when its idempotency key was already used (nothing written)."""
-    cur = await conn.execute(_INSERT, _insert_params(version))
-    return await cur.fetchone() is not None
+async def insert_versions(conn: Conn, versions: Sequence[NewVersion]) -> list[NewVersion]:
+    """Insert versions in one pipelined round trip (one statement each, sent together); those
+    skipped because their idempotency key was already used, which wrote nothing."""
+    if not versions:
+        return []
+    async with conn.cursor() as cur:
+        await cur.executemany(_INSERT, [_insert_params(v) for v in versions], returning=True)
+        skipped = []
+        for version in versions:
+            if await cur.fetchone() is None:
+                skipped.append(version)
+            cur.nextset()
+    return skipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +115,25 @@ _FIND_IDEMPOTENT = """
 SELECT memory_id, request_sha256 FROM memories
  WHERE tenant_id = %(tenant_id)s AND idempotency_key = %(key)s
 """
+
+
+_FIND_IDEMPOTENT_MANY = """
+SELECT idempotency_key, memory_id, request_sha256 FROM memories
+ WHERE tenant_id = %(tenant_id)s AND idempotency_key = ANY(%(keys)s)
+"""
+
+
+async def find_idempotent_writes(
+    conn: Conn, tenant_id: str, keys: Sequence[str]
+) -> dict[str, IdempotentWrite]:
+    """The earlier writes under any of `keys`, by key (one round trip; none when no key)."""
+    if not keys:
+        return {}
+    cur = await conn.execute(_FIND_IDEMPOTENT_MANY, {"tenant_id": tenant_id, "keys": list(keys)})
+    return {
+        str(key): IdempotentWrite(str(memory_id), str(sha))
+        for key, memory_id, sha in await cur.fetchall()
+    }
 
 
 async def find_idempotent_write(conn: Conn, tenant_id: str, key: str) -> IdempotentWrite | None:

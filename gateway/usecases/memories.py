@@ -54,6 +54,19 @@ class WriteOutcome:
     created_at: datetime | None = None
 
 
+def _retried(
+    earlier: store.IdempotentWrite, draft: MemoryDraft, request_sha256: str
+) -> WriteOutcome | ConflictError:
+    """The answer to a retry of an earlier write under the same idempotency key; a conflict when
+    the retry asks for something else."""
+    if earlier.request_sha256 != request_sha256:
+        return ConflictError(
+            "idempotency_key was already used for a different memory",
+            code="idempotency_conflict",
+        )
+    return WriteOutcome(earlier.memory_id, False, draft.supersedes)
+
+
 @dataclass(frozen=True, slots=True)
 class Writer:
     """Everything a write needs besides the connection; built once per process."""
@@ -66,93 +79,128 @@ class Writer:
     async def write(
         self, conn: Conn, principal: Principal, drafts: Sequence[MemoryDraft]
     ) -> list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError]:
-        """Write drafts in order inside the caller's transaction, one savepoint each.
+        """Write drafts in order inside the caller's transaction.
 
         A draft that cannot be written (retired or unknown `supersedes`, a reused idempotency
-        key) yields its error in place and leaves nothing behind; the others are written.
+        key) yields its error in place and leaves nothing behind; the others are written. The
+        round trips do not grow with the batch: the earlier writes of every idempotency key are
+        read in one statement, and each run of drafts that supersede nothing is inserted in one
+        pipelined round trip (they can fail only by their key, decided before). A draft that
+        supersedes locks and retires its predecessor in a savepoint of its own, in its place.
         """
         principal.require_role("agent", "admin")
         for index, draft in enumerate(drafts):
             field = f"items/{index}/namespace" if len(drafts) > 1 else "namespace"
             principal.require_namespace(draft.namespace, field)
         texts = [memory_text(d.heading, d.content) for d in drafts]
-        vectors = await asyncio.to_thread(self.embedder.embed, texts)
+        measured = await asyncio.to_thread(self._measure, drafts, texts)
+        keys = [d.idempotency_key for d in drafts if d.idempotency_key is not None]
+        earlier = await store.find_idempotent_writes(conn, principal.tenant_id, keys)
         results: list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError] = []
-        for draft, text, vector in zip(drafts, texts, vectors, strict=True):
-            try:
-                async with conn.transaction():
-                    results.append(await self._write_one(conn, principal, draft, text, vector))
-            except (ConflictError, NotFoundError, ForbiddenError) as error:
-                results.append(error)
-        return results
-
-    async def _write_one(
-        self,
-        conn: Conn,
-        principal: Principal,
-        draft: MemoryDraft,
-        text: str,
-        vector: list[float],
-    ) -> WriteOutcome:
-        request_sha256 = _request_sha256(draft)
-        if draft.idempotency_key is not None:
-            earlier = await self._earlier_write(conn, principal, draft, request_sha256)
-            if earlier is not None:
-                return earlier
-        now = self.clock()
-        memory_id = self.new_id(now)
-        if draft.supersedes is not None:
-            await self._check_supersedable(conn, principal, draft)
-        inserted = await store.insert_version(
-            conn,
-            store.NewVersion(
+        run: list[store.NewVersion] = []  # drafts that supersede nothing, inserted together
+        for draft, (heading_tokens, tokens, vector) in zip(drafts, measured, strict=True):
+            request_sha256 = _request_sha256(draft)
+            if draft.idempotency_key is not None and draft.idempotency_key in earlier:
+                results.append(_retried(earlier[draft.idempotency_key], draft, request_sha256))
+                continue
+            now = self.clock()
+            version = store.NewVersion(
                 tenant_id=principal.tenant_id,
-                memory_id=memory_id,
+                memory_id=self.new_id(now),
                 draft=draft,
                 agent_id=principal.agent_id,
                 written_by_key=principal.key_id,
                 request_sha256=request_sha256,
                 created_at=now,
                 content_sha256=hashlib.sha256(draft.content.encode("utf-8")).hexdigest(),
-                heading_tokens=self.tokenizer.count(draft.heading),
-                tokens=self.tokenizer.count(text),
+                heading_tokens=heading_tokens,
+                tokens=tokens,
                 embedding=vector,
                 embedding_model=self.embedder.model,
                 embedding_dim=self.embedder.dim,
-            ),
-        )
-        if not inserted:
-            # A concurrent request with the same idempotency key won the race; answer as it did.
-            earlier = await self._earlier_write(conn, principal, draft, request_sha256)
-            if earlier is None:  # pragma: no cover - the conflicting row must exist
-                raise ConflictError("idempotency key in use", code="idempotency_conflict")
-            return earlier
-        if draft.supersedes is not None:
-            await store.retire(
-                conn,
-                principal.tenant_id,
-                draft.supersedes,
-                at=now,
-                reason="superseded",
-                superseded_by=memory_id,
             )
-        return WriteOutcome(memory_id, True, draft.supersedes, now)
+            if draft.idempotency_key is not None:  # a later draft with this key retries it
+                earlier[draft.idempotency_key] = store.IdempotentWrite(
+                    version.memory_id, request_sha256
+                )
+            if draft.supersedes is None:
+                results.append(WriteOutcome(version.memory_id, True, None, now))
+                run.append(version)
+                continue
+            await self._insert(conn, run, results)
+            run = []
+            try:
+                async with conn.transaction():
+                    results.append(await self._supersede(conn, principal, version))
+            except (ConflictError, NotFoundError, ForbiddenError) as error:
+                results.append(error)
+                if draft.idempotency_key is not None:
+                    del earlier[draft.idempotency_key]  # nothing was written under it
+        await self._insert(conn, run, results)
+        return results
 
-    async def _earlier_write(
-        self, conn: Conn, principal: Principal, draft: MemoryDraft, request_sha256: str
-    ) -> WriteOutcome | None:
-        assert draft.idempotency_key is not None
-        earlier = await store.find_idempotent_write(
-            conn, principal.tenant_id, draft.idempotency_key
-        )
-        if earlier is None:
-            return None
-        if earlier.request_sha256 != request_sha256:
-            raise ConflictError(
-                "idempotency_key was already used for a different memory",
-                code="idempotency_conflict",
+    def _measure(
+        self, drafts: Sequence[MemoryDraft], texts: Sequence[str]
+    ) -> list[tuple[int, int, list[float]]]:
+        """Token counts (heading, whole text) and embedding of every draft, in bulk: one call
+        to the embedder, all of it off the event loop."""
+        vectors = self.embedder.embed(list(texts))
+        return [
+            (self.tokenizer.count(d.heading), self.tokenizer.count(t), v)
+            for d, t, v in zip(drafts, texts, vectors, strict=True)
+        ]
+
+    async def _insert(
+        self,
+        conn: Conn,
+        run: Sequence[store.NewVersion],
+        results: list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError],
+    ) -> None:
+        """Insert a run of versions whose outcomes `results` already holds. A key another
+        request took meanwhile (the insert's ON CONFLICT skipped the row) gets that request's
+        answer in place of its own."""
+        raced = await store.insert_versions(conn, run)
+        for version in raced:
+            assert version.draft.idempotency_key is not None
+            winner = await store.find_idempotent_write(
+                conn, version.tenant_id, version.draft.idempotency_key
             )
-        return WriteOutcome(earlier.memory_id, False, draft.supersedes)
+            if winner is None:  # pragma: no cover - the conflicting row must exist
+                raise ConflictError("idempotency key in use", code="idempotency_conflict")
+            position = next(
+                i
+                for i, r in enumerate(results)
+                if isinstance(r, WriteOutcome) and r.memory_id == version.memory_id
+            )
+            results[position] = _retried(winner, version.draft, version.request_sha256)
+
+    async def _supersede(
+        self, conn: Conn, principal: Principal, version: store.NewVersion
+    ) -> WriteOutcome:
+        draft = version.draft
+        assert draft.supersedes is not None
+        await self._check_supersedable(conn, principal, draft)
+        if await store.insert_versions(conn, [version]):  # skipped: its key was taken
+            # A concurrent request with the same idempotency key won the race; answer as it did.
+            assert draft.idempotency_key is not None
+            winner = await store.find_idempotent_write(
+                conn, version.tenant_id, draft.idempotency_key
+            )
+            if winner is None:  # pragma: no cover - the conflicting row must exist
+                raise ConflictError("idempotency key in use", code="idempotency_conflict")
+            outcome = _retried(winner, draft, version.request_sha256)
+            if isinstance(outcome, ConflictError):
+                raise outcome
+            return outcome
+        await store.retire(
+            conn,
+            principal.tenant_id,
+            draft.supersedes,
+            at=version.created_at,
+            reason="superseded",
+            superseded_by=version.memory_id,
+        )
+        return WriteOutcome(version.memory_id, True, draft.supersedes, version.created_at)
 
     async def _check_supersedable(
         self, conn: Conn, principal: Principal, draft: MemoryDraft
