@@ -7,6 +7,7 @@ import sys
 
 BENCHMARKS = {
     "ingest": ("bench.ingest", "batch ingest throughput over HTTP vs a bare COPY"),
+    "mixed": ("bench.mixed", "half writes, half contexts over HTTP: latency, errors, RSS"),
     "quality": (
         "bench.quality",
         "evidence recall on LoCoMo and LongMemEval_S vs baselines, table and chart",

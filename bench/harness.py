@@ -37,6 +37,7 @@ __all__ = [
     "markdown_table",
     "new_database",
     "percentile",
+    "resident_mib",
     "serve",
     "write_result",
 ]
@@ -119,6 +120,22 @@ def _free_port() -> int:
 class Server:
     base_url: str
     headers: dict[str, str]
+    pid: int | None = None  # the serving process (with workers, their parent)
+
+
+def resident_mib(pid: int) -> dict[int, float]:
+    """Resident memory (VmRSS, MiB) of a process and of each of its children, by pid."""
+    found: dict[int, float] = {}
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            pids += [int(c) for c in (task / "children").read_text().split()]
+    for each in pids:
+        with contextlib.suppress(OSError, ValueError):
+            for line in Path(f"/proc/{each}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    found[each] = round(int(line.split()[1]) / 1024, 1)
+    return found
 
 
 @contextlib.contextmanager
@@ -143,7 +160,7 @@ def serve(database: Database, embedder: str = "hash", workers: int = 1) -> Itera
             if time.monotonic() > deadline:
                 raise RuntimeError("the benchmark server did not become ready in 120 s")
             time.sleep(0.2)
-        yield Server(base_url, {"Authorization": f"Bearer {database.key}"})
+        yield Server(base_url, {"Authorization": f"Bearer {database.key}"}, process.pid)
     finally:
         process.terminate()
         try:
