@@ -14,8 +14,11 @@ positions are filled in and the bodies signed.
 Fail closed. A request waits for its own receipt's COMMIT; if the batch fails, every request in
 it gets the `ReceiptWriteError` (or `DatabaseUnavailableError`) and answers nothing. The writer
 has its own connection, so requests that hold the pool's connections while they wait cannot
-starve it. A receipt is written on that connection, not in the request's transaction: every
-receipt accounts for a read, which writes nothing the receipt must commit with.
+starve it. A receipt is written on that connection, not in the request's transaction, and
+commits just before it. Nearly every receipt accounts for a read that writes nothing; the one
+write that rides along, a session step's new summary, commits after its receipt, so a failure
+between the two commits leaves a receipt of a step that answered 503 and whose summary was not
+stored, never the reverse (an answer without its receipt).
 """
 
 from __future__ import annotations

@@ -58,8 +58,8 @@ class Recorder:
     ) -> str:
         """Append the receipt of one disclosure; its id, once the receipt is durable. `conn`
         is the disclosure's transaction, which the receipt does not join: the log's group commit
-        writes it on its own connection (every receipt accounts for a read, whose transaction
-        writes nothing it must commit with).
+        writes it on its own connection and it commits first (`gateway.usecases.group_commit`
+        says what that means for a session step's summary).
 
         `delivered` None: nothing reached the caller (a refusal). The body's `bundle` is then the
         empty delivery and the row's `bundle_sha256` is NULL, so no bundle is ever looked up."""
