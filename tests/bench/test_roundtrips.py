@@ -12,9 +12,9 @@ from bench.roundtrips import count_round_trips
 from tests.conftest import Key
 from tests.gateway.test_memories_write import memory
 
-# The request's BEGIN, the key, the policy in force, the candidates (count, index and recall in
-# one statement), COMMIT; and, on the receipt writer's connection, BEGIN with the log head, then
-# the receipt with COMMIT (gateway.usecases.group_commit).
+# On the request's connection the key (a statement before the transaction), BEGIN, the policy in
+# force, the candidates (count, index and recall in one statement), COMMIT; on the receipt
+# writer's, BEGIN with the log head, then the receipt with COMMIT (gateway.usecases.group_commit).
 DISCLOSURE_TRIPS = 7
 
 
