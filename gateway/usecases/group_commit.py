@@ -15,10 +15,10 @@ Fail closed. A request waits for its own receipt's COMMIT; if the batch fails, e
 it gets the `ReceiptWriteError` (or `DatabaseUnavailableError`) and answers nothing. The writer
 has its own connection, so requests that hold the pool's connections while they wait cannot
 starve it. A receipt is written on that connection, not in the request's transaction, and
-commits just before it. Nearly every receipt accounts for a read that writes nothing; the one
-write that rides along, a session step's new summary, commits after its receipt, so a failure
-between the two commits leaves a receipt of a step that answered 503 and whose summary was not
-stored, never the reverse (an answer without its receipt).
+commits just before it: nearly every receipt accounts for a read that writes nothing. A
+disclosure that also writes what its receipt names (a session step's new summary) appends with
+`append_within` instead, in its own transaction, so both commit or neither; the log stays locked
+until that transaction ends, which only such steps pay.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gateway.store import receipts as receipt_store
-from gateway.store.database import Pool, pipelined_transaction
+from gateway.store.database import Connection, Pool, pipelined_transaction
 from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
 from receipts import Signer, leaf_hash
 from receipts.canonical import CanonicalTemplate
@@ -113,6 +113,16 @@ class GroupCommit:
         # Shielded: a request that goes away still has its receipt written or failed as one
         # of its batch, and the writer never sets the result of a cancelled future.
         await asyncio.shield(done)
+
+    async def append_within(
+        self, conn: Connection, tenant_id: str, receipt: PendingReceipt
+    ) -> None:
+        """Append in `conn`'s transaction, which commits or rolls back the receipt with the
+        writes it names; the tenant's log stays locked until then."""
+        head = await receipt_store.lock_head(conn, tenant_id)
+        await receipt_store.append_receipts(
+            conn, tenant_id, seal(self.signer, tenant_id, head, [receipt])
+        )
 
     async def _drain(self) -> None:
         while self._waiting:

@@ -55,11 +55,13 @@ class Recorder:
         disclosed_ids: Sequence[str],
         policy_digest: str | None,
         parent_receipt_id: str | None = None,
+        with_writes: bool = False,
     ) -> str:
         """Append the receipt of one disclosure; its id, once the receipt is durable. `conn`
-        is the disclosure's transaction, which the receipt does not join: the log's group commit
-        writes it on its own connection and it commits first (`gateway.usecases.group_commit`
-        says what that means for a session step's summary).
+        is the disclosure's transaction, which the receipt joins only `with_writes` (the
+        disclosure wrote what the receipt names, so both commit or neither); otherwise the log's
+        group commit writes it on its own connection and it commits first
+        (`gateway.usecases.group_commit`).
 
         `delivered` None: nothing reached the caller (a refusal). The body's `bundle` is then the
         empty delivery and the row's `bundle_sha256` is NULL, so no bundle is ever looked up."""
@@ -84,20 +86,21 @@ class Recorder:
         }
         # Everything but the log position is canonical before the tenant's log is locked; under
         # the lock only the position is filled in, the body signed and appended.
-        await self.log.append(
-            tenant_id,
-            PendingReceipt(
-                template=CanonicalTemplate(members, "log"),
-                receipt_id=receipt_id,
-                kind=kind,
-                agent_id=principal.agent_id,
-                key_id=principal.key_id,
-                issued_at=issued_at,
-                bundle_sha256=None if delivered is None else str(bundle["sha256"]),
-                policy_digest=policy_digest,
-                parent_receipt_id=parent_receipt_id,
-                disclosed_ids=disclosed_ids,
-            ),
+        pending = PendingReceipt(
+            template=CanonicalTemplate(members, "log"),
+            receipt_id=receipt_id,
+            kind=kind,
+            agent_id=principal.agent_id,
+            key_id=principal.key_id,
+            issued_at=issued_at,
+            bundle_sha256=None if delivered is None else str(bundle["sha256"]),
+            policy_digest=policy_digest,
+            parent_receipt_id=parent_receipt_id,
+            disclosed_ids=disclosed_ids,
         )
+        if with_writes:
+            await self.log.append_within(conn, tenant_id, pending)
+        else:
+            await self.log.append(tenant_id, pending)
         note_receipt(receipt_id)
         return receipt_id

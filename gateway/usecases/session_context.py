@@ -212,6 +212,7 @@ class SessionContexts:
             laid=laid,
             budget=budget,
             compaction=compaction,
+            wrote_summary=summary is not previous,
         )
         return await record_session_context(
             self.discloser, self.tokenizer.name, conn, principal, built

@@ -51,6 +51,7 @@ class Built:
     laid: Laid
     budget: int
     compaction: dict[str, Any]
+    wrote_summary: bool  # this step folded turns into a new summary, which its receipt names
 
 
 async def record_session_context(
@@ -60,7 +61,8 @@ async def record_session_context(
     principal: Principal,
     step: Built,
 ) -> SessionContext:
-    """Receipt a session context (kind `session_context`) in the step's transaction, then
+    """Receipt a session context (kind `session_context`), in the step's transaction when it
+    wrote a new summary (both commit or neither), then
     answer it: the receipt holds what exact replay rebuilds from (turn ids and hashes, the
     summary id, the memory candidates, the policy, the versions) and the text's hash."""
     session, request, at, admitted = step.session, step.request, step.at, step.admitted
@@ -133,6 +135,7 @@ async def record_session_context(
         },
         disclosed_ids=disclosed,
         policy_digest=policy.digest,
+        with_writes=step.wrote_summary,
     )
     memory_part = None
     if memory is not None and laid.memory_shown:

@@ -86,6 +86,37 @@ def test_compaction_folds_the_oldest_turns_in_the_receipts_transaction(
     assert receipts == (2,)
 
 
+def test_a_folding_step_whose_commit_fails_leaves_neither_summary_nor_receipt(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    # A deferred trigger fails the step's COMMIT, after its receipt was appended: a receipt
+    # naming a summary that was never stored would be a receipt replay cannot rebuild.
+    session_id = open_session(client, agent, budget_tokens=600, keep_last=2)["session_id"]
+    chat(client, agent, session_id, 0, 20)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            "CREATE FUNCTION refuse_summary() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$BEGIN RAISE EXCEPTION 'summary refused at commit'; END$$"
+        )
+        conn.execute(
+            "CREATE CONSTRAINT TRIGGER refuse_summary AFTER INSERT ON session_summaries"
+            " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_summary()"
+        )
+        before = conn.execute("SELECT count(*) FROM receipts").fetchone()
+    try:
+        refused = context(client, agent, session_id)
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("DROP TRIGGER refuse_summary ON session_summaries")
+            conn.execute("DROP FUNCTION refuse_summary()")
+            after = conn.execute("SELECT count(*) FROM receipts").fetchone()
+            summaries = conn.execute("SELECT count(*) FROM session_summaries").fetchone()
+    assert refused.status_code >= 500 and "receipt_id" not in refused.text
+    assert after == before and summaries == (0,)
+    again = context(client, agent, session_id)  # the log is not left locked
+    assert again.status_code == 200 and again.json()["compaction"]["folded"] is not None
+
+
 def test_the_session_context_receipt_records_what_replay_needs(
     client: TestClient[Any], agent: Key, make_key: KeyFactory
 ) -> None:
