@@ -40,6 +40,12 @@ BENCHMARKS = {
         "console list page at 100k receipts and a 500-candidate receipt page vs the API",
     ),
     "limits": ("bench.limits", "/v1/search with a rate-limited key vs an unlimited one"),
+    "bad-input": ("bench.bad_input", "hostile requests over HTTP: tried, and answered 4xx"),
+    "faults": (
+        "bench.faults",
+        "resilience: kill -9 mid-load, PostgreSQL stopped and started, receipt writes revoked",
+    ),
+    "rls": ("bench.tenant_wall", "row-level security's cost on /v1/context, walled vs open A/B"),
     "tune": (
         "bench.tune",
         "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",

@@ -138,7 +138,7 @@ async def _append(
         start_at = datetime.now(UTC) - timedelta(days=3)
         started = time.perf_counter()
         for first in range(0, count, BATCH):
-            async with transaction(runtime.pool) as conn:
+            async with transaction(runtime.pool, principal.tenant_id) as conn:
                 for n in range(first, min(first + BATCH, count)):
                     who = replace(principal, agent_id=f"agent-{n % AGENTS}")
                     await recorder.record(
@@ -154,7 +154,7 @@ async def _append(
                     )
         rate = count / (time.perf_counter() - started)
         wide = _wide(members, 500)
-        async with transaction(runtime.pool) as conn:
+        async with transaction(runtime.pool, principal.tenant_id) as conn:
             wide_id = await recorder.record(
                 conn,
                 replace(principal, agent_id="agent-wide"),

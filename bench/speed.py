@@ -40,6 +40,7 @@ from bench.load import Latencies, run_count
 from bench.stages import open_runtime, principal_for, timed_context
 from gateway.core.model import ContextRequest
 from gateway.store import retrieval
+from gateway.store.database import transaction
 from gateway.usecases.context import recall_limit
 
 __all__ = ["main"]
@@ -101,7 +102,7 @@ async def _floor(
         async def worker() -> None:
             while queue:
                 query = queue.pop()
-                async with runtime.pool.connection() as conn, conn.transaction():
+                async with transaction(runtime.pool, db.tenant_id) as conn:
                     started = time.perf_counter()
                     await one(conn, query)
                     latencies.append(time.perf_counter() - started)

@@ -60,7 +60,7 @@ async def gather(
 ) -> tuple[Found, dict[str, float]]:
     """What ``gateway.usecases.context.find`` returns, with the time of each query (seconds)."""
     times: dict[str, float] = {}
-    async with transaction(runtime.pool) as conn:
+    async with transaction(runtime.pool, principal.tenant_id) as conn:
         inputs = await _gather(runtime, conn, principal, request, now, times)
     return inputs, times
 
@@ -112,7 +112,7 @@ async def timed_context(
     discloser = runtime.discloser
     times: dict[str, float] = {}
     started = time.perf_counter()
-    async with transaction(runtime.pool) as conn:
+    async with transaction(runtime.pool, principal.tenant_id) as conn:
         t0 = time.perf_counter()
         view = context_view(principal, request)
         policy = await discloser.policies.in_force(conn, principal.tenant_id, now)

@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     add_session_parser(commands)
 
     keys = commands.add_parser("keys", help="manage API keys")
+    keys.add_argument(
+        "--new-data-dir",
+        action="store_true",
+        help="allow starting a new embedded database (default: only an existing one, unless "
+        "GATEWAY_DATA_DIR names the data dir)",
+    )
     key_commands = keys.add_subparsers(dest="key_command", required=True)
     create = key_commands.add_parser("create", help="create a key (and its tenant if new)")
     create.add_argument("--tenant", required=True)
@@ -130,7 +136,31 @@ class _Database:
             self._embedded.__exit__(None, None, None)
 
 
-def _keys(args: argparse.Namespace, settings: Settings) -> int:
+def _key_store_refused(args: argparse.Namespace, settings: Settings, told: bool) -> bool:
+    """Keys live in one database: say which data dir holds it, and refuse to start a new one
+    where none is unless told (GATEWAY_DATA_DIR set, or --new-data-dir), so that a key is
+    never issued quietly into a second database that no gateway serves."""
+    if not settings.embedded:
+        return False
+    where = settings.data_dir.resolve()
+    exists = (where / "pg").is_dir()
+    print(
+        f"ctxgw keys: data dir {where} ({'embedded PostgreSQL' if exists else 'no database yet'})",
+        file=sys.stderr,
+    )
+    if exists or told or args.new_data_dir:
+        return False
+    print(
+        f"ctxgw keys: {where} holds no database; set GATEWAY_DATA_DIR to the gateway's data dir, "
+        "or pass --new-data-dir to start a new one there",
+        file=sys.stderr,
+    )
+    return True
+
+
+def _keys(args: argparse.Namespace, settings: Settings, told: bool) -> int:
+    if _key_store_refused(args, settings, told):
+        return 2
     with _Database(settings) as url, connect(url, autocommit=True) as conn:
         if args.key_command == "create":
             issued = issue_key(
@@ -278,6 +308,27 @@ async def _seed_only(settings: Settings) -> None:
     )
 
 
+def _server_class() -> type[Any]:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        """uvicorn, once shut down by SIGTERM or SIGINT, raises the signal again with its default
+        action, which ends the process before the runtime's own shutdown (the pool, the embedded
+        PostgreSQL) has run: here the signal ends serving, and the process exits normally after
+        the runtime has closed. (`_captured_signals` is uvicorn's own list, pinned by
+        tests/gateway/test_cli.py: a SIGTERM leaves no PostgreSQL running.)"""
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            with super().capture_signals():
+                try:
+                    yield
+                finally:
+                    self._captured_signals.clear()
+
+    return Server
+
+
 async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     import uvicorn
 
@@ -286,6 +337,7 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     from gateway.http.slow_clients import http_protocol
     from gateway.runtime import start_runtime
 
+    _Server = _server_class()  # noqa: N806  a class, made where uvicorn is imported
     async with start_runtime(settings) as runtime:
         keys = None
         if demo:
@@ -303,7 +355,7 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
             access_log=False,  # the request log (gateway.http.request_log) is the access log
             lifespan="on",
         )
-        server = uvicorn.Server(config)
+        server = _Server(config)
         serving = asyncio.create_task(server.serve())
         if keys is not None:
             # uvicorn.Server sets a flag, not an event, once it listens: poll it.
@@ -366,7 +418,7 @@ def _mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+def _dispatch(args: argparse.Namespace, settings: Settings, told_data_dir: bool) -> int:
     """The commands that need settings (and most, the database)."""
     if args.command == "serve" and args.workers > 1:
         return _serve_workers(
@@ -389,7 +441,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         with _Database(settings):
             print("migrations are up to date")
         return 0
-    return _keys(args, settings)
+    return _keys(args, settings, told_data_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -409,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     configure_logging(settings.log_level, settings.log_format)
     try:
-        return _dispatch(args, settings)
+        return _dispatch(args, settings, "GATEWAY_DATA_DIR" in os.environ)
     except (StoreError, GatewayError) as exc:
         print(f"ctxgw: {exc}", file=sys.stderr)
         return 1

@@ -256,6 +256,6 @@ async def seed_demo(runtime: Runtime) -> DemoKeys:
         )
         for index, (ns, kind, confidence, heading, content) in enumerate(_MEMORIES)
     ]
-    async with transaction(runtime.pool) as conn:
+    async with transaction(runtime.pool, agent.tenant_id) as conn:
         await runtime.writer.write(conn, agent, drafts)
     return keys

@@ -26,6 +26,7 @@ from gateway.store.migrator import apply_migrations
 from gateway.usecases.checkpoints import Checkpointer
 from gateway.usecases.disclose import Disclosures
 from gateway.usecases.disclosure import Discloser
+from gateway.usecases.erasure import Eraser
 from gateway.usecases.group_commit import GroupCommit
 from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
@@ -59,6 +60,7 @@ class Runtime:
     checkpointer: Checkpointer
     sessions: Sessions
     session_contexts: SessionContexts
+    eraser: Eraser
 
 
 @asynccontextmanager
@@ -124,6 +126,7 @@ async def start_runtime(
             checkpointer=checkpointer,
             sessions=Sessions(pool, writer, discloser, tokenizer, clock, new_id),
             session_contexts=session_contexts,
+            eraser=Eraser(pool, discloser.recorder, clock),
         )
 
 

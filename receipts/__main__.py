@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from receipts.checkpoint import Checkpoint
 from receipts.dsse import b64encode
 from receipts.errors import KeyringError, MalformedError, VerificationError
+from receipts.extract import ExtractFilter, verify_extract
 from receipts.keyring import Keyring
 from receipts.verify import VerifyReport, verify_export
 
@@ -37,15 +39,25 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
     try:
         with export:
-            report = verify_export(
-                _lines(export),
-                keyring,
-                checkpoint_text=checkpoint,
-                bundle=bundle,
-                receipt_id=args.receipt,
-                tenant_id=args.tenant,
-                origin=args.origin,
-            )
+            if args.full is not None:
+                where = ExtractFilter(
+                    args.agent_id, args.kind, args.memory_id, args.since, args.until
+                )
+                with args.full.open("rb") as full:
+                    report = verify_extract(
+                        list(_lines(export)), list(_lines(full)), keyring, where
+                    )
+            else:
+                report = verify_export(
+                    _lines(export),
+                    keyring,
+                    checkpoint_text=checkpoint,
+                    bundle=bundle,
+                    receipt_id=args.receipt,
+                    tenant_id=args.tenant,
+                    origin=args.origin,
+                    allow_unanchored=args.allow_unanchored,
+                )
     except VerificationError as exc:
         print(f"INVALID {exc}", file=out)
         return EXIT_INVALID
@@ -129,6 +141,13 @@ def _lines(export: Iterator[bytes]) -> Iterator[str]:
             raise MalformedError("export line is not UTF-8") from exc
 
 
+def _instant(text: str) -> datetime:
+    instant = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if instant.tzinfo is None:
+        raise argparse.ArgumentTypeError("give an instant with its offset (…Z or …+00:00)")
+    return instant
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m receipts", description="Verify ctxgw receipts offline."
@@ -144,6 +163,22 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--receipt", metavar="ID", help="the receipt the bundle belongs to")
     verify.add_argument("--tenant", metavar="ID", help="expected tenant (default: the export's)")
     verify.add_argument("--origin", metavar="ORIGIN", help="checkpoint origin (ctxgw/<tenant>)")
+    verify.add_argument(
+        "--allow-unanchored",
+        action="store_true",
+        help="accept an export without its end line (no checkpoint: nothing anchors it)",
+    )
+    verify.add_argument(
+        "--full",
+        type=Path,
+        metavar="FULL.jsonl",
+        help="the whole log: check that EXPORT (filtered) holds every receipt its filter selects",
+    )
+    verify.add_argument("--agent-id", help="with --full: the extract's agent filter")
+    verify.add_argument("--kind", help="with --full: the extract's kind filter")
+    verify.add_argument("--memory-id", help="with --full: the extract's memory filter")
+    verify.add_argument("--since", type=_instant, help="with --full: issued at or after")
+    verify.add_argument("--until", type=_instant, help="with --full: issued before")
     return parser
 
 

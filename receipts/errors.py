@@ -15,7 +15,11 @@
         ├── ConsistencyInvalidError    consistency_invalid  checkpoints do not extend each other
         ├── CheckpointInvalidError     checkpoint_invalid   checkpoint text or signature is bad
         ├── BundleMismatchError        bundle_mismatch      delivered bundle differs from receipt
-        └── NotFoundError              not_found            the asked-for receipt is absent
+        ├── NotFoundError              not_found            the asked-for receipt is absent
+        ├── IncompleteError            incomplete           no end line (empty or cut off), or
+        │                                                   its count is not the lines'
+        └── IndexMismatchError         index_mismatch       a stored column beside the body
+                                                            (agent, disclosed ids) disagrees
 
 Verification functions return ``None`` on success and raise a ``VerificationError`` on failure;
 there is no boolean to forget to check. The codes are part of the public contract (the CLI prints
@@ -33,6 +37,8 @@ __all__ = [
     "ChainBreakError",
     "CheckpointInvalidError",
     "ConsistencyInvalidError",
+    "IncompleteError",
+    "IndexMismatchError",
     "KeyringError",
     "MalformedError",
     "NotCanonicalError",
@@ -135,6 +141,14 @@ class NotFoundError(VerificationError):
     code = "not_found"
 
 
+class IncompleteError(VerificationError):
+    code = "incomplete"
+
+
+class IndexMismatchError(VerificationError):
+    code = "index_mismatch"
+
+
 ERROR_CODES: Final[tuple[str, ...]] = tuple(
     cls.code
     for cls in (
@@ -150,5 +164,7 @@ ERROR_CODES: Final[tuple[str, ...]] = tuple(
         CheckpointInvalidError,
         BundleMismatchError,
         NotFoundError,
+        IncompleteError,
+        IndexMismatchError,
     )
 )

@@ -9,9 +9,10 @@ Receipt line, in ascending ``seq`` order without gaps::
      "leaf": "<hex SHA-256(0x00 ‖ body)>",
      "seq": <int, = body log.seq>}
 
-Checkpoint line, at most one, and then the last line::
+End line, exactly one, and then the last line: the export is complete, with its checkpoint and
+the number of receipt lines before it (so a dropped line or a cut-off stream is detected)::
 
-    {"checkpoint": "<signed note text, see receipts.checkpoint>"}
+    {"checkpoint": "<signed note text, see receipts.checkpoint>", "receipts": <int>}
 
 ``seq`` and ``leaf`` repeat what the signed body implies so that a reader can index the log
 without decoding bodies; the verifier checks that they agree. ``inclusion_proof`` proves the
@@ -75,7 +76,10 @@ class ExportedReceipt:
 
 @dataclass(frozen=True, slots=True)
 class ExportedCheckpoint:
+    """The end line: the signed checkpoint and how many receipt lines the export holds."""
+
     text: str
+    receipts: int
 
 
 def export_line(
@@ -101,9 +105,12 @@ def export_line(
     return canonicalize(line).decode("utf-8") + "\n"
 
 
-def checkpoint_line(checkpoint_text: str) -> str:
-    """The checkpoint line, newline included; it goes last."""
-    return canonicalize({"checkpoint": checkpoint_text}).decode("utf-8") + "\n"
+def checkpoint_line(checkpoint_text: str, receipts: int) -> str:
+    """The end line, newline included: it goes last and says the export holds `receipts`
+    receipt lines, anchored in the checkpoint."""
+    return (
+        canonicalize({"checkpoint": checkpoint_text, "receipts": receipts}).decode("utf-8") + "\n"
+    )
 
 
 def parse_line(line: str) -> ExportedReceipt | ExportedCheckpoint:
@@ -114,11 +121,11 @@ def parse_line(line: str) -> ExportedReceipt | ExportedCheckpoint:
         raise MalformedError(f"export line is not JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise MalformedError("export line is not a JSON object")
-    if set(obj) == {"checkpoint"}:
+    if "checkpoint" in obj:
         text = obj["checkpoint"]
-        if not isinstance(text, str):
-            raise MalformedError("checkpoint line holds no text")
-        return ExportedCheckpoint(text)
+        if set(obj) != {"checkpoint", "receipts"} or not isinstance(text, str):
+            raise MalformedError("the end line holds exactly a checkpoint text and a count")
+        return ExportedCheckpoint(text, _count(obj["receipts"], "end line receipts"))
     keys = set(obj)
     if not {"envelope", "leaf", "seq"} <= keys <= {"envelope", "leaf", "seq", "inclusion_proof"}:
         raise MalformedError(f"export line has unexpected fields {sorted(keys)}")

@@ -20,6 +20,11 @@ the filter missed no receipt: only the whole log shows that. Then the checkpoint
   inclusion proof for that size. So a truncated export is caught against any checkpoint that
   committed to more.
 
+An export ends with its end line: the checkpoint and the number of receipt lines. Without one
+(an empty file, a stream cut off, the line dropped) the export is ``incomplete``, unless the
+caller passes ``allow_unanchored`` (then nothing anchors it: the report says so); a count that
+is not the lines' is ``incomplete`` always.
+
 Finally, with ``receipt_id`` that receipt must be present (``not_found``), and a delivered
 ``bundle`` must match its ``bundle`` field (``bundle_mismatch``).
 
@@ -39,6 +44,7 @@ from receipts.dsse import Envelope
 from receipts.errors import (
     ChainBreakError,
     ConsistencyInvalidError,
+    IncompleteError,
     MalformedError,
     NotFoundError,
     ProofInvalidError,
@@ -106,6 +112,7 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
     *,
     tenant_id: str | None = None,
     origin: str | None = None,
+    allow_unanchored: bool = False,
 ) -> VerifyReport:
     """Verify an export; see the module docstring for the checks and their codes.
 
@@ -121,7 +128,7 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
     first_seq: int | None = None
     found: tuple[ReceiptHeader, bytes] | None = None
     last: tuple[ReceiptHeader, bytes] | None = None
-    embedded: str | None = None
+    embedded: ExportedCheckpoint | None = None
     last_proven = False  # whether the previous line carried an inclusion proof
     links = gaps = 0
     for number, line in enumerate(lines, start=1):
@@ -132,7 +139,7 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
                 raise MalformedError("a line follows the checkpoint line")
             item = parse_line(line)
             if isinstance(item, ExportedCheckpoint):
-                embedded = item.text
+                embedded = item
                 continue
             header, signers = _check_envelope(item.envelope, tenant, keyring)
             tenant = header.tenant_id
@@ -160,6 +167,15 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
             found = (header, leaf)
         last = (header, leaf)
 
+    if embedded is None and not allow_unanchored:
+        raise IncompleteError(
+            "the export has no end line (empty, cut off, or its checkpoint dropped); "
+            "pass allow_unanchored to verify it without one"
+        )
+    if embedded is not None and embedded.receipts != len(leaves):
+        raise IncompleteError(
+            f"the end line counts {embedded.receipts} receipts, the export holds {len(leaves)}"
+        )
     if receipt_id is not None and found is None:
         raise NotFoundError("receipt is not in the export", receipt_id=receipt_id)
     if bundle is not None and found is None:
@@ -171,7 +187,9 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
     if expected_origin is None and tenant is not None:
         expected_origin = log_origin(tenant)
     trusted = _open_checkpoint(checkpoint_text, "trusted", keyring, expected_origin)
-    own = _open_checkpoint(embedded, "export", keyring, expected_origin)
+    own = _open_checkpoint(
+        None if embedded is None else embedded.text, "export", keyring, expected_origin
+    )
     if own is not None and trusted is not None:
         if own.size < trusted.size:
             raise ConsistencyInvalidError(

@@ -12,10 +12,10 @@ from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_struct, read_json
-from gateway.http.wire import BatchIn, BatchShape, DeleteIn, FetchIn, MemoryIn
+from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, FetchIn, MemoryIn
 from gateway.memory import MemoryDraft
 from gateway.responses.disclosures import FetchedMemories
-from gateway.responses.memories import BatchWrite, Deleted, Written
+from gateway.responses.memories import BatchWrite, Deleted, Erased, Written
 from gateway.usecases import memories
 from gateway.usecases.disclose import IdsAsk
 
@@ -126,6 +126,21 @@ async def remove_memory(
 
 
 @post(
+    "/v1/memories/{memory_id:str}/erase",
+    status_code=200,
+    summary="Erase a memory version's text (admin); receipted (kind erasure)",
+    operation_class=json_body(EraseIn),
+)
+async def erase_memory(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
+) -> Erased:
+    erase_in = decode_struct(await read_json(request), EraseIn)
+    return await runtime.eraser.erase_memory(
+        request.headers.get("authorization"), memory_id, erase_in.reason
+    )
+
+
+@post(
     "/v1/fetch",
     status_code=200,
     summary="Stage 3: full memories by id (at most 50)",
@@ -137,4 +152,4 @@ async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Fetched
     return await runtime.disclosures.fetch(request.headers.get("authorization"), ask)
 
 
-ROUTES = [write_memory, write_batch, remove_memory, fetch]
+ROUTES = [write_memory, write_batch, remove_memory, erase_memory, fetch]

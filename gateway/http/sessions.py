@@ -13,7 +13,16 @@ from gateway.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
 from gateway.http.validation import collect_errors, decode_struct, read_json
-from gateway.http.wire import HistoryQuery, SessionContextIn, SessionIn, TurnIn, TurnsIn, TurnsShape
+from gateway.http.wire import (
+    EraseIn,
+    HistoryQuery,
+    SessionContextIn,
+    SessionIn,
+    TurnIn,
+    TurnsIn,
+    TurnsShape,
+)
+from gateway.responses.memories import Erased
 from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
 from gateway.usecases import sessions
 from gateway.usecases.session_context import ContextStep
@@ -160,5 +169,44 @@ async def turns_options() -> Response[None]:
     return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS, POST"})
 
 
+# A turn's place in its history: a positive bigint, said as decimal digits.
+_MAX_SEQ = 2**63 - 1
+
+
+def _seq(value: str) -> int:
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= _MAX_SEQ:
+        raise InvalidRequestError(
+            "seq: a turn's place in the history, 1 or more",
+            (FieldError("seq", f"expected a whole number from 1 to {_MAX_SEQ}"),),
+        )
+    return int(value)
+
+
+@post(
+    "/v1/sessions/{session_id:str}/turns/{seq:str}/erase",
+    status_code=200,
+    summary="Erase a turn's text and what was derived from it (admin); receipted (kind erasure)",
+    operation_class=json_body(EraseIn),
+)
+async def erase_turn(
+    request: Request[Any, Any, Any],
+    runtime: RuntimeDep,
+    session_id: FromPath[str],
+    seq: FromPath[str],
+) -> Erased:
+    erase_in = decode_struct(await read_json(request), EraseIn)
+    return await runtime.eraser.erase_turn(
+        request.headers.get("authorization"), session_id, _seq(seq), erase_in.reason
+    )
+
+
 # turns_options first: registered before the path's other methods, it is the path's OPTIONS.
-ROUTES = [turns_options, create_session, append_turns, session_context, get_session, history]
+ROUTES = [
+    turns_options,
+    create_session,
+    append_turns,
+    session_context,
+    get_session,
+    history,
+    erase_turn,
+]

@@ -53,6 +53,10 @@ class DeleteIn(msgspec.Struct, forbid_unknown_fields=True):
     reason: Annotated[str, Meta(min_length=1, max_length=512)]
 
 
+class EraseIn(msgspec.Struct, forbid_unknown_fields=True):
+    reason: Annotated[str, Meta(min_length=1, max_length=512)]
+
+
 class FetchIn(msgspec.Struct, forbid_unknown_fields=True):
     ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
     purpose: ShortText | None = None

@@ -7,7 +7,7 @@ from msgspec import UNSET, UnsetType
 
 from gateway.responses.timestamps import Timestamp
 
-__all__ = ["BatchItem", "BatchWrite", "Deleted", "Written"]
+__all__ = ["BatchItem", "BatchWrite", "Deleted", "Erased", "Written"]
 
 
 class Written(msgspec.Struct, frozen=True):
@@ -47,3 +47,16 @@ class Deleted(msgspec.Struct, frozen=True):
     memory_id: str
     deleted_at: Timestamp
     reason: str
+
+
+class Erased(msgspec.Struct, frozen=True):
+    """POST /v1/memories/{id}/erase and /v1/sessions/{id}/turns/{seq}/erase: every id whose
+    text was blanked (a turn takes the summaries covering it and the memories remembered from
+    either), and the signed `erasure` receipt that says so."""
+
+    erased_at: Timestamp
+    reason: str
+    receipt_id: str
+    turns: list[str]
+    summaries: list[str]
+    memories: list[str]

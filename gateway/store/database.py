@@ -7,6 +7,7 @@ directory and only the last one out stops the server.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import warnings
@@ -14,22 +15,26 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, asynccontextmanager, suppress
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector_async
 from psycopg import sql
-from psycopg_pool import AsyncConnectionPool, PoolTimeout
+from psycopg_pool import PoolTimeout
 
 from gateway.settings import Settings
+from gateway.store.availability import GatedPool
 from gateway.store.errors import (
     DatabaseUnavailableError,
     ExtensionMissingError,
     PrivilegedLoginError,
+    ReceiptWriteError,
 )
 from gateway.store.overflow import bound_instants
 
 __all__ = [
     "APP_ROLE",
+    "ENTER_TENANT",
     "Connection",
     "EmbeddedPostgres",
     "Pool",
@@ -41,6 +46,7 @@ __all__ = [
     "connect",
     "connection",
     "database_url",
+    "in_tenant",
     "open_pool",
     "ping",
     "pipelined_transaction",
@@ -50,7 +56,7 @@ __all__ = [
 _log = logging.getLogger(__name__)
 Connection = psycopg.AsyncConnection[tuple[object, ...]]
 SyncConnection = psycopg.Connection[tuple[object, ...]]
-Pool = AsyncConnectionPool
+Pool = GatedPool
 
 
 def connect(url: str, *, autocommit: bool = False) -> SyncConnection:
@@ -78,6 +84,7 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
 
     def __enter__(self) -> EmbeddedPostgres:
         self.pgdata.parent.mkdir(parents=True, exist_ok=True)
+        _forget_dead_handles(self.pgdata)
         with warnings.catch_warnings():
             # pgserver falls back to /tmp when XDG_RUNTIME_DIR is unset; that is fine here.
             warnings.simplefilter("ignore")
@@ -126,6 +133,40 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
                 # Another process may create it between our check and our create.
                 with suppress(psycopg.errors.DuplicateDatabase):
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(APP_DATABASE)))
+
+
+# pgserver counts the processes using a data directory in this file (a JSON list of pids), and
+# only the last one out stops the server. A process killed with -9 never takes its pid out, so
+# every later clean exit would think another user remains and leave PostgreSQL running: pids
+# of processes that no longer exist are dropped before a new one joins. (The file's name and
+# shape are pgserver's; tests/gateway/test_cli.py pins them.)
+_HANDLE_FILE = ".handle_pids.json"
+
+
+def _forget_dead_handles(pgdata: Path) -> None:
+    path = pgdata / _HANDLE_FILE
+    try:
+        pids = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return  # none yet, or not a list we know: leave it to pgserver
+    if not isinstance(pids, list):
+        return
+    alive = [pid for pid in pids if isinstance(pid, int) and _running(pid)]
+    if alive != pids:
+        _log.info(
+            "forgetting pids of exited processes in %s: %s", path, sorted(set(pids) - set(alive))
+        )
+        path.write_text(json.dumps(alive))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, as another user
+    return True
 
 
 def database_url(settings: Settings, embedded: EmbeddedPostgres | None) -> str:
@@ -211,77 +252,148 @@ async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
 
 def open_pool(
     url: str, settings: Settings, *, size: int | None = None, name: str = "ctxgw"
-) -> AsyncConnectionPool:
+) -> GatedPool:
     """A closed pool: the application lifespan opens it (and closes it on the way out). Sized
     by the settings, or exactly `size` connections (the receipt writer's own pool)."""
-    return AsyncConnectionPool(
+    return GatedPool(
         url,
         min_size=settings.pool_min_size if size is None else size,
         max_size=settings.pool_max_size if size is None else size,
         open=False,
         configure=_configure,
+        # libpq's connect_timeout bounds a connection attempt to a server that does not answer
+        # (a dropped route, not a refused port), so the gate hears of it within seconds.
         # Autocommit: a transaction is always explicit (`begin`), so a statement may also run
         # on its own before one (the key lookup, whose rate-limit row locks must not last).
-        kwargs={"application_name": f"{name}:{os.getpid()}", "autocommit": True},
+        kwargs={
+            "application_name": f"{name}:{os.getpid()}",
+            "autocommit": True,
+            "connect_timeout": 2,
+        },
         name=name,
     )
 
 
+# Row-level security (migration 0010): a transaction sees the rows of the tenant it entered
+# (enter_tenant(), a SET LOCAL) and no other; one that entered none sees nothing. The tenant is
+# entered in the same round trip as what it guards: `begin` sends it with BEGIN, `in_tenant`
+# with a statement run on its own (the key lookup, before the request's transaction), each as
+# one simple-query message, which PostgreSQL runs as one transaction.
+
+
+ENTER_TENANT = "SELECT enter_tenant(%(tenant_id)s)"  # for a transaction already open (the CLI)
+
+
+def _entering(tenant_id: str) -> sql.Composed:
+    return sql.SQL("SELECT enter_tenant({})").format(sql.Literal(tenant_id))
+
+
 @asynccontextmanager
-async def connection(pool: AsyncConnectionPool) -> AsyncIterator[Connection]:
+async def connection(pool: GatedPool) -> AsyncIterator[Connection]:
     """One pooled connection in autocommit: each statement is its own transaction until the
-    caller opens one (`begin`). Connection-level failures become `DatabaseUnavailableError`
+    caller opens one (`begin`). Refused at once while the database is known to be down
+    (`gateway.store.availability`); connection-level failures become `DatabaseUnavailableError`
     here, at the edge, so that the HTTP layer can fail closed (503, no content) without knowing
     the driver."""
+    if pool.shut:
+        raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
+    conn: Connection | None = None
     try:
         async with pool.connection() as conn:
             yield conn
     except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+        pool.suspect()
         raise DatabaseUnavailableError(str(exc)) from exc
+    except BaseException:
+        if conn is not None and conn.broken:  # e.g. a receipt write that met a dead server
+            pool.suspect()
+        raise
 
 
 @asynccontextmanager
-async def begin(conn: Connection) -> AsyncIterator[Connection]:
-    """A transaction on `conn`: committed when the block ends, rolled back on error."""
+async def begin(conn: Connection, tenant_id: str | None = None) -> AsyncIterator[Connection]:
+    """A transaction on `conn` (in autocommit), inside the wall of `tenant_id` when given:
+    committed when the block ends, rolled back on error. BEGIN and the tenant's entry travel
+    in one message; savepoints inside (`conn.transaction()`) nest as usual."""
+    opening = (
+        sql.SQL("BEGIN") if tenant_id is None else sql.SQL("BEGIN; {}").format(_entering(tenant_id))
+    )
     try:
-        async with conn.transaction():
+        await conn.execute(opening)
+        try:
             yield conn
+        except BaseException:
+            if not conn.broken:
+                await conn.execute("ROLLBACK")
+            raise
+        await conn.execute("COMMIT")
     except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
         raise DatabaseUnavailableError(str(exc)) from exc
 
 
+async def in_tenant(
+    conn: Connection, tenant_id: str, query: str, params: dict[str, Any]
+) -> psycopg.AsyncCursor[tuple[object, ...]]:
+    """Run one statement on its own (autocommit) inside the wall of `tenant_id`, in one round
+    trip: its parameters are bound client-side, so that the tenant's entry and the statement go
+    as one message (one implicit transaction). The cursor is on the statement's result."""
+    statement = psycopg.AsyncClientCursor(conn).mogrify(query, params)
+    cur = await conn.execute(sql.SQL("{}; {}").format(_entering(tenant_id), sql.SQL(statement)))
+    cur.nextset()
+    return cur
+
+
 @asynccontextmanager
-async def transaction(
-    pool: AsyncConnectionPool,
-) -> AsyncIterator[Connection]:
-    """One connection in one transaction: committed when the block ends, rolled back on error."""
-    async with connection(pool) as conn, begin(conn):
+async def transaction(pool: GatedPool, tenant_id: str | None = None) -> AsyncIterator[Connection]:
+    """One connection in one transaction: committed when the block ends, rolled back on error;
+    inside the wall of `tenant_id` when given (work across tenants has its own functions,
+    migration 0010)."""
+    async with connection(pool) as conn, begin(conn, tenant_id):
         yield conn
 
 
 @asynccontextmanager
-async def pipelined_transaction(pool: AsyncConnectionPool) -> AsyncIterator[Connection]:
+async def pipelined_transaction(pool: GatedPool, tenant_id: str) -> AsyncIterator[Connection]:
     """As `transaction`, in a libpq pipeline (the pool's connections are in autocommit, so the
-    transaction is spelled out): BEGIN travels with the first statement and COMMIT with the
-    last, and a statement's answer is awaited only when it is read. Any failure raises by the
-    end of the block and rolls the whole transaction back."""
+    transaction is spelled out): BEGIN and the tenant's entry travel with the first statement
+    and COMMIT with the last, and a statement's answer is awaited only when it is read. Any
+    failure raises by the end of the block and rolls the whole transaction back."""
+    if pool.shut:
+        raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
     try:
         async with pool.connection() as conn:
             try:
                 async with conn.pipeline():
                     await conn.execute("BEGIN")
+                    await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
                     yield conn
                     await conn.execute("COMMIT")
             except BaseException:
                 if not conn.closed:
                     with suppress(psycopg.Error):
                         await conn.execute("ROLLBACK")
+                if conn.broken:
+                    pool.suspect()
                 raise
     except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+        pool.suspect()
         raise DatabaseUnavailableError(str(exc)) from exc
 
 
-async def ping(pool: AsyncConnectionPool) -> None:
-    """One trivial query through the pool; `DatabaseUnavailableError` when it does not answer."""
+# Whether this login may write receipts now: the database answers, is not read-only, and the
+# grants to append a receipt and advance its log are in place.
+_RECEIPTS_WRITABLE = """
+SELECT current_setting('transaction_read_only') = 'off'
+       AND has_table_privilege('receipts', 'INSERT')
+       AND has_table_privilege('receipt_logs', 'UPDATE')
+"""
+
+
+async def ping(pool: GatedPool) -> None:
+    """Through the pool: the database answers and receipts can be written there;
+    `DatabaseUnavailableError` or `ReceiptWriteError` when not."""
     async with transaction(pool) as conn:
-        await conn.execute("SELECT 1")
+        cur = await conn.execute(_RECEIPTS_WRITABLE)
+        row = await cur.fetchone()
+    if row is None or row[0] is not True:
+        raise ReceiptWriteError("receipts cannot be written: read-only or without the grants")

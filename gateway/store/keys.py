@@ -8,7 +8,7 @@ from datetime import datetime
 import psycopg
 from psycopg.rows import class_row
 
-from gateway.store.database import Connection
+from gateway.store.database import ENTER_TENANT, Connection, in_tenant
 
 __all__ = [
     "BURST_SECONDS",
@@ -42,7 +42,9 @@ INSERT INTO tenants (tenant_id) VALUES (%(tenant_id)s) ON CONFLICT (tenant_id) D
 
 
 def ensure_tenant(conn: psycopg.Connection[tuple[object, ...]], tenant_id: str) -> bool:
-    """Create the tenant if it is new; True when it was created."""
+    """Enter the tenant's wall for the rest of the transaction and create the tenant if it is
+    new; True when it was created."""
+    conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
     return conn.execute(_ENSURE_TENANT, {"tenant_id": tenant_id}).rowcount == 1
 
 
@@ -156,7 +158,10 @@ async def find_key(
     """The key, its request bucket charged one token and its write bucket `writes` (capped at
     the bucket's burst, so that a batch larger than the burst can still pass when it is full).
     Run on a connection outside any transaction: the buckets' row locks last one statement."""
-    cur = await conn.execute(
+    # Inside the tenant's wall (row-level security, migration 0010), in the same round trip.
+    cur = await in_tenant(
+        conn,
+        tenant_id,
         _FIND_KEY,
         {
             "tenant_id": tenant_id,

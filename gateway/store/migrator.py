@@ -8,6 +8,7 @@ processes that start together, so two gateways never apply the same file twice.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ from gateway.store.errors import MigrationError
 
 __all__ = ["Migration", "apply_migrations", "discover_migrations", "migrations_dir"]
 
+_log = logging.getLogger(__name__)
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
 # An arbitrary constant, the same in every process: the advisory lock key of the migrator.
 _LOCK_KEY = 0x6378_7467_7700_0001
@@ -32,6 +34,8 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 )
 """
 _LEDGER_EXISTS = "SELECT to_regclass('schema_migrations')"
+_WALL_EXISTS = "SELECT to_regprocedure('wall_tenant_tables()')"
+_WALL = "SELECT wall_tenant_tables()"
 _APPLIED = "SELECT version, name, sha256 FROM schema_migrations ORDER BY version"
 _RECORD = """
 INSERT INTO schema_migrations (version, name, sha256) VALUES (%(version)s, %(name)s, %(sha256)s)
@@ -113,6 +117,11 @@ def apply_migrations(url: str, directory: Path | None = None) -> list[str]:
                 except psycopg.Error as exc:
                     raise MigrationError(f"{migration.name} failed: {exc}") from exc
                 applied_now.append(migration.name)
+            if applied_now and conn.execute(_WALL_EXISTS).fetchone() != (None,):
+                # Tables a later migration created are walled too (0010_tenant_wall).
+                walled = [row[0] for row in conn.execute(_WALL).fetchall()]
+                if walled and applied_now[-1] != "0010_tenant_wall.sql":
+                    _log.info("row-level security on the new tenant tables: %s", walled)
             unknown = sorted(set(ledger) - {m.version for m in migrations})
             if unknown:
                 raise MigrationError(

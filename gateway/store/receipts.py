@@ -51,6 +51,7 @@ __all__ = [
 class LogHead:
     size: int
     head: bytes
+    last_leaf: bytes | None = None  # the stored leaf of receipt `size`, which must be `head`
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,7 @@ class ReceiptRow:
     bundle_sha256: str | None
     policy_digest: str | None
     parent_receipt_id: str | None
+    disclosed_ids: list[str]  # an index beside the body; `receipts_index_check` compares them
 
     def __post_init__(self) -> None:
         if "payload" not in self.envelope:  # stored without it: the payload is the body
@@ -87,15 +89,23 @@ def stored_envelope(envelope: dict[str, Any], body: bytes) -> dict[str, Any]:
 
 # One statement creates the tenant's log on first use and locks its head row: an upsert that
 # touches the row takes its lock (ON CONFLICT DO UPDATE), and RETURNING reads it under the lock.
+# It also reads the leaf of the receipt the head names (a primary-key lookup in the same trip):
+# the writer extends only a chain whose head it can verify.
 _LOCK_HEAD = """
 INSERT INTO receipt_logs (tenant_id) VALUES (%(tenant_id)s)
 ON CONFLICT (tenant_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id
-RETURNING size, head
+RETURNING size, head,
+          (SELECT r.leaf FROM receipts r
+            WHERE r.tenant_id = receipt_logs.tenant_id AND r.seq = receipt_logs.size) AS last_leaf
 """
 
 
+_LEAF_AT = "SELECT leaf FROM receipts WHERE tenant_id = %(tenant_id)s AND seq = %(seq)s"
+
+
 async def lock_head(conn: Connection, tenant_id: str) -> LogHead:
-    """The tenant's log head, locked until the transaction ends (one round trip)."""
+    """The tenant's log head, locked until the transaction ends (one round trip; two after
+    waiting for a concurrent writer), and checked against the log's last stored leaf."""
     try:
         async with conn.cursor(row_factory=class_row(LogHead)) as cur:
             await cur.execute(_LOCK_HEAD, {"tenant_id": tenant_id})
@@ -103,6 +113,20 @@ async def lock_head(conn: Connection, tenant_id: str) -> LogHead:
     except psycopg.Error as exc:
         raise ReceiptWriteError(f"the receipt log could not be locked: {exc}") from exc
     assert head is not None
+    last_leaf = head.last_leaf
+    if head.size > 0 and last_leaf is None:
+        # After waiting for the lock, the upsert returns the head a concurrent writer committed,
+        # but its subquery still reads the snapshot from before: look again, now the head is ours.
+        again = await conn.execute(_LEAF_AT, {"tenant_id": tenant_id, "seq": head.size})
+        found = await again.fetchone()
+        last_leaf = None if found is None else bytes(found[0])  # type: ignore[call-overload]
+    if head.size > 0 and (last_leaf is None or bytes(last_leaf) != bytes(head.head)):
+        # The stored log no longer ends where its head says (a receipt row gone or changed):
+        # a receipt chained to it would vouch for a log that cannot be verified.
+        raise ReceiptWriteError(
+            f"the receipt log of {tenant_id} does not end at its head (seq {head.size}); "
+            "refusing to extend a chain whose head cannot be verified"
+        )
     return head
 
 
@@ -212,7 +236,7 @@ async def append_receipts(
 
 _COLUMNS = sql.SQL(
     "tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body, envelope, leaf, "
-    "bundle_sha256, policy_digest, parent_receipt_id"
+    "bundle_sha256, policy_digest, parent_receipt_id, disclosed_ids"
 )
 
 
@@ -351,15 +375,9 @@ async def insert_checkpoint(
 
 
 async def tenants_with_new_receipts(conn: Connection) -> list[tuple[str, int]]:
-    """(tenant, log size) for every tenant whose log grew past its latest checkpoint."""
-    cur = await conn.execute(
-        """
-        SELECT l.tenant_id, l.size FROM receipt_logs l
-         WHERE l.size > COALESCE((SELECT max(size) FROM checkpoints c
-                                   WHERE c.tenant_id = l.tenant_id), 0)
-         ORDER BY l.tenant_id
-        """
-    )
+    """(tenant, log size) for every tenant whose log grew past its latest checkpoint: across
+    tenants, so through ledger_growth() (migration 0010), the one path past the tenant wall."""
+    cur = await conn.execute("SELECT tenant_id, size FROM ledger_growth()")
     return [(str(row[0]), int(row[1])) for row in await cur.fetchall()]  # type: ignore[call-overload]
 
 

@@ -35,7 +35,7 @@ class SummaryRow:
 _LATEST_SUMMARY = """
 SELECT summary_id, to_seq, covered_sha256, text, tokens, summarizer,
        summarizer_version, previous_summary_id, created_at FROM session_summaries
- WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s
+ WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s AND erased_at IS NULL
  ORDER BY to_seq DESC, summary_id DESC
  LIMIT 1
 """

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
-from gateway.errors import NotFoundError
+from gateway.errors import ConflictError, NotFoundError
 from gateway.principal import Principal
 from gateway.receipt_filter import ReceiptFilter
 from gateway.responses.receipts import Check
@@ -23,6 +23,7 @@ from gateway.usecases.checkpoints import checkpoint_tenant, store_tiles
 from receipts import (
     ChainBreakError,
     Envelope,
+    IndexMismatchError,
     MalformedError,
     MerkleTree,
     ProofInvalidError,
@@ -40,7 +41,7 @@ from receipts import (
     verify_envelope,
     verify_inclusion,
 )
-from receipts.merkle import TILE_SIZE, TiledTree
+from receipts.merkle import EMPTY_ROOT, TILE_SIZE, TiledTree
 
 _log = logging.getLogger(__name__)
 
@@ -62,6 +63,34 @@ async def find_visible(
     ):
         raise NotFoundError(f"receipt {receipt_id} not found")
     return row
+
+
+def check_index(row: receipt_store.ReceiptRow) -> None:
+    """The row's index columns (`agent_id`, `disclosed_ids`), which filtered lists and exports
+    select by, against what the signed body says; `IndexMismatchError` when they disagree (a
+    changed column would quietly drop a receipt from a filtered answer). Bodies from before
+    `disclosed_ids` was signed check the agent only."""
+    body = decode_body(bytes(row.body))
+    subject = body.get("subject")
+    agent = subject.get("agent_id") if isinstance(subject, dict) else None
+    if row.agent_id != agent:
+        raise IndexMismatchError("the stored agent_id is not the signed subject's", seq=row.seq)
+    signed = body.get("disclosed_ids")
+    if signed is not None and sorted(set(row.disclosed_ids)) != signed:
+        raise IndexMismatchError("the stored disclosed_ids are not the signed ones", seq=row.seq)
+
+
+def checked_rows(rows: list[receipt_store.ReceiptRow]) -> list[receipt_store.ReceiptRow]:
+    """Rows whose index columns agree with their bodies; else 409 `ledger_inconsistent`."""
+    for row in rows:
+        try:
+            check_index(row)
+        except IndexMismatchError as exc:
+            _log.error("receipt %s/%d: %s", row.tenant_id, row.seq, exc)
+            raise ConflictError(
+                f"receipt seq {row.seq}: {exc.message}", code="ledger_inconsistent"
+            ) from exc
+    return rows
 
 
 async def verify_stored(  # noqa: C901  every check in report order, none stops the rest
@@ -103,6 +132,7 @@ async def verify_stored(  # noqa: C901  every check in report order, none stops 
     run("canonical", canonical)
     run("signature", signature)
     run("leaf", leaf)
+    run("index", lambda: check_index(row))
     previous = (
         await receipt_store.leaves_between(conn, row.tenant_id, row.seq - 1, row.seq - 1)
         if row.seq > 1
@@ -116,7 +146,11 @@ async def verify_stored(  # noqa: C901  every check in report order, none stops 
             raise ChainBreakError("log.prev is not the leaf of the previous receipt")
 
     run("chain", chain)
-    proof = await prove(conn, row, signer)
+    try:
+        proof = await prove(conn, row, signer)
+    except ConflictError as exc:  # the stored log disagrees with its checkpoint
+        checks.append(Check("inclusion", False, exc.code, exc.detail))
+        return checks
     if proof is None:
         checks.append(Check("inclusion", False, "proof_invalid", "no checkpoint covers it yet"))
     else:
@@ -190,17 +224,35 @@ async def _tiled_proof(
 async def export_lines(
     pool: Pool, signer: Signer, tenant_id: str, where: ReceiptFilter
 ) -> AsyncIterator[str]:
-    """The tenant's log as JSONL (`receipts.export`), ending with its signed checkpoint.
+    """The tenant's log as JSONL (`receipts.export`), ending with the end line: its signed
+    checkpoint and the number of receipt lines.
 
     Unfiltered, the export is the whole log up to a fresh checkpoint, so a verifier recomputes
-    the root itself. Filtered, every line carries its inclusion proof to that checkpoint."""
-    async with transaction(pool) as conn:
+    the root itself. Filtered, every line carries its inclusion proof to that checkpoint. The
+    anchor (checkpoint and proving tree) is settled here, before the first line is sent, so that
+    a log that disagrees with itself is a 409 `ledger_inconsistent`, not a cut-off stream."""
+    async with transaction(pool, tenant_id) as conn:
         checkpoint = await checkpoint_tenant(conn, signer, tenant_id)  # stores the tiles too
-        if checkpoint is None:
-            return
+        if checkpoint is None:  # an empty log: anchored by the signed empty tree all the same
+            note = signer.sign_checkpoint(log_origin(tenant_id), 0, EMPTY_ROOT)
+            return _end_only(note)
         tree = await _proving_tree(conn, tenant_id, checkpoint)
+    return _export_pages(pool, tenant_id, where, checkpoint, tree)
+
+
+async def _end_only(note: str) -> AsyncIterator[str]:
+    yield checkpoint_line(note, 0)
+
+
+async def _export_pages(
+    pool: Pool,
+    tenant_id: str,
+    where: ReceiptFilter,
+    checkpoint: receipt_store.CheckpointRow,
+    tree: _LogTiles | MerkleTree,
+) -> AsyncIterator[str]:
     filtered = where != ReceiptFilter(limit=where.limit)
-    cursor = 0
+    cursor = exported = 0
     while True:
         page_filter = ReceiptFilter(
             agent_id=where.agent_id,
@@ -211,9 +263,9 @@ async def export_lines(
             after_seq=cursor,
             limit=EXPORT_PAGE,
         )
-        async with transaction(pool) as conn:
+        async with transaction(pool, tenant_id) as conn:
             rows = await receipt_store.list_receipts(conn, tenant_id, page_filter)
-            rows = [r for r in rows if r.seq <= checkpoint.size]
+            rows = checked_rows([r for r in rows if r.seq <= checkpoint.size])
             if filtered and isinstance(tree, _LogTiles):
                 await tree.read(conn, {(r.seq - 1) // TILE_SIZE for r in rows})
         for r in rows:
@@ -225,10 +277,11 @@ async def export_lines(
                 proof,
                 tree_size=checkpoint.size if filtered else None,
             )
+        exported += len(rows)
         if len(rows) < EXPORT_PAGE:
             break
         cursor = rows[-1].seq
-    yield checkpoint_line(checkpoint.note)
+    yield checkpoint_line(checkpoint.note, exported)
 
 
 class _LogTiles:
@@ -257,10 +310,14 @@ class _LogTiles:
     async def read(self, conn: Connection, tiles: set[int]) -> None:
         size = self.tree.size
         for tile in sorted(tiles - self.leaves.keys()):
-            first = tile * TILE_SIZE
-            self.leaves[tile] = await receipt_store.leaves_between(
-                conn, self.tenant_id, first + 1, min(first + TILE_SIZE, size)
-            )
+            first, last = tile * TILE_SIZE, min((tile + 1) * TILE_SIZE, size)
+            leaves = await receipt_store.leaves_between(conn, self.tenant_id, first + 1, last)
+            if len(leaves) != last - first:
+                _log.error(
+                    "receipts %d..%d of %s are not all there", first + 1, last, self.tenant_id
+                )
+                raise _inconsistent(size)
+            self.leaves[tile] = leaves
 
     def inclusion_proof(self, index: int) -> list[bytes]:
         return self.tree.inclusion_proof(index)
@@ -278,8 +335,17 @@ async def _proving_tree(
             return log
         _log.warning("stored tiles of %s do not give checkpoint %d's root", tenant_id, size)
     tree = MerkleTree(await receipt_store.leaves(conn, tenant_id, size))
-    assert tree.root() == bytes(checkpoint.root), "stored leaves disagree with the checkpoint"
+    if tree.size != size or tree.root() != bytes(checkpoint.root):
+        _log.error("the stored log of %s disagrees with its checkpoint %d", tenant_id, size)
+        raise _inconsistent(size)
     return tree
+
+
+def _inconsistent(size: int) -> ConflictError:
+    return ConflictError(
+        f"the stored receipt log disagrees with its signed checkpoint of size {size}",
+        code="ledger_inconsistent",
+    )
 
 
 def origin_of(tenant_id: str) -> str:

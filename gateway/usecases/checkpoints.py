@@ -92,7 +92,7 @@ class Checkpointer:
         async with transaction(self.pool) as conn:
             grown = await receipt_store.tenants_with_new_receipts(conn)
         for tenant_id, _ in grown:
-            async with transaction(self.pool) as conn:
+            async with transaction(self.pool, tenant_id) as conn:
                 await checkpoint_tenant(conn, self.signer, tenant_id)
         return len(grown)
 

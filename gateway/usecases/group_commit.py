@@ -157,7 +157,7 @@ class GroupCommit:
     async def _write_once(self, tenant_id: str, batch: Sequence[PendingReceipt]) -> None:
         locked = False
         try:
-            async with pipelined_transaction(self._pool) as conn:
+            async with pipelined_transaction(self._pool, tenant_id) as conn:
                 # BEGIN and the lock go in one round trip (reading the head syncs the
                 # pipeline); the insert and COMMIT in the next, when the block ends.
                 head = await receipt_store.lock_head(conn, tenant_id)

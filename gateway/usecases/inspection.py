@@ -22,7 +22,7 @@ from gateway.responses.receipts import (
 from gateway.settings import Role
 from gateway.store.database import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
-from gateway.usecases.audit import export_lines, find_visible, prove, verify_stored
+from gateway.usecases.audit import checked_rows, export_lines, find_visible, prove, verify_stored
 from gateway.usecases.checkpoints import checkpoint_tenant
 from gateway.usecases.receipting import rfc3339
 from gateway.usecases.work import unit_of_work
@@ -71,7 +71,7 @@ async def page_of_receipts(
     """One page of the tenant's receipts in log order; a full page names the next cursor."""
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
-        rows = await list_receipts(conn, principal.tenant_id, where)
+        rows = checked_rows(await list_receipts(conn, principal.tenant_id, where))
     return ReceiptPage(
         receipts=[_summary(r) for r in rows],
         next_cursor=str(rows[-1].seq) if len(rows) == where.limit else None,
@@ -129,7 +129,7 @@ async def export_receipts(
     authenticated before the first line; the lines are read page by page as they are sent."""
     async with unit_of_work(pool, authorization) as (_, principal):
         principal.require_role(*AUDITORS)
-    return _encoded(export_lines(pool, signer, principal.tenant_id, where))
+    return _encoded(await export_lines(pool, signer, principal.tenant_id, where))
 
 
 async def _encoded(lines: AsyncIterator[str]) -> AsyncIterator[bytes]:

@@ -1,4 +1,5 @@
-"""Readiness: whether this process can serve requests, that is, whether its database answers."""
+"""Readiness: whether this process can serve requests, that is, whether its database answers
+and takes receipts (a disclosure that cannot be receipted is refused, so it could not serve)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 from gateway.errors import UnavailableError
 from gateway.responses.health import Readiness
 from gateway.store.database import Pool, ping
-from gateway.store.errors import DatabaseUnavailableError
+from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
 
 __all__ = ["readiness"]
 
@@ -21,4 +22,7 @@ async def readiness(pool: Pool) -> Readiness:
     except DatabaseUnavailableError as exc:
         _log.warning("not ready: %s", exc.detail)
         raise UnavailableError("the database does not answer", code="not_ready") from exc
+    except ReceiptWriteError as exc:
+        _log.warning("not ready: %s", exc.detail)
+        raise UnavailableError("receipts cannot be written", code="not_ready") from exc
     return Readiness(status="ready")

@@ -83,6 +83,9 @@ class Recorder:
             },
             "bundle": bundle,
             "parent_receipt_id": parent_receipt_id,
+            # Signed, so the row's disclosed_ids (the index that answers "which receipts
+            # disclosed memory X") can be checked against it (`gateway.usecases.audit`).
+            "disclosed_ids": sorted(set(disclosed_ids)),
         }
         # Everything but the log position is canonical before the tenant's log is locked; under
         # the lock only the position is filled in, the body signed and appended.

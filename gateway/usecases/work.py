@@ -38,7 +38,7 @@ async def unit_of_work(
         async with connection(pool) as conn:
             principal = await authenticate(conn, authorization, writes=writes)
             note_principal(principal)
-            async with begin(conn):
+            async with begin(conn, principal.tenant_id):
                 try:
                     yield conn, principal
                 except PolicyRefusedError as exc:

@@ -29,5 +29,7 @@ def test_context_and_search_take_seven_round_trips(
     ]
     tallies = asyncio.run(count_round_trips(app_database_url, agent.key, requests))
     assert [t["round_trips"] for t in tallies] == [DISCLOSURE_TRIPS, DISCLOSURE_TRIPS]
-    # Each statement is sent once: no statement is split into a query per memory.
-    assert all(t["Execute"] <= DISCLOSURE_TRIPS for t in tallies)
+    # Each statement is sent once: no statement is split into a query per memory. (One Execute
+    # more than trips: the receipt writer's pipeline enters the tenant's wall beside its BEGIN,
+    # migration 0010, in the same trip.)
+    assert all(t["Execute"] <= DISCLOSURE_TRIPS + 1 for t in tallies)

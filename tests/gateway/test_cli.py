@@ -245,3 +245,72 @@ def test_session_create_append_from_jsonl_and_print_a_context(
     assert failed.returncode == 2 and "line 2 is not JSON" in failed.stderr
     refused = run(data_dir, "session", "--url", base, "context", session_id, "--budget", "10")
     assert refused.returncode == 1 and "minimum" in refused.stderr
+
+
+def _postgres_running(data_dir: Path) -> bool:
+    """Whether the embedded PostgreSQL of `data_dir` runs (its postmaster.pid names a live pid)."""
+    try:
+        pid = int((data_dir / "pg" / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _handles(data_dir: Path) -> list[int]:
+    """pgserver's list of the processes using the server (the file's shape is pgserver's)."""
+    path = data_dir / "pg" / ".handle_pids.json"
+    return list(json.loads(path.read_text() or "[]")) if path.exists() else []
+
+
+def test_sigterm_stops_the_gateway_and_its_embedded_postgres(
+    server: tuple[Path, str, subprocess.Popen[str]],
+) -> None:
+    data_dir, _, process = server
+    assert _postgres_running(data_dir) and process.pid in _handles(data_dir)
+    process.terminate()  # SIGTERM, as a service manager (or a user's kill) sends it
+    process.communicate(timeout=30)
+    assert process.returncode == 0
+    deadline = time.monotonic() + 10
+    while _postgres_running(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _postgres_running(data_dir)
+    assert _handles(data_dir) == []
+
+
+def test_a_killed_process_does_not_keep_postgres_running_after_the_next_clean_exit(
+    data_dir: Path,
+) -> None:
+    assert run(data_dir, "keys", "create", "--tenant", "acme", "--role", "agent").returncode == 0
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    # What kill -9 leaves behind: a pid in the handle file whose process no longer exists.
+    (data_dir / "pg" / ".handle_pids.json").write_text(json.dumps([int(gone.stdout)]))
+    listed = run(data_dir, "keys", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert not _postgres_running(data_dir) and _handles(data_dir) == []
+
+
+def test_keys_say_which_data_dir_and_start_no_second_database_unasked(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("GATEWAY_DATA_DIR", "GATEWAY_DATABASE_URL")}  # fmt: skip
+    ask = [*CTXGW, "keys", "list"]
+    refused = subprocess.run(ask, env=env, cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120, check=False)  # fmt: skip
+    assert refused.returncode == 2
+    assert (
+        str((tmp_path / ".ctxgw").resolve()) in refused.stderr
+        and "--new-data-dir" in refused.stderr
+    )
+    assert not (tmp_path / ".ctxgw" / "pg").exists()
+    told = subprocess.run([*CTXGW, "keys", "--new-data-dir", "list"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert told.returncode == 0, told.stderr
+    assert "embedded PostgreSQL" not in told.stderr and "no database yet" in told.stderr
+    again = subprocess.run(ask, env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120, check=False)  # fmt: skip
+    assert again.returncode == 0 and "embedded PostgreSQL" in again.stderr

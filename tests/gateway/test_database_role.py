@@ -99,12 +99,15 @@ def test_the_app_role_cannot_promote_a_key_but_can_revoke_one(
                 conn.execute(change, {"id": agent.key_id})
         with pytest.raises(errors.InsufficientPrivilege):
             conn.execute("UPDATE tenants SET tenant_id = tenant_id")
-        revoked = conn.execute(
-            "UPDATE api_keys SET revoked_at = now() WHERE key_id = %(id)s", {"id": agent.key_id}
-        )
-        assert revoked.rowcount == 1
-        row = conn.execute(
-            "SELECT role, revoked_at IS NOT NULL FROM api_keys WHERE key_id = %(id)s",
-            {"id": agent.key_id},
-        ).fetchone()
+        with conn.transaction():  # inside the key's tenant wall (migration 0010)
+            conn.execute("SELECT enter_tenant(%(t)s)", {"t": agent.tenant_id})
+            revoked = conn.execute(
+                "UPDATE api_keys SET revoked_at = now() WHERE key_id = %(id)s",
+                {"id": agent.key_id},
+            )
+            assert revoked.rowcount == 1
+            row = conn.execute(
+                "SELECT role, revoked_at IS NOT NULL FROM api_keys WHERE key_id = %(id)s",
+                {"id": agent.key_id},
+            ).fetchone()
     assert row == ("agent", True)

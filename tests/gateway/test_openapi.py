@@ -26,6 +26,8 @@ BODIES = {
     ("/v1/sessions", "post"): "application/json",
     ("/v1/sessions/{session_id}/turns", "post"): "application/json",
     ("/v1/sessions/{session_id}/context", "post"): "application/json",
+    ("/v1/memories/{memory_id}/erase", "post"): "application/json",
+    ("/v1/sessions/{session_id}/turns/{seq}/erase", "post"): "application/json",
 }
 
 

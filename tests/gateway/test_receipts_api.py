@@ -106,6 +106,7 @@ def test_server_verification_and_proof(
         "canonical",
         "signature",
         "leaf",
+        "index",
         "chain",
         "inclusion",
     }
@@ -311,7 +312,7 @@ def test_rows_stored_with_their_payload_read_the_same() -> None:
         return ReceiptRow(
             tenant_id="t", seq=1, receipt_id="r", kind="context", agent_id=None, key_id="k",
             issued_at=datetime(2026, 11, 30, tzinfo=UTC), body=body, envelope=envelope, leaf=b"",
-            bundle_sha256=None, policy_digest=None, parent_receipt_id=None,
+            bundle_sha256=None, policy_digest=None, parent_receipt_id=None, disclosed_ids=[],
         )  # fmt: skip
 
     assert row(whole).envelope == whole

@@ -6,7 +6,6 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import psycopg
 from litestar.testing import TestClient
 
 from gateway.core.assembly import Assembler
@@ -50,15 +49,18 @@ def test_exact_replay_reproduces_the_bytes_even_after_changes(
 
 
 def test_exact_replay_says_why_when_a_memory_was_erased(
-    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
 ) -> None:
     seed(client, agent)
     original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
     erased = original["included"][0]["memory_id"]
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(
-            "SELECT erase_memory(%s, %s, 'right to be forgotten')", (agent.tenant_id, erased)
-        )
+    admin = make_key(role="admin")
+    response = client.post(
+        f"/v1/memories/{erased}/erase",
+        json={"reason": "right to be forgotten"},
+        headers=admin.headers,
+    )
+    assert response.status_code == 200, response.text
     result = replay(client, make_key(role="auditor"), original["receipt_id"], mode="exact").json()
     assert result["identical"] is False
     assert {"code": "memory_erased", "memory_id": erased} in [

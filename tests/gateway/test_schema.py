@@ -94,9 +94,13 @@ def test_erasure_blanks_content_but_keeps_the_hash(
     memory_id = write(client, agent).json()["memory_id"]
     with psycopg.connect(database_url, autocommit=True) as conn:
         before = conn.execute("SELECT content_sha256 FROM memories").fetchone()
-        conn.execute("SELECT erase_memory(%s, %s, 'gdpr request')", (agent.tenant_id, memory_id))
-        row = conn.execute("SELECT content, embedding, content_sha256 FROM memories").fetchone()
-    assert row == ("", None, before[0] if before else None)
+        conn.execute(
+            "SELECT erase_memory(%s, %s, 'gdpr request', now())", (agent.tenant_id, memory_id)
+        )
+        row = conn.execute(
+            "SELECT heading, content, embedding, content_sha256 FROM memories"
+        ).fetchone()
+    assert row == ("", "", None, before[0] if before else None)
 
 
 def _fresh_database(embedded_pg: EmbeddedPostgres, name: str) -> str:

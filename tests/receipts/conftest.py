@@ -219,14 +219,15 @@ class LogBuilder:
     ) -> list[str]:
         """Export lines; ``proof_size`` adds inclusion proofs against the tree of that size."""
         out = []
-        for entry in self.entries if entries is None else entries:
+        chosen = self.entries if entries is None else entries
+        for entry in chosen:
             proof = None
             if proof_size is not None and entry.seq <= proof_size:
                 hashes = inclusion_proof(entry.seq - 1, self.leaves[:proof_size])
                 proof = InclusionProof(proof_size, tuple(hashes))
             out.append(export_line(entry.envelope, entry.seq, entry.leaf, proof))
         if checkpoint is not None:
-            out.append(checkpoint_line(checkpoint))
+            out.append(checkpoint_line(checkpoint, len(chosen)))
         return out
 
 

@@ -11,6 +11,7 @@ from receipts import (
     ExportedCheckpoint,
     ExportedReceipt,
     InclusionProof,
+    IncompleteError,
     Keyring,
     MalformedError,
     NotFoundError,
@@ -65,9 +66,9 @@ def test_export_line_with_proof_roundtrips(log5: LogBuilder) -> None:
 
 def test_checkpoint_line_roundtrips(log5: LogBuilder) -> None:
     text = log5.checkpoint()
-    line = checkpoint_line(text)
-    assert json.loads(line) == {"checkpoint": text}
-    assert parse_line(line) == ExportedCheckpoint(text)
+    line = checkpoint_line(text, 5)
+    assert json.loads(line) == {"checkpoint": text, "receipts": 5}
+    assert parse_line(line) == ExportedCheckpoint(text, 5)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +100,7 @@ def test_complete_export_with_checkpoint(log5: LogBuilder) -> None:
 
 
 def test_export_without_checkpoint_proves_chain_only(log5: LogBuilder, keyring: Keyring) -> None:
-    report = verify_export(log5.lines(), keyring)
+    report = verify_export(log5.lines(), keyring, allow_unanchored=True)
     assert (report.checkpoint, report.proven, report.complete) == (None, 0, False)
     assert report.root == root(log5.leaves)
 
@@ -117,7 +118,7 @@ def test_trusted_older_checkpoint_is_consistent(log5: LogBuilder, keyring: Keyri
     assert report.checkpoint is not None
     assert report.checkpoint.size == 5
     # The trusted checkpoint alone proves the first three.
-    report = verify_export(log5.lines(), keyring, trusted)
+    report = verify_export(log5.lines(), keyring, trusted, allow_unanchored=True)
     assert (report.proven, report.complete) == (3, True)
 
 
@@ -133,7 +134,7 @@ def test_extract_needs_proofs(log5: LogBuilder, keyring: Keyring) -> None:
     with pytest.raises(ProofInvalidError):
         verify_export(lines, keyring)
     # Without any checkpoint the extract still verifies its signatures and inner chain.
-    assert verify_export(lines[:-1], keyring).receipts == 2
+    assert verify_export(lines[:-1], keyring, allow_unanchored=True).receipts == 2
 
 
 def test_filtered_export_with_gaps_is_proven_line_by_line(
@@ -156,7 +157,10 @@ def test_filtered_export_with_gaps_is_proven_line_by_line(
     assert caught.value.context["seq"] == 3
     # Gaps stand on the proofs, so the proofs must be checked: no checkpoint, no verification.
     with pytest.raises(ProofInvalidError, match="filtered export"):
-        verify_export(lines[:-1], keyring)
+        verify_export(lines[:-1], keyring, allow_unanchored=True)
+    # A line dropped from a filtered export (its gap rests on proofs too) is caught by the count.
+    with pytest.raises(IncompleteError, match="counts 3"):
+        verify_export([lines[0], *lines[2:]], keyring)
 
 
 def test_a_gap_needs_proofs_on_both_sides(log5: LogBuilder, keyring: Keyring) -> None:
@@ -185,13 +189,14 @@ def test_single_receipt_with_bundle(log5: LogBuilder, keyring: Keyring) -> None:
 
 def test_receipt_lookup(log5: LogBuilder, keyring: Keyring) -> None:
     entry = log5.entries[1]
-    report = verify_export(log5.lines(), keyring, receipt_id=entry.receipt_id, bundle=entry.bundle)
+    lines = log5.lines(checkpoint=log5.checkpoint())
+    report = verify_export(lines, keyring, receipt_id=entry.receipt_id, bundle=entry.bundle)
     assert report.receipt is not None
     assert report.receipt.leaf == entry.leaf
     with pytest.raises(NotFoundError):
-        verify_export(log5.lines(), keyring, receipt_id="rcp-missing")
+        verify_export(lines, keyring, receipt_id="rcp-missing")
     with pytest.raises(ValueError, match="receipt_id"):
-        verify_export(log5.lines(), keyring, bundle=entry.bundle)
+        verify_export(lines, keyring, bundle=entry.bundle)
 
 
 def test_blank_lines_are_ignored(log5: LogBuilder, keyring: Keyring) -> None:
@@ -212,13 +217,31 @@ def test_tenant_is_pinned(log5: LogBuilder, keyring: Keyring) -> None:
 
 
 def test_empty_exports(log: LogBuilder, keyring: Keyring) -> None:
-    report = verify_export([], keyring)
+    with pytest.raises(IncompleteError):  # an empty file proves nothing
+        verify_export([], keyring)
+    report = verify_export([], keyring, allow_unanchored=True)
     assert (report.receipts, report.first_seq, report.checkpoint) == (0, None, None)
     empty_checkpoint = log.checkpoint(0)
-    assert verify_export([checkpoint_line(empty_checkpoint)], keyring).checkpoint is not None
+    assert verify_export([checkpoint_line(empty_checkpoint, 0)], keyring).checkpoint is not None
     log.extend(2)
     with pytest.raises(ProofInvalidError):
-        verify_export([checkpoint_line(log.checkpoint())], keyring)
+        verify_export([checkpoint_line(log.checkpoint(), 0)], keyring)
+
+
+def test_a_cut_off_export_is_incomplete(log5: LogBuilder, keyring: Keyring) -> None:
+    whole = log5.lines(checkpoint=log5.checkpoint())
+    assert verify_export(whole, keyring).complete
+    for cut in (whole[:-1], whole[:3], whole[:1]):  # the end line, and more, dropped
+        with pytest.raises(IncompleteError) as info:
+            verify_export(cut, keyring)
+        assert info.value.code == "incomplete"
+    # An end line that counts other lines than the export holds: always incomplete.
+    miscounted = [*whole[:-1], checkpoint_line(log5.checkpoint(), 4)]
+    with pytest.raises(IncompleteError, match="counts 4"):
+        verify_export(miscounted, keyring, allow_unanchored=True)
+    # The loud escape hatch: without the end line nothing anchors it, and the report says so.
+    unanchored = verify_export(whole[:-1], keyring, allow_unanchored=True)
+    assert unanchored.checkpoint is None and not unanchored.complete
 
 
 def test_third_party_verifies_with_the_public_keyring(log5: LogBuilder, keyring: Keyring) -> None:

@@ -90,8 +90,12 @@ def test_newer_receipts_and_missing_checkpoint_are_reported(
     assert "2 newer receipts not yet covered" in out
     export.write_text("".join(log5.lines()), encoding="utf-8")
     status, out = _run("verify", str(export), "--keyring", KEYRING)
+    assert status == 1 and out.startswith("INVALID incomplete:")
+    status, out = _run("verify", str(export), "--keyring", KEYRING, "--allow-unanchored")
     assert status == 0
     assert "inclusion in the signed log NOT verified" in out
+    export.write_text("", encoding="utf-8")  # an empty file proves nothing
+    assert _run("verify", str(export), "--keyring", KEYRING)[0] == 1
 
 
 @pytest.mark.parametrize(

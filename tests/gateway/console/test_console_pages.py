@@ -219,7 +219,9 @@ def test_a_memory_s_life_shows_versions_deletion_and_erasure(
         headers=agent.headers,
     ).json()["memory_id"]  # fmt: skip
     with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute("SELECT erase_memory(%s, %s, 'subject request 42')", (agent.tenant_id, ids[0]))
+        conn.execute(
+            "SELECT erase_memory(%s, %s, 'subject request 42', now())", (agent.tenant_id, ids[0])
+        )
     headers = {**HTML, **make_key(role="auditor", agent_id=None).headers}
     for asked in (ids[0], newer):  # the same life from either end
         life = client.get(f"/console/memories/{asked}", headers=headers).text
