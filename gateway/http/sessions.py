@@ -169,21 +169,8 @@ async def turns_options() -> Response[None]:
     return Response(None, status_code=204, headers={"Allow": "GET, OPTIONS, POST"})
 
 
-# A turn's place in its history: a positive bigint, said as decimal digits.
-_MAX_SEQ = 2**63 - 1
-
-
-def _seq(value: str) -> int:
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= _MAX_SEQ:
-        raise InvalidRequestError(
-            "seq: a turn's place in the history, 1 or more",
-            (FieldError("seq", f"expected a whole number from 1 to {_MAX_SEQ}"),),
-        )
-    return int(value)
-
-
 @post(
-    "/v1/sessions/{session_id:str}/turns/{seq:str}/erase",
+    "/v1/sessions/{session_id:str}/turns/{seq:int}/erase",
     status_code=200,
     summary="Erase a turn's text and what was derived from it (admin); receipted (kind erasure)",
     operation_class=json_body(EraseIn),
@@ -192,11 +179,11 @@ async def erase_turn(
     request: Request[Any, Any, Any],
     runtime: RuntimeDep,
     session_id: FromPath[str],
-    seq: FromPath[str],
+    seq: FromPath[int],
 ) -> Erased:
     erase_in = decode_struct(await read_json(request), EraseIn)
     return await runtime.eraser.erase_turn(
-        request.headers.get("authorization"), session_id, _seq(seq), erase_in.reason
+        request.headers.get("authorization"), session_id, seq, erase_in.reason
     )
 
 

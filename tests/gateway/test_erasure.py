@@ -168,10 +168,10 @@ def test_an_erased_turn_takes_its_summaries_and_remembered_memories(
     assert leftovers == (0,)
     again = client.post(f"/v1/sessions/{session_id}/turns/1/erase", json={"reason": "x"}, headers=admin.headers)  # fmt: skip
     assert again.status_code == 409
-    for seq, status in (("999", 404), ("0", 422), ("99999999999999999999999", 422), ("one", 422)):
+    # Any place that is not a turn of the session is 404 (a huge or negative one included).
+    for seq in ("999", "0", "-1", "99999999999999999999999", "one"):
         missing = client.post(f"/v1/sessions/{session_id}/turns/{seq}/erase", json={"reason": "x"}, headers=admin.headers)  # fmt: skip
-        assert missing.status_code == status, (seq, missing.text)
-        assert status == 404 or missing.json()["errors"][0]["field"] == "seq"
+        assert missing.status_code == 404, (seq, missing.text)
 
 
 def test_the_guards_admit_an_erasure_and_nothing_else(
