@@ -56,10 +56,12 @@ class ReceiptEnvelope(msgspec.Struct, frozen=True):
 
 
 class ReceiptDetail(ReceiptSummary, frozen=True):
-    """GET /v1/receipts/{id}: the row, the decoded body and the envelope that signs it."""
+    """GET /v1/receipts/{id}: the row, the decoded body and the envelope that signs it. The
+    owning agent reads the row alone (`body` and `envelope` null): the body is the auditor's
+    whole ledger, naming what the policy withheld from that agent (need to know, §14)."""
 
-    body: dict[str, Any]  # the signed document itself (ARCHITECTURE §8); its shape is the kind's
-    envelope: ReceiptEnvelope
+    body: dict[str, Any] | None  # the signed document (ARCHITECTURE §8); its shape is the kind's
+    envelope: ReceiptEnvelope | None
 
 
 class Check(msgspec.Struct, frozen=True):

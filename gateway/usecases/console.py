@@ -123,6 +123,7 @@ async def receipt_screen(
     checkpoint) and its ledger."""
     verification = await verify_receipt(pool, signer, authorization, receipt_id)  # auditors only
     detail = await read_receipt(pool, authorization, receipt_id)
+    assert detail.body is not None  # an auditor's read: verify_receipt admitted only them
     ledger = ledger_of(detail.body)
     return ReceiptScreen(
         detail=detail,

@@ -55,11 +55,14 @@ def _summary(row: ReceiptRow) -> ReceiptSummary:
 
 async def read_receipt(pool: Pool, authorization: str | None, receipt_id: str) -> ReceiptDetail:
     """A receipt the caller may read (auditors and admins their tenant's, agents their own):
-    its row, its decoded body and its envelope."""
+    its row, and for auditors and admins its decoded body and its envelope."""
     async with unit_of_work(pool, authorization) as (conn, principal):
         row = await find_visible(conn, principal, receipt_id)
+    summary = msgspec.structs.asdict(_summary(row))
+    if principal.role == "agent":
+        return ReceiptDetail(**summary, body=None, envelope=None)
     return ReceiptDetail(
-        **msgspec.structs.asdict(_summary(row)),
+        **summary,
         body=decode_body(bytes(row.body)),
         envelope=msgspec.convert(row.envelope, ReceiptEnvelope),
     )

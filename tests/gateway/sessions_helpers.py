@@ -6,7 +6,7 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from tests.conftest import Key
+from tests.conftest import Key, KeyFactory
 
 
 def open_session(client: TestClient[Any], key: Key, **body: Any) -> dict[str, Any]:
@@ -26,3 +26,10 @@ def append(
 
 def context(client: TestClient[Any], key: Key, session_id: str, **body: Any) -> Any:
     return client.post(f"/v1/sessions/{session_id}/context", json=body, headers=key.headers)
+
+
+def receipt_body(client: TestClient[Any], make_key: KeyFactory, receipt_id: str) -> Any:
+    """A receipt's signed body, read as an auditor (the owning agent reads its row alone)."""
+    response = client.get(f"/v1/receipts/{receipt_id}", headers=make_key(role="auditor").headers)
+    assert response.status_code == 200, response.text
+    return response.json()["body"]

@@ -87,7 +87,15 @@ def test_agents_read_only_their_own_receipts(
     client: TestClient[Any], agent: Key, make_key: KeyFactory
 ) -> None:
     receipt_id = disclose_everything(client, agent)["context"]["receipt_id"]
-    assert client.get(f"/v1/receipts/{receipt_id}", headers=agent.headers).status_code == 200
+    own = client.get(f"/v1/receipts/{receipt_id}", headers=agent.headers)
+    assert own.status_code == 200
+    # Its row only: the body is the whole ledger, which names what the policy withheld.
+    assert own.json()["receipt_id"] == receipt_id
+    assert own.json()["body"] is None and own.json()["envelope"] is None
+    auditor = make_key(role="auditor")
+    whole = client.get(f"/v1/receipts/{receipt_id}", headers=auditor.headers).json()
+    assert whole["body"]["receipt_id"] == receipt_id and whole["envelope"] is not None
+    assert whole["bundle_sha256"] == own.json()["bundle_sha256"]
     other_agent = make_key(agent_id="agent-2")
     assert client.get(f"/v1/receipts/{receipt_id}", headers=other_agent.headers).status_code == 404
     assert client.get("/v1/receipts", headers=agent.headers).status_code == 403

@@ -97,7 +97,7 @@ def test_a_refused_disclosure_leaves_a_verifiable_refusal_receipt(
     assert decision["evidence"][0]["field"] == "request.purpose"
     assert body["bundle"] == EMPTY  # it delivered nothing
     assert not {"candidates", "included", "excluded", "index", "assembler"} & set(body)
-    # The owning agent may read its own refusal, like any of its receipts.
+    # The owning agent may read its own refusal's row, like any of its receipts'.
     assert client.get(f"/v1/receipts/{refusal_id}", headers=agent.headers).status_code == 200
 
     # The same request with a purpose proceeds, and its receipt continues the chain.

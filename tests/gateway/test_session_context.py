@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
-from tests.gateway.sessions_helpers import append, context, open_session
+from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
 from tests.gateway.test_policies_api import STRICT, activate
 
 TOKENIZER = load_tokenizer()
@@ -123,7 +123,7 @@ def test_the_session_context_receipt_records_what_replay_needs(
     session_id = open_session(client, agent, budget_tokens=800)["session_id"]
     chat(client, agent, session_id, 0, 25)
     body = context(client, agent, session_id, purpose="planning").json()
-    receipt = client.get(f"/v1/receipts/{body['receipt_id']}", headers=agent.headers).json()["body"]
+    receipt = receipt_body(client, make_key, body["receipt_id"])
     assert receipt["kind"] == "session_context" and receipt["subject"]["purpose"] == "planning"
     assert receipt["bundle"]["sha256"] == body["text_sha256"]
     assert receipt["summary"]["summary_id"] == body["summary"]["summary_id"]
@@ -206,7 +206,7 @@ def test_policy_judges_turns_and_redacts_before_counting(
     assert TOKENIZER.count(body["text"]) == body["tokens_used"]
     assert body["memory"] is None  # memory_budget_tokens 0: no hydration
     assert body["policy"]["digest"] == digest
-    receipt = client.get(f"/v1/receipts/{body['receipt_id']}", headers=agent.headers).json()["body"]
+    receipt = receipt_body(client, make_key, body["receipt_id"])
     assert [w["reason"] for w in receipt["withheld"]] == ["policy_denied"]
     assert [t["seq"] for t in receipt["turns"] if not t["shown"]] == [2]
     # The history read is judged by the same policy.
@@ -300,7 +300,7 @@ def test_a_required_purpose_refuses_the_step_with_a_receipt(
     refused = context(client, agent, session_id)
     assert refused.status_code == 403 and refused.json()["code"] == "policy_refused"
     receipt_id = refused.json()["receipt_id"]
-    receipt = client.get(f"/v1/receipts/{receipt_id}", headers=agent.headers).json()["body"]
+    receipt = receipt_body(client, make_key, receipt_id)
     assert receipt["kind"] == "refusal" and receipt["disclosure"] == "session_context"
     history = client.get(f"/v1/sessions/{session_id}/turns", headers=agent.headers)
     assert history.status_code == 403  # the history read is a disclosure too

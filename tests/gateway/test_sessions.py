@@ -15,7 +15,7 @@ from gateway.runtime import start_runtime
 from gateway.settings import Settings
 from gateway.usecases.sessions import AppendAsk, NewSession, TurnIn
 from tests.conftest import Key, KeyFactory
-from tests.gateway.sessions_helpers import append, open_session
+from tests.gateway.sessions_helpers import append, open_session, receipt_body
 
 
 def fields(response: Any) -> dict[str, str]:
@@ -46,7 +46,7 @@ def test_a_session_is_created_once_per_idempotency_key(client: TestClient[Any], 
 
 
 def test_appends_number_turns_from_one_and_read_back_in_order(
-    client: TestClient[Any], agent: Key
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
 ) -> None:
     session_id = open_session(client, agent)["session_id"]
     first = append(
@@ -67,9 +67,9 @@ def test_appends_number_turns_from_one_and_read_back_in_order(
     rest = client.get(f"/v1/sessions/{session_id}/turns?after=2", headers=agent.headers).json()
     assert [t["seq"] for t in rest["turns"]] == [3] and rest["next_after"] is None
     # Reading the history is a disclosure: receipted, naming the turns it showed.
-    receipt = client.get(f"/v1/receipts/{body['receipt_id']}", headers=agent.headers).json()
-    assert receipt["body"]["kind"] == "history"
-    assert [i["seq"] for i in receipt["body"]["included"]] == [1, 2]
+    receipt = receipt_body(client, make_key, body["receipt_id"])
+    assert receipt["kind"] == "history"
+    assert [i["seq"] for i in receipt["included"]] == [1, 2]
 
 
 def test_remember_turns_writes_each_turn_as_an_episodic_memory(

@@ -79,7 +79,7 @@ def test_the_auditor_reads_pages_verifies_and_exports(
     with Client(auditor.key, served) as audit:
         detail = audit.receipt(asked[0])
         assert (detail.kind, detail.receipt_id) == ("search", asked[0])
-        assert detail.body["receipt_id"] == asked[0]
+        assert detail.body is not None and detail.body["receipt_id"] == asked[0]
         # Pages of two follow the cursor to the end, in log order, and miss nothing.
         paged = [r.receipt_id for r in audit.iter_receipts(page_size=2)]
         assert paged == asked == [r.receipt_id for r in audit.receipts(limit=100).receipts]
