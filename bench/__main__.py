@@ -40,6 +40,14 @@ BENCHMARKS = {
         "console list page at 100k receipts and a 500-candidate receipt page vs the API",
     ),
     "limits": ("bench.limits", "/v1/search with a rate-limited key vs an unlimited one"),
+    "knowledge": (
+        "bench.knowledge",
+        "knowledge updates: current vs stale values in 800-token bundles, raw or compiled",
+    ),
+    "compile": (
+        "bench.compile_speed",
+        "compile throughput with the rules extractor: full and incremental (+10 turns)",
+    ),
     "tune": (
         "bench.tune",
         "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",

@@ -26,6 +26,8 @@ BODIES = {
     ("/v1/sessions", "post"): "application/json",
     ("/v1/sessions/{session_id}/turns", "post"): "application/json",
     ("/v1/sessions/{session_id}/context", "post"): "application/json",
+    ("/v1/compile", "post"): "application/json",
+    ("/v1/conflicts/{conflict_id}/resolve", "post"): "application/json",
 }
 
 
