@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -63,10 +63,11 @@ class MemoryVersion:
     heading_tokens: int
     tokens: int
     embedding_model: str
-    sources: list[str]
-    extractor: str | None
-    valid_from: datetime | None
-    superseded_decision: str | None
+    # Compile provenance (ARCHITECTURE §12); readers that select none of it get the defaults.
+    sources: list[str] = field(default_factory=list)
+    extractor: str | None = None
+    valid_from: datetime | None = None
+    superseded_decision: str | None = None
     written_by_key: str | None = None
 
 
