@@ -46,6 +46,14 @@ BENCHMARKS = {
         "resilience: kill -9 mid-load, PostgreSQL stopped and started, receipt writes revoked",
     ),
     "rls": ("bench.tenant_wall", "row-level security's cost on /v1/context, walled vs open A/B"),
+    "knowledge": (
+        "bench.knowledge",
+        "knowledge updates: current vs stale values in 800-token bundles, raw or compiled",
+    ),
+    "compile": (
+        "bench.compile_speed",
+        "compile throughput with the rules extractor: full and incremental (+10 turns)",
+    ),
     "tune": (
         "bench.tune",
         "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",

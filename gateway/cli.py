@@ -363,6 +363,7 @@ async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
                 await asyncio.sleep(0.05)
             if server.started:
                 await _show_demo(f"http://{host}:{port}", keys.agent, keys.admin, settings)
+                await _show_plans(f"http://{host}:{port}", keys.coder)
         await serving
 
 
@@ -398,6 +399,29 @@ async def _show_demo(base: str, agent_key: str, admin_key: str, settings: Settin
         f"-H 'content-type: application/json' -d '{json.dumps(request)}'\n"
         f"  curl -s {base}/v1/receipts/{bundle.receipt_id}/verify "
         f"-H 'Authorization: Bearer {admin_key}'\n  OpenAPI: {base}/schema\n",
+        flush=True,
+    )
+
+
+async def _show_plans(base: str, coder_key: str) -> None:
+    """The two-agent demo: the planner deprecated a module (its newer plan, same claim key,
+    superseded the older one); the coder asks before acting and is handed only the current plan."""
+    from gateway.client import AsyncClient, ClientError
+    from gateway.demo import CODER_TASK, PLANS_NAMESPACE
+
+    try:
+        async with AsyncClient(coder_key, base) as coder:
+            bundle = await coder.context(
+                CODER_TASK, namespaces=[PLANS_NAMESPACE], budget_tokens=600
+            )
+    except ClientError as exc:
+        print(f"the planner/coder demo failed: {exc}", file=sys.stderr, flush=True)
+        return
+    superseded = [e for e in bundle.excluded if e.reason == "superseded"]
+    print(
+        f"The coder asks before acting: {CODER_TASK!r}\n{bundle.bundle}\n"
+        f"(the planner's deprecated plan: {len(superseded)} superseded, left out: "
+        f"{'; '.join(e.detail for e in superseded)})\n",
         flush=True,
     )
 

@@ -1,4 +1,7 @@
-"""The quickstart's demo tenant: two keys and two dozen memories of every type in two namespaces.
+"""The quickstart's demo tenant: two keys and two dozen memories of every type in two namespaces,
+and two agents sharing one namespace: a planner that deprecates a module, and a coder that asks
+for context before acting and never sees the deprecated plan as current (ARCHITECTURE §12: the
+newer plan carries the same claim key, so it supersedes the older one).
 
 Idempotent: the keys are kept in `$GATEWAY_DATA_DIR/demo-keys.json` and reused while they still
 authenticate; every memory carries an idempotency key, so a second run writes nothing new.
@@ -6,6 +9,7 @@ authenticate; every memory carries an idempotency key, so a second run writes no
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,13 +18,30 @@ from gateway.core.model import MemoryType
 from gateway.errors import UnauthenticatedError
 from gateway.memory import MemoryDraft
 from gateway.principal import Principal
+from gateway.responses.disclosures import ContextBundle
 from gateway.runtime import Runtime
 from gateway.store.database import connect, transaction
+from gateway.usecases.disclose import ContextAsk
 from gateway.usecases.keys import authenticate, issue_key
 
-__all__ = ["DEMO_TENANT", "DemoKeys", "seed_demo"]
+__all__ = ["DEMO_TENANT", "PLAN_KEY", "DemoKeys", "coder_context", "seed_demo"]
 
 DEMO_TENANT = "demo"
+PLANS_NAMESPACE = "plans"
+PLAN_KEY = "plan.billing.invoice_module"
+# The planner's two plans for one claim, in the order they were made.
+_PLANS = (
+    (
+        "Plan: build invoicing on the legacy invoice module",
+        "Build the new invoice exports on the legacy invoice module (billing/legacy_invoices).",
+    ),
+    (
+        "Plan: the legacy invoice module is deprecated; use the Atlas ledger API",
+        "The legacy invoice module (billing/legacy_invoices) is deprecated and will be removed in"
+        " January. Build invoice exports on the Atlas ledger API instead.",
+    ),
+)
+CODER_TASK = "Implement the invoice CSV export: which invoice module should the code use?"
 
 # (namespace, type, confidence, heading, content)
 _MEMORIES: tuple[tuple[str, MemoryType, float, str, str], ...] = (
@@ -201,6 +222,8 @@ class DemoKeys:
     tenant_id: str
     admin: str
     agent: str
+    planner: str  # agent "planner", the plans namespace only
+    coder: str  # agent "coder", the plans namespace only
 
 
 def _issue_keys(url: str) -> DemoKeys:
@@ -209,16 +232,39 @@ def _issue_keys(url: str) -> DemoKeys:
         agent = issue_key(
             conn, tenant_id=DEMO_TENANT, role="agent", namespaces=["*"], agent_id="demo-agent"
         )
-    return DemoKeys(DEMO_TENANT, admin.key, agent.key)
+        planner, coder = (
+            issue_key(
+                conn,
+                tenant_id=DEMO_TENANT,
+                role="agent",
+                namespaces=[PLANS_NAMESPACE],
+                agent_id=name,
+            )
+            for name in ("planner", "coder")
+        )
+    return DemoKeys(DEMO_TENANT, admin.key, agent.key, planner.key, coder.key)
 
 
-async def _still_valid(runtime: Runtime, keys: DemoKeys) -> Principal | None:
+async def _still_valid(runtime: Runtime, keys: DemoKeys) -> tuple[Principal, Principal] | None:
+    """The demo agent's and the planner's principals, when every saved key still works."""
     try:
         async with transaction(runtime.pool) as conn:
             await authenticate(conn, f"Bearer {keys.admin}")
-            return await authenticate(conn, f"Bearer {keys.agent}")
+            await authenticate(conn, f"Bearer {keys.coder}")
+            agent = await authenticate(conn, f"Bearer {keys.agent}")
+            return agent, await authenticate(conn, f"Bearer {keys.planner}")
     except UnauthenticatedError:
         return None  # saved keys of another database, or revoked: issue new ones
+
+
+def _saved(path: Path) -> DemoKeys | None:
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    try:
+        return DemoKeys(**{name: str(saved[name]) for name in DemoKeys.__dataclass_fields__})
+    except KeyError:
+        return None  # keys saved by an older demo: issue the full set
 
 
 async def seed_demo(runtime: Runtime) -> DemoKeys:
@@ -226,23 +272,16 @@ async def seed_demo(runtime: Runtime) -> DemoKeys:
     import asyncio
 
     path = Path(runtime.settings.data_dir) / "demo-keys.json"
-    keys: DemoKeys | None = None
-    if path.exists():
-        saved = json.loads(path.read_text())
-        keys = DemoKeys(saved["tenant_id"], saved["admin"], saved["agent"])
-    agent = await _still_valid(runtime, keys) if keys is not None else None
-    if keys is None or agent is None:
+    keys = _saved(path)
+    valid = await _still_valid(runtime, keys) if keys is not None else None
+    if keys is None or valid is None:
         keys = await asyncio.to_thread(_issue_keys, runtime.database_url)
-        agent = await _still_valid(runtime, keys)
-        assert agent is not None
+        valid = await _still_valid(runtime, keys)
+        assert valid is not None
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            json.dumps(
-                {"tenant_id": keys.tenant_id, "admin": keys.admin, "agent": keys.agent}, indent=2
-            )
-            + "\n"
-        )
+        path.write_text(json.dumps(dataclasses.asdict(keys), indent=2) + "\n")
         path.chmod(0o600)
+    agent, planner = valid
     drafts = [
         MemoryDraft(
             namespace=ns,
@@ -256,6 +295,30 @@ async def seed_demo(runtime: Runtime) -> DemoKeys:
         )
         for index, (ns, kind, confidence, heading, content) in enumerate(_MEMORIES)
     ]
+    plans = [
+        MemoryDraft(
+            namespace=PLANS_NAMESPACE,
+            memory_type="semantic",
+            heading=heading,
+            content=content,
+            confidence=0.9,
+            labels=("demo", "plan"),
+            source_type="demo",
+            claim_key=PLAN_KEY,
+            idempotency_key=f"demo-plan-{index}",
+        )
+        for index, (heading, content) in enumerate(_PLANS)
+    ]
     async with transaction(runtime.pool, agent.tenant_id) as conn:
         await runtime.writer.write(conn, agent, drafts)
+    # The planner deprecates the module: its second plan supersedes the first (same claim key).
+    for plan in plans:
+        async with transaction(runtime.pool, planner.tenant_id) as conn:
+            await runtime.writer.write(conn, planner, [plan])
     return keys
+
+
+async def coder_context(runtime: Runtime, keys: DemoKeys) -> ContextBundle:
+    """What the coder is handed before acting: the current plan, never the deprecated one."""
+    ask = ContextAsk(task=CODER_TASK, namespaces=(PLANS_NAMESPACE,), budget_tokens=600)
+    return await runtime.disclosures.context(f"Bearer {keys.coder}", ask)

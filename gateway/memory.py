@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +28,13 @@ class MemoryDraft:
     supersedes: str | None = None
     expires_at: datetime | None = None
     idempotency_key: str | None = None
+    # Provenance of a compiled fact (ARCHITECTURE §12): the turn / memory ids it came from, the
+    # extractor (name/version) and when it became true. Plain writes leave them empty.
+    sources: tuple[str, ...] = ()
+    extractor: str | None = None
+    valid_from: datetime | None = None
+    claim_value: str | None = None
+    claim_previous: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,12 @@ class MemoryVersion:
     heading_tokens: int
     tokens: int
     embedding_model: str
+    # Compile provenance (ARCHITECTURE §12); readers that select none of it get the defaults.
+    sources: list[str] = field(default_factory=list)
+    extractor: str | None = None
+    valid_from: datetime | None = None
+    superseded_decision: str | None = None
+    written_by_key: str | None = None
 
 
 def candidate_of(row: Mapping[str, Any]) -> Candidate:
@@ -83,4 +96,5 @@ def candidate_of(row: Mapping[str, Any]) -> Candidate:
         lexical_rank=row.get("lexical_rank"),
         lexical_score=row.get("lexical_score"),
         erased_at=row["erased_at"],
+        superseded_decision=row.get("superseded_decision"),
     )

@@ -24,9 +24,12 @@ from gateway.store.database import (
 )
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.checkpoints import Checkpointer
+from gateway.usecases.compiling import Compiler
+from gateway.usecases.conflicts import Conflicts
 from gateway.usecases.disclose import Disclosures
 from gateway.usecases.disclosure import Discloser
 from gateway.usecases.erasure import Eraser
+from gateway.usecases.extractors import build_extractors
 from gateway.usecases.group_commit import GroupCommit
 from gateway.usecases.memories import Writer
 from gateway.usecases.policy import PolicyRegistry
@@ -35,6 +38,7 @@ from gateway.usecases.replay import Replayer
 from gateway.usecases.session_context import SessionContexts
 from gateway.usecases.sessions import Sessions
 from gateway.usecases.summarizers import build_summarizer
+from gateway.usecases.supersession import Superseder
 
 __all__ = ["Runtime", "start_runtime"]
 
@@ -61,6 +65,8 @@ class Runtime:
     sessions: Sessions
     session_contexts: SessionContexts
     eraser: Eraser
+    compiler: Compiler
+    conflicts: Conflicts
 
 
 @asynccontextmanager
@@ -107,9 +113,25 @@ async def start_runtime(
             new_id=new_id,
         )
         replayer = Replayer(discloser)
-        writer = Writer(embedder=embedder, tokenizer=tokenizer, clock=clock, new_id=new_id)
+        superseder = Superseder(settings.supersede_jaccard, new_id)
+        writer = Writer(
+            embedder=embedder,
+            tokenizer=tokenizer,
+            clock=clock,
+            new_id=new_id,
+            superseder=superseder,
+        )
+        extractors = build_extractors(settings)
+        for extractor in extractors.values():
+            stack.push_async_callback(extractor.aclose)
+        compiler = Compiler(
+            pool, writer, extractors, clock, new_id, settings.compile_reclaim_seconds
+        )
         task = asyncio.create_task(checkpointer.run(), name="ctxgw-checkpointer")
         stack.push_async_callback(_cancel, task)
+        stop_worker = asyncio.Event()
+        worker = asyncio.create_task(compiler.run_worker(stop_worker), name="ctxgw-compile-worker")
+        stack.push_async_callback(_stop, stop_worker, worker)
         yield Runtime(
             settings=settings,
             database_url=url,
@@ -127,7 +149,18 @@ async def start_runtime(
             sessions=Sessions(pool, writer, discloser, tokenizer, clock, new_id),
             session_contexts=session_contexts,
             eraser=Eraser(pool, discloser.recorder, clock),
+            compiler=compiler,
+            conflicts=Conflicts(pool, superseder, clock),
         )
+
+
+async def _stop(stop: asyncio.Event, task: asyncio.Task[None], grace: float = 30.0) -> None:
+    """Ask a loop to stop and wait for it; cancel it only if it overstays `grace` seconds."""
+    stop.set()
+    try:
+        await asyncio.wait_for(asyncio.shield(task), grace)
+    except TimeoutError:
+        await _cancel(task)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:

@@ -17,6 +17,7 @@ from gateway.logs import LOG_FORMATS, LogFormat
 __all__ = [
     "ROLES",
     "EmbedderName",
+    "ExtractorName",
     "Network",
     "Role",
     "Settings",
@@ -30,6 +31,8 @@ EmbedderName = Literal["hash", "sentence-transformers", "openai"]
 _EMBEDDERS: tuple[EmbedderName, ...] = ("hash", "sentence-transformers", "openai")
 SummarizerName = Literal["extractive", "openai"]
 _SUMMARIZERS: tuple[SummarizerName, ...] = ("extractive", "openai")
+ExtractorName = Literal["rules", "openai"]
+_EXTRACTORS: tuple[ExtractorName, ...] = ("rules", "openai")
 
 T = TypeVar("T")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -70,6 +73,14 @@ class Settings:
     summarizer: SummarizerName = "extractive"
     summarizer_base_url: str | None = None  # None: GATEWAY_OPENAI_BASE_URL
     summarizer_model: str = "gpt-4o-mini"
+    # Compile (ARCHITECTURE §12): the extractors a compile may name (the first is the default),
+    # the similarity rule's Jaccard threshold, and how long a running job's heartbeat may be
+    # silent before another worker takes it over.
+    extractors: tuple[ExtractorName, ...] = ("rules",)
+    extractor_base_url: str | None = None  # None: GATEWAY_OPENAI_BASE_URL
+    extractor_model: str = "gpt-4o-mini"
+    supersede_jaccard: float = 0.6
+    compile_reclaim_seconds: float = 30.0
     budget_base_tokens: int = 4000
     budget_role_offsets: Mapping[str, int] = field(default_factory=dict)
     receipt_keyring: Path | None = None
@@ -133,6 +144,17 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         summarizer=read("SUMMARIZER", _one_of(_SUMMARIZERS), defaults.summarizer),
         summarizer_base_url=read("SUMMARIZER_BASE_URL", _http_url, None),
         summarizer_model=read("SUMMARIZER_MODEL", str, defaults.summarizer_model),
+        extractors=read("EXTRACTORS", _extractors, defaults.extractors),
+        extractor_base_url=read("EXTRACTOR_BASE_URL", _http_url, None),
+        extractor_model=read("EXTRACTOR_MODEL", str, defaults.extractor_model),
+        supersede_jaccard=read(
+            "SUPERSEDE_JACCARD", _float_between(0.05, 1.0), defaults.supersede_jaccard
+        ),
+        compile_reclaim_seconds=read(
+            "COMPILE_RECLAIM_SECONDS",
+            _float_between(1.0, 3600.0),
+            defaults.compile_reclaim_seconds,
+        ),
         budget_base_tokens=read(
             "BUDGET_BASE_TOKENS", _int_between(1, 128_000), defaults.budget_base_tokens
         ),
@@ -196,6 +218,15 @@ def _one_of(choices: tuple[T, ...]) -> Callable[[str], T]:
         raise ValueError(f"expected one of {', '.join(map(str, choices))}; got {raw!r}")
 
     return parse
+
+
+def _extractors(raw: str) -> tuple[ExtractorName, ...]:
+    """Parse `rules,openai` (the first is the default of a compile that names none)."""
+    parse = _one_of(_EXTRACTORS)
+    names = tuple(dict.fromkeys(parse(part.strip()) for part in raw.split(",") if part.strip()))
+    if not names:
+        raise ValueError("expected at least one extractor")
+    return names
 
 
 def _networks(raw: str) -> tuple[Network, ...]:

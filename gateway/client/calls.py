@@ -19,6 +19,13 @@ import msgspec
 
 from gateway.client.errors import UnexpectedResponseError, problem_error
 from gateway.client.options import NewMemory, NewTurn
+from gateway.responses.compiling import (
+    CompileAccepted,
+    CompileJob,
+    CompileResult,
+    ConflictEntry,
+    ConflictPage,
+)
 from gateway.responses.disclosures import (
     ContextBundle,
     ContextReplay,
@@ -262,6 +269,47 @@ def history(
     path = f"/v1/sessions/{_segment(session_id)}/turns"
     params = _query({"after": after, "limit": limit, "purpose": purpose})
     return Call("GET", path, _struct(HistoryPage), resendable=False, params=params)
+
+
+def _compile_scope(session_id: str | None, namespace: str | None) -> dict[str, Any]:
+    if (session_id is None) == (namespace is None):
+        raise ValueError("compile exactly one scope: session_id or namespace")
+    return {"session_id": session_id, "namespace": namespace}
+
+
+# A compile may be resent: compiling the same episodes again writes nothing new.
+def compile_now(
+    session_id: str | None, namespace: str | None, extractor: str | None
+) -> Call[CompileResult]:
+    body = _json({**_compile_scope(session_id, namespace), "extractor": extractor})
+    return Call("POST", "/v1/compile", _struct(CompileResult), resendable=True, body=body)
+
+
+def compile_later(
+    session_id: str | None, namespace: str | None, extractor: str | None
+) -> Call[CompileAccepted]:
+    scope = _compile_scope(session_id, namespace)
+    body = _json({**scope, "extractor": extractor, "async": True})
+    return Call("POST", "/v1/compile", _struct(CompileAccepted), resendable=True, body=body)
+
+
+def compile_job(job_id: str) -> Call[CompileJob]:
+    path = f"/v1/compile/{_segment(job_id)}"
+    return Call("GET", path, _struct(CompileJob), resendable=True)
+
+
+def conflicts(
+    namespace: str | None, status: Literal["open", "all"], after: str | None, limit: int | None
+) -> Call[ConflictPage]:
+    params = _query({"namespace": namespace, "status": status, "after": after, "limit": limit})
+    return Call("GET", "/v1/conflicts", _struct(ConflictPage), resendable=True, params=params)
+
+
+def resolve_conflict(conflict_id: str, winner: str, reason: str) -> Call[ConflictEntry]:
+    # Not resendable: a second resolution of a resolved conflict is 409.
+    path = f"/v1/conflicts/{_segment(conflict_id)}/resolve"
+    body = _json({"winner": winner, "reason": reason})
+    return Call("POST", path, _struct(ConflictEntry), resendable=False, body=body)
 
 
 _PROBLEM = msgspec.json.Decoder(Problem)

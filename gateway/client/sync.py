@@ -27,6 +27,13 @@ from gateway.client.options import (
     WhatIfOptions,
 )
 from gateway.client.retrying import DEFAULT_RETRIES, Retries, wait_after_error, wait_after_status
+from gateway.responses.compiling import (
+    CompileAccepted,
+    CompileJob,
+    CompileResult,
+    ConflictEntry,
+    ConflictPage,
+)
 from gateway.responses.disclosures import (
     ContextBundle,
     ContextReplay,
@@ -179,6 +186,42 @@ class Client:
 
     def fetch(self, ids: Sequence[str], *, purpose: str | None = None) -> FetchedMemories:
         return self._exchange(calls.fetch(ids, purpose))
+
+    def compile(
+        self,
+        *,
+        session_id: str | None = None,
+        namespace: str | None = None,
+        extractor: str | None = None,
+    ) -> CompileResult:
+        """Compile one scope now (a session's turns or a namespace's episodes) and wait."""
+        return self._exchange(calls.compile_now(session_id, namespace, extractor))
+
+    def compile_later(
+        self,
+        *,
+        session_id: str | None = None,
+        namespace: str | None = None,
+        extractor: str | None = None,
+    ) -> CompileAccepted:
+        """Queue a compile for the gateway's workers; poll it with `compile_job`."""
+        return self._exchange(calls.compile_later(session_id, namespace, extractor))
+
+    def compile_job(self, job_id: str) -> CompileJob:
+        return self._exchange(calls.compile_job(job_id))
+
+    def conflicts(
+        self,
+        *,
+        namespace: str | None = None,
+        status: Literal["open", "all"] = "open",
+        after: str | None = None,
+        limit: int | None = None,
+    ) -> ConflictPage:
+        return self._exchange(calls.conflicts(namespace, status, after, limit))
+
+    def resolve_conflict(self, conflict_id: str, winner: str, reason: str) -> ConflictEntry:
+        return self._exchange(calls.resolve_conflict(conflict_id, winner, reason))
 
     def receipt(self, receipt_id: str) -> ReceiptDetail:
         return self._exchange(calls.receipt(receipt_id))

@@ -35,11 +35,10 @@ def dead_reason(candidate: Candidate, now: datetime) -> Exclusion | None:
     deleted_at = candidate.deleted_at
     if deleted_at is not None and deleted_at <= now:
         if candidate.superseded_by is not None:
-            return Exclusion(
-                candidate.memory_id,
-                "superseded",
-                f"superseded by {candidate.superseded_by} at {rfc3339(deleted_at)}",
-            )
+            detail = f"superseded by {candidate.superseded_by} at {rfc3339(deleted_at)}"
+            if candidate.superseded_decision is not None:
+                detail += f" (decision {candidate.superseded_decision})"
+            return Exclusion(candidate.memory_id, "superseded", detail)
         return Exclusion(candidate.memory_id, "deleted", f"deleted at {rfc3339(deleted_at)}")
     expires_at = candidate.expires_at
     if expires_at is not None and expires_at <= now:

@@ -81,6 +81,8 @@ class Candidate:
     erased_at: datetime | None = None
     lexical_rank: int | None = None
     lexical_score: float | None = None
+    # The supersession decision that retired it (ARCHITECTURE §12), named by its exclusion.
+    superseded_decision: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

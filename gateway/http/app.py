@@ -17,6 +17,7 @@ from litestar.openapi import OpenAPIConfig
 from gateway import __version__
 from gateway.errors import FieldError, InvalidRequestError, UnauthenticatedError
 from gateway.http.auth import RuntimeDep
+from gateway.http.compiling import ROUTES as COMPILE_ROUTES
 from gateway.http.console import CONSOLE
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
@@ -120,6 +121,7 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
             *POLICY_ROUTES,
             *SESSION_ROUTES,
             CONSOLE,
+            *COMPILE_ROUTES,
             metrics_route,
             *([mcp.mcp_route] if mcp is not None else []),
         ],

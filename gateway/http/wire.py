@@ -19,6 +19,8 @@ __all__ = [
 Namespace = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 MemoryIdText = Annotated[str, Meta(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]
 ShortText = Annotated[str, Meta(max_length=512)]
+# A single-valued fact's name (ARCHITECTURE §12): `user.employer`, `account.plan`.
+ClaimKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_.]{0,63}$")]
 Label = Annotated[str, Meta(min_length=1, max_length=64)]
 MemoryTypeText = Literal["semantic", "episodic", "procedural", "working"]
 
@@ -32,7 +34,7 @@ class MemoryIn(msgspec.Struct, forbid_unknown_fields=True):
     labels: Annotated[list[Label], Meta(max_length=32)] = []
     source_type: ShortText | None = None
     source_ref: ShortText | None = None
-    claim_key: ShortText | None = None
+    claim_key: ClaimKey | None = None
     supersedes: MemoryIdText | None = None
     expires_at: Annotated[datetime, Meta(tz=True)] | None = None
     idempotency_key: Annotated[str, Meta(min_length=1, max_length=128)] | None = None
@@ -165,3 +167,26 @@ class HistoryQuery(msgspec.Struct, forbid_unknown_fields=True):
     after: Annotated[int, Meta(ge=0)] = 0
     limit: Annotated[int, Meta(ge=1, le=1000)] = 100
     purpose: ShortText | None = None
+
+
+class CompileIn(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /v1/compile: one scope, a session or a namespace; `async` to poll for the result."""
+
+    session_id: MemoryIdText | None = None
+    namespace: Namespace | None = None
+    run_async: bool = msgspec.field(default=False, name="async")
+    extractor: Annotated[str, Meta(min_length=1, max_length=64)] | None = None
+
+
+class ResolveIn(msgspec.Struct, forbid_unknown_fields=True):
+    """POST /v1/conflicts/{id}/resolve: which side holds, and why."""
+
+    winner: MemoryIdText
+    reason: Annotated[str, Meta(min_length=1, max_length=512)]
+
+
+class ConflictsQuery(msgspec.Struct, forbid_unknown_fields=True):
+    namespace: Namespace | None = None
+    status: Literal["open", "all"] = "open"
+    after: Annotated[str, Meta(max_length=26)] = ""
+    limit: Annotated[int, Meta(ge=1, le=200)] = 50

@@ -178,6 +178,20 @@ class SearchResults(msgspec.Struct, frozen=True):
     receipt_id: str
 
 
+class Supersession(msgspec.Struct, frozen=True):
+    """The decision that retired a version (ARCHITECTURE §12): by which rule, for which claim,
+    with the score and threshold of the similarity rule (decimal strings), in which job."""
+
+    decision_id: str
+    rule: str
+    newer: str
+    claim_key: str | None
+    score: str | None
+    threshold: str | None
+    job_id: str | None
+    decided_at: Timestamp
+
+
 class TimelineEntry(msgspec.Struct, frozen=True):
     """A version's history, metadata only."""
 
@@ -190,6 +204,10 @@ class TimelineEntry(msgspec.Struct, frozen=True):
     deleted_at: Timestamp | None
     deleted_reason: str | None
     expires_at: Timestamp | None
+    valid_from: Timestamp | None = None
+    extractor: str | None = None
+    sources: list[str] = []
+    supersession: Supersession | None = None
 
 
 class Timeline(msgspec.Struct, frozen=True):

@@ -48,13 +48,14 @@ INSERT INTO memories (
     tenant_id, memory_id, namespace, memory_type, heading, content, confidence, labels,
     source_type, source_ref, claim_key, supersedes, agent_id, written_by_key, idempotency_key,
     request_sha256, created_at, expires_at, content_sha256, heading_tokens, tokens, embedding,
-    embedding_model, embedding_dim)
+    embedding_model, embedding_dim, sources, extractor, valid_from, claim_value, claim_previous)
 VALUES (
     %(tenant_id)s, %(memory_id)s, %(namespace)s, %(memory_type)s, %(heading)s, %(content)s,
     %(confidence)s, %(labels)s, %(source_type)s, %(source_ref)s, %(claim_key)s, %(supersedes)s,
     %(agent_id)s, %(written_by_key)s, %(idempotency_key)s, %(request_sha256)s, %(created_at)s,
     %(expires_at)s, %(content_sha256)s, %(heading_tokens)s, %(tokens)s, %(embedding)s::vector,
-    %(embedding_model)s, %(embedding_dim)s)
+    %(embedding_model)s, %(embedding_dim)s, %(sources)s, %(extractor)s, %(valid_from)s,
+    %(claim_value)s, %(claim_previous)s)
 ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
 RETURNING memory_id
 """
@@ -87,6 +88,11 @@ def _insert_params(version: NewVersion) -> dict[str, object]:
         "embedding": "[" + ",".join(repr(x) for x in version.embedding) + "]",
         "embedding_model": version.embedding_model,
         "embedding_dim": version.embedding_dim,
+        "sources": list(draft.sources),
+        "extractor": draft.extractor,
+        "valid_from": draft.valid_from,
+        "claim_value": draft.claim_value,
+        "claim_previous": draft.claim_previous,
     }
 
 
@@ -166,7 +172,8 @@ async def lock_for_retire(conn: Conn, tenant_id: str, memory_id: str) -> RetireS
 
 _RETIRE = """
 UPDATE memories
-   SET deleted_at = %(at)s, deleted_reason = %(reason)s, superseded_by = %(superseded_by)s
+   SET deleted_at = %(at)s, deleted_reason = %(reason)s, superseded_by = %(superseded_by)s,
+       superseded_decision = %(decision)s
  WHERE tenant_id = %(tenant_id)s AND memory_id = %(memory_id)s AND deleted_at IS NULL
 """
 
@@ -179,8 +186,10 @@ async def retire(
     at: datetime,
     reason: str,
     superseded_by: str | None = None,
-) -> None:
-    await conn.execute(
+    decision: str | None = None,
+) -> bool:
+    """Retire one live version; False when it was already retired (nothing changed)."""
+    cur = await conn.execute(
         _RETIRE,
         {
             "tenant_id": tenant_id,
@@ -188,15 +197,17 @@ async def retire(
             "at": at,
             "reason": reason,
             "superseded_by": superseded_by,
+            "decision": decision,
         },
     )
+    return cur.rowcount == 1
 
 
 _FETCH = """
 SELECT memory_id, namespace, memory_type, heading, content, confidence::float8 AS confidence,
        labels, source_type, source_ref, claim_key, supersedes, superseded_by, agent_id, created_at,
        expires_at, deleted_at, deleted_reason, erased_at, content_sha256, heading_tokens, tokens,
-       embedding_model
+       embedding_model, sources, extractor, valid_from, superseded_decision, written_by_key
   FROM memories
  WHERE tenant_id = %(tenant_id)s AND memory_id = ANY(%(ids)s)
  ORDER BY memory_id

@@ -8,18 +8,15 @@ summary) whose detail is in our words; the server's own words are logged, never 
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Protocol
 
 import httpx
 
 from gateway.errors import UnavailableError
+from gateway.summarizing.chat import ChatCompletions
 
 __all__ = ["INSTRUCTIONS", "OpenAIChatSummarizer", "SummarizerError"]
-
-_log = logging.getLogger(__name__)
-_LOGGED_BODY_CHARS = 300
 
 INSTRUCTIONS = (
     "You maintain the running summary of a conversation between a user and an assistant. "
@@ -58,65 +55,28 @@ class OpenAIChatSummarizer:
         timeout_seconds: float = 30.0,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.AsyncClient(
-            base_url=base_url, headers=headers, timeout=timeout_seconds, transport=transport
+        self._chat = ChatCompletions(
+            base_url,
+            model,
+            api_key,
+            what="summarizer",
+            error=SummarizerError,
+            timeout_seconds=timeout_seconds,
+            transport=transport,
         )
-        self._model = model
 
     @property
     def version(self) -> str:
         """The model is what makes the text: it is the version stored with each summary."""
-        return self._model
+        return self._chat.model
 
     async def fold(self, previous: str | None, turns: Sequence[FoldedTurn], share: int) -> str:
         lines = "\n".join(f"t{t.seq} {t.role}: {t.text}" for t in turns)
         prompt = f"Summary so far:\n{previous or '(none)'}\n\nNew turns:\n{lines or '(none)'}"
-        body = {
-            "model": self._model,
-            "temperature": 0,
-            "max_tokens": max(1, share),
-            "messages": [
-                {"role": "system", "content": INSTRUCTIONS.format(share=share)},
-                {"role": "user", "content": prompt},
-            ],
-        }
-        url = f"{self._client.base_url}chat/completions"
-        try:
-            response = await self._client.post("/chat/completions", json=body)
-        except httpx.TimeoutException as exc:
-            _log.warning("summarizer %s timed out: %r", url, exc)
-            raise SummarizerError("the summarizer did not answer in time") from exc
-        except httpx.HTTPError as exc:
-            _log.warning("summarizer %s unreachable: %r", url, exc)
-            raise SummarizerError("the summarizer could not be reached") from exc
-        if response.is_error:
-            _log.warning(
-                "summarizer %s answered HTTP %d: %r",
-                url,
-                response.status_code,
-                response.text[:_LOGGED_BODY_CHARS],
-            )
-            raise SummarizerError(f"the summarizer answered HTTP {response.status_code}")
-        try:
-            text = _completion_text(response.json())
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            _log.warning(
-                "summarizer %s answered no completion (%r): %r",
-                url,
-                exc,
-                response.text[:_LOGGED_BODY_CHARS],
-            )
-            raise SummarizerError("the summarizer's answer is not a chat completion") from exc
+        text = await self._chat.complete(
+            INSTRUCTIONS.format(share=share), prompt, max_tokens=max(1, share)
+        )
         return text.strip()
 
     async def aclose(self) -> None:
-        await self._client.aclose()
-
-
-def _completion_text(answer: object) -> str:
-    """The first choice's text; raises KeyError, IndexError or TypeError on anything else."""
-    text = answer["choices"][0]["message"]["content"]  # type: ignore[index]
-    if not isinstance(text, str):
-        raise TypeError("the completion's content is not a string")
-    return text
+        await self._chat.aclose()

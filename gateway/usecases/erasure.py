@@ -47,8 +47,8 @@ class Eraser:
                 conn, principal.tenant_id, memory_id, reason, at
             ):
                 raise ConflictError(f"memory {memory_id} is already erased", code="already_erased")
-            # Compiled facts (ARCHITECTURE §12) derived from the memory go with it, inside
-            # erase_memory() (migration 0010), once the compile tables exist.
+            # Compiled facts derived from the memory (their sources name it) go with it, inside
+            # erase_memory() (migration 0013), each with its own row in `erasures`.
             erased = _Erased(memories=[memory_id])
             receipt_id = await self._record(
                 conn, principal, at, {"memory_id": memory_id}, reason, erased

@@ -16,12 +16,14 @@ from typing import Any, TypeVar
 import msgspec
 import rfc8785
 
+from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, Exclusion, MemoryId, MemoryType
 from gateway.core.render import one_line
 from gateway.memory import MemoryVersion
 from gateway.principal import Principal
 from gateway.responses.disclosures import FetchedMemories, SearchResults, Timeline
 from gateway.responses.sessions import HistoryPage
+from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.disclosure import Admitted, Discloser
@@ -169,6 +171,19 @@ async def search(
     )
 
 
+def _decision(row: supersession_store.DecisionRow) -> dict[str, Any]:
+    return {
+        "decision_id": row.decision_id,
+        "rule": row.rule,
+        "newer": row.newer,
+        "claim_key": row.claim_key,
+        "score": None if row.score is None else f"{row.score:.3f}",
+        "threshold": None if row.threshold is None else f"{row.threshold:.3f}",
+        "job_id": row.job_id,
+        "decided_at": rfc3339(row.decided_at),
+    }
+
+
 async def timeline(
     discloser: Discloser,
     conn: Connection,
@@ -186,7 +201,16 @@ async def timeline(
     shown = [found.entries[m] for m in parts.shown]
     # Metadata only: no text of any memory is shown, so none is redacted or recorded.
     evaluation = shown_evaluation(judgement, (), ())
-    entries = [timeline_entry(v) for v in shown]
+    retired_by = {
+        d.older: d
+        for d in await supersession_store.decisions_about(
+            conn, principal.tenant_id, [v.memory_id for v in shown if v.superseded_decision]
+        )
+    }
+    entries = [
+        timeline_entry(v, _decision(retired_by[v.memory_id]) if v.memory_id in retired_by else None)
+        for v in shown
+    ]
     excluded = sorted(parts.excluded, key=lambda e: e.memory_id)
     return await disclose_list(
         discloser,

@@ -6,10 +6,11 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from gateway.clock import Clock, IdFactory
+from gateway.core.supersession import Claimant, Decision
 from gateway.core.tokens import Tokenizer
 from gateway.embedding import Embedder
 from gateway.errors import ConflictError, ForbiddenError, NotFoundError
@@ -17,9 +18,11 @@ from gateway.memory import MemoryDraft, MemoryVersion
 from gateway.principal import Principal
 from gateway.responses.memories import BatchItem, BatchWrite, Deleted, Written
 from gateway.store import memories as store
+from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection as Conn
 from gateway.store.database import Pool
 from gateway.usecases.receipting import rfc3339
+from gateway.usecases.supersession import Settled, Superseder
 from gateway.usecases.work import unit_of_work
 
 __all__ = [
@@ -42,6 +45,12 @@ def _request_sha256(draft: MemoryDraft) -> str:
     # What an idempotent retry must repeat exactly; a reused key with other content is a conflict.
     payload = asdict(draft)
     payload["expires_at"] = draft.expires_at.isoformat() if draft.expires_at else None
+    # Provenance enters the hash only when present, so plain writes hash as they always did.
+    for name in ("sources", "extractor", "valid_from", "claim_value", "claim_previous"):
+        if not payload[name]:
+            del payload[name]
+    if draft.valid_from is not None:
+        payload["valid_from"] = draft.valid_from.isoformat()
     encoded = json.dumps(payload, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(encoded.encode("utf-8")).hexdigest()
 
@@ -52,6 +61,7 @@ class WriteOutcome:
     created: bool  # False when an idempotent retry returned the earlier write
     supersedes: str | None
     created_at: datetime | None = None
+    settled: Settled = field(default_factory=Settled)  # what it superseded by claim or likeness
 
 
 def _retried(
@@ -67,6 +77,12 @@ def _retried(
     return WriteOutcome(earlier.memory_id, False, draft.supersedes)
 
 
+def _settles(draft: MemoryDraft) -> bool:
+    """Whether a draft competes with live facts (ARCHITECTURE §12): a claim key, or a compiled
+    fact (similarity, or a change naming the value it replaced)."""
+    return draft.claim_key is not None or draft.extractor is not None or bool(draft.claim_previous)
+
+
 @dataclass(frozen=True, slots=True)
 class Writer:
     """Everything a write needs besides the connection; built once per process."""
@@ -75,6 +91,8 @@ class Writer:
     tokenizer: Tokenizer
     clock: Clock
     new_id: IdFactory
+    superseder: Superseder
+    job_id: str | None = None  # the compile job writing, named by the decisions it brings about
 
     async def write(
         self, conn: Conn, principal: Principal, drafts: Sequence[MemoryDraft]
@@ -94,6 +112,8 @@ class Writer:
             principal.require_namespace(draft.namespace, field)
         texts = [memory_text(d.heading, d.content) for d in drafts]
         measured = await asyncio.to_thread(self._measure, drafts, texts)
+        claiming = [d.namespace for d in drafts if _settles(d)]
+        await supersession_store.lock_namespaces(conn, principal.tenant_id, claiming)
         keys = [d.idempotency_key for d in drafts if d.idempotency_key is not None]
         earlier = await store.find_idempotent_writes(conn, principal.tenant_id, keys)
         results: list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError] = []
@@ -123,7 +143,7 @@ class Writer:
                 earlier[draft.idempotency_key] = store.IdempotentWrite(
                     version.memory_id, request_sha256
                 )
-            if draft.supersedes is None:
+            if draft.supersedes is None and not _settles(draft):
                 results.append(WriteOutcome(version.memory_id, True, None, now))
                 run.append(version)
                 continue
@@ -177,9 +197,11 @@ class Writer:
     async def _supersede(
         self, conn: Conn, principal: Principal, version: store.NewVersion
     ) -> WriteOutcome:
+        """A version that supersedes one (`supersedes`) or competes for a claim (a claim key, a
+        compiled fact): inserted alone, then every supersession decision it brings about."""
         draft = version.draft
-        assert draft.supersedes is not None
-        await self._check_supersedable(conn, principal, draft)
+        if draft.supersedes is not None:
+            await self._check_supersedable(conn, principal, draft)
         if await store.insert_versions(conn, [version]):  # skipped: its key was taken
             # A concurrent request with the same idempotency key won the race; answer as it did.
             assert draft.idempotency_key is not None
@@ -192,15 +214,35 @@ class Writer:
             if isinstance(outcome, ConflictError):
                 raise outcome
             return outcome
-        await store.retire(
-            conn,
-            principal.tenant_id,
-            draft.supersedes,
-            at=version.created_at,
-            reason="superseded",
-            superseded_by=version.memory_id,
-        )
-        return WriteOutcome(version.memory_id, True, draft.supersedes, version.created_at)
+        now = version.created_at
+        if draft.supersedes is not None:
+            explicit = Decision(draft.supersedes, version.memory_id, "explicit", draft.claim_key)
+            await self.superseder.record(
+                conn, principal.tenant_id, draft.namespace, explicit, now, self.job_id
+            )
+        settled = Settled()
+        if _settles(draft):
+            new = Claimant(
+                memory_id=version.memory_id,
+                memory_type=draft.memory_type,
+                text=memory_text(draft.heading, draft.content),
+                claim_key=draft.claim_key,
+                valid_from=draft.valid_from,
+                created_at=now,
+                content_sha256=version.content_sha256,
+                value=draft.claim_value,
+                previous=draft.claim_previous,
+            )
+            settled = await self.superseder.settle(
+                conn,
+                principal.tenant_id,
+                draft.namespace,
+                new,
+                compiled=draft.extractor is not None,
+                at=now,
+                job_id=self.job_id,
+            )
+        return WriteOutcome(version.memory_id, True, draft.supersedes, now, settled)
 
     async def _check_supersedable(
         self, conn: Conn, principal: Principal, draft: MemoryDraft

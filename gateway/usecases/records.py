@@ -98,7 +98,8 @@ def context_payload(assembly: Assembly) -> dict[str, Any]:
     }
 
 
-def timeline_entry(v: MemoryVersion) -> dict[str, Any]:
+def timeline_entry(v: MemoryVersion, decision: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A version's history; `decision`: the supersession that retired it (rule, score, …)."""
     return {
         "memory_id": v.memory_id,
         "namespace": v.namespace,
@@ -109,6 +110,10 @@ def timeline_entry(v: MemoryVersion) -> dict[str, Any]:
         "deleted_at": rfc3339(v.deleted_at) if v.deleted_at else None,
         "deleted_reason": v.deleted_reason,
         "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
+        "valid_from": rfc3339(v.valid_from) if v.valid_from else None,
+        "extractor": v.extractor,
+        "sources": list(v.sources),
+        "supersession": decision,
     }
 
 

@@ -1,5 +1,6 @@
 """A small stand-in for an OpenAI-compatible `/v1/chat/completions` server on 127.0.0.1 and an
-ephemeral port: it answers with a summary naming how many turns it was given, or fails."""
+ephemeral port: it answers with a summary naming how many turns it was given (or a set reply,
+such as an extractor's JSON), or fails."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ UPSTREAM_WORDS = "model shard 4 overloaded"
 class ChatServer:
     def __init__(self) -> None:
         self.mode: Mode = "ok"
+        self.reply: str | None = None  # when set, the completion's text (the extractor's JSON)
         self.requests: list[dict[str, Any]] = []
         server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         server.daemon_threads = True
@@ -44,6 +46,9 @@ class ChatServer:
                     self._send(503, {"error": UPSTREAM_WORDS})
                 elif stand_in.mode == "not_completion":
                     self._send(200, {"choices": [], "note": UPSTREAM_WORDS})
+                elif stand_in.reply is not None:
+                    message = {"role": "assistant", "content": stand_in.reply}
+                    self._send(200, {"choices": [{"message": message}]})
                 else:
                     prompt = body["messages"][-1]["content"]
                     turns = sum(line.startswith("t") for line in prompt.splitlines())

@@ -104,7 +104,7 @@ def test_serve_demo_works_and_keys_can_be_made_beside_it(
 ) -> None:
     data_dir, base, _ = server
     demo = json.loads((data_dir / "demo-keys.json").read_text())
-    assert set(demo) == {"tenant_id", "admin", "agent"}
+    assert set(demo) == {"tenant_id", "admin", "agent", "planner", "coder"}
     agent = {"Authorization": f"Bearer {demo['agent']}"}
     written = httpx.post(
         f"{base}/v1/memories",
@@ -146,7 +146,7 @@ def test_serve_demo_twice_reuses_data_and_keys(data_dir: Path) -> None:
         process.communicate(timeout=30)
     assert keys[0] == keys[1]
     listed = json.loads(run(data_dir, "keys", "list", "--json").stdout)
-    assert len(listed) == 2
+    assert len(listed) == 4  # admin, agent, and the planner and coder of the two-agent demo
 
 
 def test_sweep_prints_the_curve_and_draws_it(

@@ -17,6 +17,7 @@ from litestar.testing import TestClient
 from gateway.settings import Settings
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, context, open_session
+from tests.gateway.test_compile import plan_session
 from tests.gateway.test_memories_write import write
 
 # A word no other text holds, so any answer that still carries it leaks the erased text.
@@ -190,3 +191,35 @@ def test_the_guards_admit_an_erasure_and_nothing_else(
         conn.execute("SELECT enter_tenant(%s)", (agent.tenant_id,))
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("UPDATE session_turns SET content = 'changed'")
+
+
+@pytest.mark.parametrize("remember_turns", [True, False])
+def test_an_erased_turn_takes_the_facts_compiled_from_it(
+    client: TestClient[Any], agent: Key, admin: Key, database_url: str, remember_turns: bool
+) -> None:
+    session_id = plan_session(client, agent, remember_turns=remember_turns)
+    compiled = client.post("/v1/compile", json={"session_id": session_id}, headers=agent.headers)
+    assert compiled.status_code == 200 and compiled.json()["created"] == 2, compiled.text
+    with psycopg.connect(database_url) as conn:
+        facts = conn.execute(
+            "SELECT memory_id FROM memories WHERE extractor IS NOT NULL AND content LIKE '%Premium%'"
+        ).fetchall()
+    assert len(facts) == 1
+    # Turn 4 stated the Premium plan; the fact compiled from it goes with it.
+    erased = client.post(f"/v1/sessions/{session_id}/turns/4/erase", json={"reason": "subject request"}, headers=admin.headers)  # fmt: skip
+    assert erased.status_code == 200, erased.text
+    asked = client.post(
+        "/v1/context",
+        json={"task": "Which Tallyworks plan are we on?", "budget_tokens": 800},
+        headers=agent.headers,
+    )
+    assert asked.status_code == 200 and "Premium" not in asked.text
+    with psycopg.connect(database_url) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM memories WHERE content LIKE '%Premium%'"
+            " OR heading LIKE '%Premium%' OR claim_value LIKE '%Premium%'"
+        ).fetchone()
+        recorded = conn.execute(
+            "SELECT count(*) FROM erasures WHERE memory_id = %s", (facts[0][0],)
+        ).fetchone()
+    assert left == (0,) and recorded == (1,)

@@ -28,6 +28,8 @@ BODIES = {
     ("/v1/sessions/{session_id}/context", "post"): "application/json",
     ("/v1/memories/{memory_id}/erase", "post"): "application/json",
     ("/v1/sessions/{session_id}/turns/{seq}/erase", "post"): "application/json",
+    ("/v1/compile", "post"): "application/json",
+    ("/v1/conflicts/{conflict_id}/resolve", "post"): "application/json",
 }
 
 

@@ -22,7 +22,8 @@ EXPECTED_MEMORY_COLUMNS = {
     "labels", "source_type", "source_ref", "claim_key", "supersedes", "superseded_by", "agent_id",
     "written_by_key", "idempotency_key", "request_sha256", "created_at", "expires_at", "deleted_at",
     "deleted_reason", "erased_at", "content_sha256", "heading_tokens", "tokens", "embedding",
-    "embedding_model", "embedding_dim", "tsv",
+    "embedding_model", "embedding_dim", "tsv", "sources", "extractor", "valid_from",
+    "claim_value", "claim_previous", "superseded_decision",
 }  # fmt: skip
 
 

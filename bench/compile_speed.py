@@ -1,0 +1,127 @@
+"""Compile throughput with the `rules` extractor, through the real app over real HTTP.
+
+Real conversation text: the LongMemEval_S turns (``../shared/bench``), oldest question first,
+appended to one session in one namespace (batches of 100, a second apart, remembered as episodic
+memories). Then:
+
+1. *full*: one synchronous ``POST /v1/compile`` of the session: turns per second (wall clock of
+   the request, which extracts, embeds, writes every fact and applies supersession);
+2. *incremental*: 10 new turns appended, compiled again (the watermark makes it read only them):
+   the request's latency, median of ``--repeat`` rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx
+
+from bench.harness import (
+    embedded_postgres,
+    machine,
+    markdown_table,
+    new_database,
+    serve,
+    write_result,
+)
+from bench.longmemeval import load_questions
+
+__all__ = ["main"]
+
+NAMESPACE = "compile-speed"
+
+
+def _turns(count: int) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for question in load_questions():
+        for turn in question.turns:
+            turns.append(
+                {
+                    "role": turn.role if turn.role in ("user", "assistant") else "user",
+                    "content": turn.text[:4000] if turn.text.strip() else "(empty turn)",
+                }
+            )
+    # Each turn its own instant, a second apart in the data set's order (a session's turns
+    # share the data set's session date, so the dates themselves cannot order them).
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    for index, row in enumerate(turns):
+        row["occurred_at"] = (start + timedelta(seconds=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if len(turns) < count:
+        raise SystemExit(f"only {len(turns)} turns in the data set, asked for {count}")
+    return turns[:count]  # occurred_at: the time of the append
+
+
+def _append(http: httpx.Client, session_id: str, turns: list[dict[str, Any]]) -> None:
+    for start in range(0, len(turns), 100):
+        body = {"turns": turns[start : start + 100]}
+        response = http.post(f"/v1/sessions/{session_id}/turns", json=body)
+        if response.status_code != 200:
+            raise RuntimeError(f"append: {response.status_code} {response.text[:300]}")
+
+
+def _compile(http: httpx.Client, session_id: str) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    response = http.post("/v1/compile", json={"session_id": session_id})
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200 or response.json()["status"] != "completed":
+        raise RuntimeError(f"compile: {response.status_code} {response.text[:300]}")
+    result: dict[str, Any] = response.json()
+    return elapsed, result
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench compile", description=__doc__)
+    parser.add_argument("--turns", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args(argv)
+    turns = _turns(args.turns + 10 * args.repeat)
+    with embedded_postgres() as server:
+        database = new_database(server, "bench_compile")
+        with (
+            serve(database) as app,
+            httpx.Client(base_url=app.base_url, headers=app.headers, timeout=3600) as http,
+        ):
+            created = http.post("/v1/sessions", json={"namespace": NAMESPACE, "task": "chat"})
+            session_id = created.json()["session_id"]
+            started = time.perf_counter()
+            _append(http, session_id, turns[: args.turns])
+            append_seconds = time.perf_counter() - started
+            full_seconds, full = _compile(http, session_id)
+            rounds: list[float] = []
+            for round_ in range(args.repeat):
+                start = args.turns + 10 * round_
+                _append(http, session_id, turns[start : start + 10])
+                seconds, _ = _compile(http, session_id)
+                rounds.append(seconds)
+        info = machine(server)
+    rows = [
+        ["full", args.turns, f"{full_seconds:.2f} s", f"{args.turns / full_seconds:.0f}"],
+        [
+            "incremental (+10)",
+            10,
+            f"{1000 * statistics.median(rounds):.0f} ms (median of {args.repeat})",
+            f"{10 / statistics.median(rounds):.0f}",
+        ],
+    ]
+    print(markdown_table(["compile", "turns", "time", "turns/s"], rows))
+    print(
+        f"facts created {full['created']}, superseded {full['superseded']}, "
+        f"conflicts {full['conflicts']}; appending {args.turns} turns took {append_seconds:.1f} s"
+    )
+    path = write_result(
+        "compile",
+        {
+            "machine": info,
+            "turns": args.turns,
+            "full_seconds": full_seconds,
+            "full": full,
+            "incremental_seconds": rounds,
+            "append_seconds": append_seconds,
+        },
+    )
+    print(f"written {path}")
+    return 0

@@ -1,0 +1,112 @@
+"""Compile and conflict endpoints (ARCHITECTURE §12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, get, post
+from litestar.params import FromPath
+
+from gateway.errors import FieldError, InvalidRequestError
+from gateway.http.auth import RuntimeDep
+from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
+from gateway.http.validation import decode_json, decode_struct
+from gateway.http.wire import CompileIn, ConflictsQuery, ResolveIn
+from gateway.responses.compiling import (
+    CompileAccepted,
+    CompileJob,
+    CompileResult,
+    ConflictEntry,
+    ConflictPage,
+)
+from gateway.usecases.compiling import CompileAsk
+
+__all__ = ["ROUTES"]
+
+
+@post(
+    "/v1/compile",
+    status_code=200,
+    summary="Compile a session's turns or a namespace's episodes into typed facts",
+    operation_class=json_body(CompileIn),
+)
+async def compile_scope(
+    request: Request[Any, Any, Any], runtime: RuntimeDep
+) -> Response[CompileResult | CompileAccepted]:
+    body = decode_struct(decode_json(await request.body()), CompileIn)
+    if (body.session_id is None) == (body.namespace is None):
+        raise InvalidRequestError(
+            "name exactly one scope: session_id or namespace",
+            tuple(
+                FieldError(name, "give exactly one of session_id and namespace")
+                for name in ("session_id", "namespace")
+            ),
+        )
+    ask = CompileAsk(body.session_id, body.namespace, body.run_async, body.extractor)
+    job = await runtime.compiler.start(request.headers.get("authorization"), ask)
+    if body.run_async:
+        return Response(CompileAccepted(job.job_id, job.status), status_code=202)
+    counts = job.counts
+    result = CompileResult(
+        job.job_id,
+        job.status,
+        counts.created,
+        counts.superseded,
+        counts.conflicts,
+        counts.skipped,
+        job.error,
+    )
+    return Response(result, status_code=200)
+
+
+@get(
+    "/v1/compile/{job_id:str}",
+    summary="A compile job: status, counts, error",
+    operation_class=DOCUMENTED,
+)
+async def compile_status(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, job_id: FromPath[str]
+) -> CompileJob:
+    return await runtime.compiler.status(request.headers.get("authorization"), job_id)
+
+
+def _conflicts_query(request: Request[Any, Any, Any]) -> ConflictsQuery:
+    raw: dict[str, Any] = dict(request.query_params.items())
+    limit = raw.get("limit")
+    if isinstance(limit, str) and limit.isdigit():
+        raw["limit"] = int(limit)
+    return decode_struct(raw, ConflictsQuery)
+
+
+@get(
+    "/v1/conflicts",
+    summary="Conflicting facts (open by default), paged by conflict id",
+    operation_class=query_parameters(ConflictsQuery),
+)
+async def list_conflicts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ConflictPage:
+    query = _conflicts_query(request)
+    return await runtime.conflicts.page(
+        request.headers.get("authorization"),
+        namespace=query.namespace,
+        open_only=query.status == "open",
+        after=query.after,
+        limit=query.limit,
+    )
+
+
+@post(
+    "/v1/conflicts/{conflict_id:str}/resolve",
+    status_code=200,
+    summary="Resolve a conflict: the winner supersedes the other side",
+    operation_class=json_body(ResolveIn),
+)
+async def resolve_conflict(
+    request: Request[Any, Any, Any], runtime: RuntimeDep, conflict_id: FromPath[str]
+) -> ConflictEntry:
+    body = decode_struct(decode_json(await request.body()), ResolveIn)
+    return await runtime.conflicts.resolve(
+        request.headers.get("authorization"), conflict_id, body.winner, body.reason
+    )
+
+
+ROUTES = [compile_scope, compile_status, list_conflicts, resolve_conflict]

@@ -1,0 +1,321 @@
+"""Compile jobs, watermarks and the episodes a compile reads (ARCHITECTURE §12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg.rows import class_row
+
+from gateway.store.database import Connection
+
+__all__ = [
+    "EpisodeRow",
+    "JobCounts",
+    "JobRow",
+    "Watermark",
+    "advance_watermark",
+    "claim_job",
+    "find_job",
+    "finish_job",
+    "heartbeat",
+    "insert_job",
+    "lock_watermark",
+    "namespace_episodes",
+    "session_episodes",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class JobCounts:
+    created: int = 0
+    superseded: int = 0
+    conflicts: int = 0
+    skipped: int = 0
+
+    def __add__(self, other: JobCounts) -> JobCounts:
+        return JobCounts(
+            self.created + other.created,
+            self.superseded + other.superseded,
+            self.conflicts + other.conflicts,
+            self.skipped + other.skipped,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class JobRow:
+    tenant_id: str
+    job_id: str
+    namespace: str
+    session_id: str | None
+    extractor: str
+    status: str
+    created: int
+    superseded: int
+    conflicts: int
+    skipped: int
+    error: str | None
+    attempts: int
+    agent_id: str | None
+    requested_by_key: str
+    requested_at: datetime
+    heartbeat_at: datetime | None
+    finished_at: datetime | None
+
+    @property
+    def counts(self) -> JobCounts:
+        return JobCounts(self.created, self.superseded, self.conflicts, self.skipped)
+
+
+_INSERT_JOB = """
+INSERT INTO compile_jobs (tenant_id, job_id, namespace, session_id, extractor, status, attempts,
+                          agent_id, requested_by_key, requested_at, heartbeat_at)
+VALUES (%(tenant_id)s, %(job_id)s, %(namespace)s, %(session_id)s, %(extractor)s, %(status)s,
+        %(attempts)s, %(agent_id)s, %(requested_by_key)s, %(requested_at)s, %(heartbeat_at)s)
+RETURNING tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
+          conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_at,
+          heartbeat_at, finished_at
+"""
+
+
+async def insert_job(conn: Connection, job: JobRow) -> JobRow:
+    params = {
+        "tenant_id": job.tenant_id,
+        "job_id": job.job_id,
+        "namespace": job.namespace,
+        "session_id": job.session_id,
+        "extractor": job.extractor,
+        "status": job.status,
+        "attempts": job.attempts,
+        "agent_id": job.agent_id,
+        "requested_by_key": job.requested_by_key,
+        "requested_at": job.requested_at,
+        "heartbeat_at": job.heartbeat_at,
+    }
+    async with conn.cursor(row_factory=class_row(JobRow)) as cur:
+        await cur.execute(_INSERT_JOB, params)
+        row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+_FIND_JOB = """
+SELECT tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
+       conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_at,
+       heartbeat_at, finished_at
+  FROM compile_jobs
+ WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
+"""
+
+
+async def find_job(conn: Connection, tenant_id: str, job_id: str) -> JobRow | None:
+    async with conn.cursor(row_factory=class_row(JobRow)) as cur:
+        await cur.execute(_FIND_JOB, {"tenant_id": tenant_id, "job_id": job_id})
+        return await cur.fetchone()
+
+
+# Any replica may run any job: the oldest pending one, or a running one whose worker stopped
+# beating (crashed, killed). SKIP LOCKED lets claimers pass each other instead of queueing.
+_CLAIM = """
+UPDATE compile_jobs j
+   SET status = 'running', heartbeat_at = %(now)s, attempts = j.attempts + 1
+  FROM (SELECT tenant_id, job_id FROM compile_jobs
+         WHERE status = 'pending' OR (status = 'running' AND heartbeat_at < %(stale_before)s)
+         ORDER BY requested_at, job_id
+         LIMIT 1
+           FOR UPDATE SKIP LOCKED) claimed
+ WHERE j.tenant_id = claimed.tenant_id AND j.job_id = claimed.job_id
+RETURNING j.tenant_id, j.job_id, j.namespace, j.session_id, j.extractor, j.status, j.created,
+          j.superseded, j.conflicts, j.skipped, j.error, j.attempts, j.agent_id,
+          j.requested_by_key, j.requested_at, j.heartbeat_at, j.finished_at
+"""
+
+
+async def tenants_with_open_jobs(conn: Connection, stale_before: datetime) -> list[str]:
+    """The tenants with a job to claim now, through compile_tenants() (migration 0013): the
+    one path of the compile worker past the tenant wall."""
+    cur = await conn.execute("SELECT tenant_id FROM compile_tenants(%s)", (stale_before,))
+    return [str(row[0]) for row in await cur.fetchall()]
+
+
+async def claim_job(conn: Connection, now: datetime, stale_before: datetime) -> JobRow | None:
+    async with conn.cursor(row_factory=class_row(JobRow)) as cur:
+        await cur.execute(_CLAIM, {"now": now, "stale_before": stale_before})
+        return await cur.fetchone()
+
+
+_HEARTBEAT = """
+UPDATE compile_jobs
+   SET heartbeat_at = %(now)s, created = %(created)s, superseded = %(superseded)s,
+       conflicts = %(conflicts)s, skipped = %(skipped)s
+ WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s AND status = 'running'
+"""
+
+
+async def heartbeat(
+    conn: Connection, tenant_id: str, job_id: str, now: datetime, counts: JobCounts
+) -> None:
+    await conn.execute(
+        _HEARTBEAT,
+        {
+            "tenant_id": tenant_id,
+            "job_id": job_id,
+            "now": now,
+            "created": counts.created,
+            "superseded": counts.superseded,
+            "conflicts": counts.conflicts,
+            "skipped": counts.skipped,
+        },
+    )
+
+
+_FINISH = """
+UPDATE compile_jobs
+   SET status = %(status)s, finished_at = %(now)s, heartbeat_at = %(now)s, error = %(error)s,
+       created = %(created)s, superseded = %(superseded)s, conflicts = %(conflicts)s,
+       skipped = %(skipped)s
+ WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
+RETURNING tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
+          conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_at,
+          heartbeat_at, finished_at
+"""
+
+
+async def finish_job(
+    conn: Connection,
+    tenant_id: str,
+    job_id: str,
+    *,
+    status: str,
+    now: datetime,
+    counts: JobCounts,
+    error: str | None = None,
+) -> JobRow:
+    params = {
+        "tenant_id": tenant_id,
+        "job_id": job_id,
+        "status": status,
+        "now": now,
+        "error": error,
+        "created": counts.created,
+        "superseded": counts.superseded,
+        "conflicts": counts.conflicts,
+        "skipped": counts.skipped,
+    }
+    async with conn.cursor(row_factory=class_row(JobRow)) as cur:
+        await cur.execute(_FINISH, params)
+        row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class Watermark:
+    through_seq: int
+    through_memory: str
+
+
+_ENSURE_WATERMARK = """
+INSERT INTO compile_watermarks (tenant_id, scope, extractor, updated_at)
+VALUES (%(tenant_id)s, %(scope)s, %(extractor)s, %(now)s)
+ON CONFLICT (tenant_id, scope, extractor) DO NOTHING
+"""
+_LOCK_WATERMARK = """
+SELECT through_seq, through_memory FROM compile_watermarks
+ WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND extractor = %(extractor)s
+   FOR UPDATE
+"""
+
+
+async def lock_watermark(
+    conn: Connection, tenant_id: str, scope: str, extractor: str, now: datetime
+) -> Watermark:
+    """How far `scope` was compiled by `extractor`, locked until the transaction ends: a second
+    compile of the scope waits here, then starts where this one stopped."""
+    params = {"tenant_id": tenant_id, "scope": scope, "extractor": extractor, "now": now}
+    await conn.execute(_ENSURE_WATERMARK, params)
+    async with conn.cursor(row_factory=class_row(Watermark)) as cur:
+        await cur.execute(_LOCK_WATERMARK, params)
+        row = await cur.fetchone()
+    assert row is not None
+    return row
+
+
+_ADVANCE = """
+UPDATE compile_watermarks
+   SET through_seq = %(through_seq)s, through_memory = %(through_memory)s, updated_at = %(now)s
+ WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND extractor = %(extractor)s
+"""
+
+
+async def advance_watermark(
+    conn: Connection, tenant_id: str, scope: str, extractor: str, mark: Watermark, now: datetime
+) -> None:
+    await conn.execute(
+        _ADVANCE,
+        {
+            "tenant_id": tenant_id,
+            "scope": scope,
+            "extractor": extractor,
+            "through_seq": mark.through_seq,
+            "through_memory": mark.through_memory,
+            "now": now,
+        },
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeRow:
+    seq: int  # the turn's seq (session scope); 0 for a namespace's memories
+    turn_id: str | None
+    memory_id: str | None  # the turn's remembered copy (session scope), or the memory itself
+    role: str
+    content: str
+    occurred_at: datetime
+
+
+# The remembered copy of a turn is found by its idempotency key (`turn:<turn_id>`, unique).
+_SESSION_EPISODES = """
+SELECT t.seq, t.turn_id, m.memory_id, t.role, t.content, t.occurred_at
+  FROM session_turns t
+  LEFT JOIN memories m
+    ON m.tenant_id = t.tenant_id AND m.idempotency_key = 'turn:' || t.turn_id
+ WHERE t.tenant_id = %(tenant_id)s AND t.session_id = %(session_id)s AND t.seq > %(after)s
+ ORDER BY t.seq
+ LIMIT %(limit)s
+"""
+
+
+async def session_episodes(
+    conn: Connection, tenant_id: str, session_id: str, after: int, limit: int
+) -> list[EpisodeRow]:
+    params = {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit}
+    async with conn.cursor(row_factory=class_row(EpisodeRow)) as cur:
+        await cur.execute(_SESSION_EPISODES, params)
+        return await cur.fetchall()
+
+
+# A namespace's episodes: its live episodic memories not written by a compile, in id (= time)
+# order; a remembered turn keeps its turn's role and time.
+_NAMESPACE_EPISODES = """
+SELECT 0::bigint AS seq, t.turn_id, m.memory_id, coalesce(t.role, 'user') AS role, m.content,
+       coalesce(t.occurred_at, m.created_at) AS occurred_at
+  FROM memories m
+  LEFT JOIN session_turns t
+    ON m.source_type = 'turn' AND t.tenant_id = m.tenant_id AND t.turn_id = m.source_ref
+ WHERE m.tenant_id = %(tenant_id)s AND m.namespace = %(namespace)s
+   AND m.memory_type = 'episodic' AND m.extractor IS NULL
+   AND m.deleted_at IS NULL AND m.erased_at IS NULL
+   AND m.memory_id > %(after)s
+ ORDER BY m.memory_id
+ LIMIT %(limit)s
+"""
+
+
+async def namespace_episodes(
+    conn: Connection, tenant_id: str, namespace: str, after: str, limit: int
+) -> list[EpisodeRow]:
+    params = {"tenant_id": tenant_id, "namespace": namespace, "after": after, "limit": limit}
+    async with conn.cursor(row_factory=class_row(EpisodeRow)) as cur:
+        await cur.execute(_NAMESPACE_EPISODES, params)
+        return await cur.fetchall()
