@@ -52,6 +52,8 @@ RULES_BEYOND_SCHEMA = {
     "POST /v1/policies": "the body is YAML that must lint clean",
     "POST /v1/sessions": "memory_budget_tokens at most budget_tokens, which must fit the prompt",
     "POST /v1/sessions/{session_id}/context": "a budget that fits the session's prompt and task",
+    "POST /v1/compile": "exactly one of session_id and namespace",
+    "POST /v1/conflicts/{conflict_id}/resolve": "the winner is one of the conflict's two memories",
 }
 
 
