@@ -20,6 +20,7 @@ from gateway.store import console as console_store
 from gateway.store.database import Pool
 from gateway.store.policies import ActivationRow, BundleRow
 from gateway.store.receipts import ReceiptRow, list_receipts
+from gateway.store.supersessions import DecisionRow, decisions_about
 from gateway.usecases.inspection import AUDITORS, read_receipt, verify_receipt
 from gateway.usecases.ledger import (
     LedgerRow,
@@ -175,10 +176,12 @@ class MemoryLife:
     versions: list[MemoryVersion]  # oldest first
     erasures: dict[str, str]  # memory id → the recorded reason of its erasure
     disclosed_by: dict[str, list[ListedReceipt]]  # version id → receipts that disclosed it
+    decisions: list[DecisionRow]  # every supersession that retired a version or was won by one
 
 
 async def memory_life(pool: Pool, authorization: str | None, memory_id: str) -> MemoryLife:
-    """A memory's versions, its deletions and erasure, and every receipt that disclosed each
+    """A memory's versions, the supersession decisions between them (rule, score, threshold,
+    claim key, compile job), its deletions and erasure, and every receipt that disclosed each
     version (the listing's `memory_id` filter, newest first, a page per version)."""
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
@@ -196,7 +199,10 @@ async def memory_life(pool: Pool, authorization: str | None, memory_id: str) -> 
             where = ReceiptFilter(memory_id=version.memory_id, newest_first=True, limit=PAGE)
             rows = await list_receipts(conn, principal.tenant_id, where)
             disclosed[version.memory_id] = [_listed(r) for r in rows]
-    return MemoryLife(memory_id, versions, erasures, disclosed)
+        decisions = await decisions_about(
+            conn, principal.tenant_id, [v.memory_id for v in versions]
+        )
+    return MemoryLife(memory_id, versions, erasures, disclosed, decisions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -232,6 +232,7 @@ def test_a_memory_s_life_shows_versions_deletion_and_erasure(
         )
         assert "page the on-call engineer" not in life  # erased: the text is gone
         assert receipt_id in life  # which receipts used it
+        assert "Supersession decisions" in life and "<td>explicit</td>" in life
     missing = client.get("/console/memories/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=headers)
     assert missing.status_code == 404
 
