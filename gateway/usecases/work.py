@@ -30,9 +30,10 @@ async def unit_of_work(
     nothing is answered that is not durably recorded. The key is looked up before the
     transaction, in a statement of its own, so a key's bucket is never locked for longer.
 
-    Errors roll it back, but one: a policy refusal whose receipt was written commits that
-    receipt, then fails the request. If the commit fails, the request is refused all the same,
-    without a receipt id."""
+    Errors roll it back, but one: a policy refusal whose receipt was written leaves the block
+    normally (the transaction commits what the refusal wrote), then fails the request. The
+    receipt itself is durable already (the log's group commit writes it on its own
+    connection), so if this commit fails the request is refused all the same, with it."""
     refused: PolicyRefusedError | None = None
     try:
         async with connection(pool) as conn:
@@ -48,7 +49,7 @@ async def unit_of_work(
     except Exception as exc:
         if refused is None:
             raise
-        _log.error("the receipt %s of a refusal did not commit: %s", refused.receipt_id, exc)
-        raise PolicyRefusedError(refused.rule_id, refused.reason) from exc
+        _log.error("the transaction of refusal %s did not commit: %s", refused.receipt_id, exc)
+        raise refused from exc
     if refused is not None:
         raise refused
