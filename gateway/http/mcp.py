@@ -4,8 +4,9 @@ Before any tool runs the request must carry a key that authenticates (401 otherw
 browser sends an `Origin`, come from a loopback page or one of `GATEWAY_MCP_ORIGINS` (403
 otherwise): the MCP specification's guard against DNS rebinding. Each tool call is then a
 request of the caller's own key to this very app, in process (`httpx.ASGITransport`), through
-the Python client: the same authentication, policy, receipts and metrics as over HTTP, no second
-path. The transport is stateless (JSON responses, no MCP session kept between requests), so any
+the Python client: the same policy, receipts and metrics as over HTTP, no second path. The key
+was identified once, before the tool ran, and that identification stands for its request (one
+request charged against the key's limit, not two; writes are charged as they are made). The transport is stateless (JSON responses, no MCP session kept between requests), so any
 worker or replica may answer any request.
 """
 
@@ -25,7 +26,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from gateway.client import AsyncClient
 from gateway.errors import ForbiddenError
 from gateway.mcp_server import build_server
-from gateway.usecases.identity import identify
+from gateway.usecases.identity import identified
 
 __all__ = ["McpEndpoint", "mcp_route"]
 
@@ -89,6 +90,7 @@ async def mcp_route(scope: Scope, receive: Receive, send: Send) -> None:
     headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
     if not _origin_allowed(headers.get("origin"), runtime.settings.mcp_origins):
         raise ForbiddenError("this Origin may not use /mcp (GATEWAY_MCP_ORIGINS)")
-    await identify(runtime.pool, headers.get("authorization"))  # 401 before any tool runs
     endpoint: McpEndpoint = app.state.mcp
-    await endpoint.handle(scope, receive, send)
+    # 401 before any tool runs; the tools' own requests then reuse this identification.
+    async with identified(runtime.pool, headers.get("authorization")):
+        await endpoint.handle(scope, receive, send)

@@ -39,6 +39,7 @@ from prometheus_client import (
 from gateway.errors import ForbiddenError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import text_response
+from gateway.http.request_log import route_template
 from gateway.responses.disclosures import (
     ContextBundle,
     Excluded,
@@ -173,7 +174,7 @@ class Metrics:
                 await app(scope, receive, sending)
             finally:
                 _SERVING.reset(serving)
-                route = str(scope.get("path_template") or "unmatched")
+                route = route_template(scope)
                 method = str(scope.get("method", ""))
                 self.requests.labels(route, method, str(status)).inc()
                 self.latency.labels(route, method).observe(time.perf_counter() - started)

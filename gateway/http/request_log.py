@@ -21,12 +21,22 @@ from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.request_record import recording
 
-__all__ = ["REQUEST_ID_HEADER", "with_request_log"]
+__all__ = ["REQUEST_ID_HEADER", "route_template", "with_request_log"]
 
 REQUEST_ID_HEADER = "x-request-id"
 # Room for a UUID, a ULID or a W3C trace id with a span; nothing that could break a log line.
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _log = logging.getLogger("ctxgw.request")
+
+
+def route_template(scope: Scope) -> str:
+    """The template of the route that answered (`unmatched` when none did). Litestar gives a
+    mounted app (`/mcp`) the root's empty template, so a mount is named by its own path."""
+    if template := scope.get("path_template"):
+        return str(template)
+    handler = scope.get("route_handler")
+    mounted = sorted(getattr(handler, "paths", ())) if handler is not None else []
+    return mounted[0] if mounted else "unmatched"
 
 
 def _request_id(scope: Scope) -> str:
@@ -67,7 +77,7 @@ def with_request_log(app: ASGIApp) -> ASGIApp:
                 fields: dict[str, Any] = {
                     "request_id": request_id,
                     "method": scope.get("method", ""),
-                    "route": str(scope.get("path_template") or "unmatched"),
+                    "route": route_template(scope),
                     "status": status,
                     "duration_ms": round((time.perf_counter() - started) * 1000, 3),
                     "tenant": record.tenant_id,

@@ -111,7 +111,7 @@ WITH key AS (
            revoked_at, requests_per_second, writes_per_second
       FROM api_keys WHERE tenant_id = %(tenant_id)s AND key_id = %(key_id)s
 ), asked (bucket, rate, cost) AS (
-    SELECT 'requests', key.requests_per_second::float8, 1::float8 FROM key
+    SELECT 'requests', key.requests_per_second::float8, %(requests)s::float8 FROM key
     UNION ALL
     SELECT 'writes', key.writes_per_second::float8, %(writes)s::float8 FROM key
 ), charged AS (
@@ -153,9 +153,10 @@ async def find_key(
     key_id: str,
     *,
     secret_sha256: bytes,
+    requests: int,
     writes: int,
 ) -> KeyFound | None:
-    """The key, its request bucket charged one token and its write bucket `writes` (capped at
+    """The key, its request bucket charged `requests` tokens and its write bucket `writes` (capped at
     the bucket's burst, so that a batch larger than the burst can still pass when it is full).
     Run on a connection outside any transaction: the buckets' row locks last one statement."""
     # Inside the tenant's wall (row-level security, migration 0010), in the same round trip.
@@ -167,6 +168,7 @@ async def find_key(
             "tenant_id": tenant_id,
             "key_id": key_id,
             "secret_sha256": secret_sha256,
+            "requests": requests,
             "writes": writes,
             "burst": BURST_SECONDS,
         },

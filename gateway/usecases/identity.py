@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from gateway.principal import Principal
 from gateway.request_record import note_principal
 from gateway.store.database import Pool, connection
-from gateway.usecases.keys import authenticate
+from gateway.usecases.keys import authenticate, vouching
 
-__all__ = ["identify"]
+__all__ = ["identified"]
 
 
-async def identify(pool: Pool, authorization: str | None) -> Principal:
+@asynccontextmanager
+async def identified(pool: Pool, authorization: str | None) -> AsyncIterator[Principal]:
     """The key's principal; `UnauthenticatedError` for a missing, unknown or revoked key, 429
-    when its requests are spent. One statement, no transaction: nothing else is read here."""
+    when its requests are spent. One statement, no transaction: nothing else is read here.
+    The requests made in process within the block with the same key (the tools the edge runs
+    for it) reuse this identification: one request charged, one lookup."""
     async with connection(pool) as conn:
         principal = await authenticate(conn, authorization)
     note_principal(principal)
-    return principal
+    with vouching(authorization, principal):
+        yield principal

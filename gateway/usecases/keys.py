@@ -13,6 +13,9 @@ import hmac
 import math
 import re
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from gateway.clock import new_ulid, system_clock
@@ -22,7 +25,7 @@ from gateway.settings import ROLES, Role
 from gateway.store import keys as key_store
 from gateway.store.database import Connection, SyncConnection
 
-__all__ = ["IssuedKey", "authenticate", "issue_key", "parse_bearer"]
+__all__ = ["IssuedKey", "authenticate", "issue_key", "parse_bearer", "vouching"]
 
 TENANT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
@@ -107,12 +110,50 @@ def parse_bearer(header: str | None) -> tuple[str, str, str]:
     return match.group(1), match.group(2), match.group(3)
 
 
+@dataclass(frozen=True, slots=True)
+class _Vouch:
+    tenant_id: str
+    key_id: str
+    secret_sha256: bytes
+    principal: Principal
+
+
+# A key the edge has just authenticated, for the requests it then makes in process on the same
+# caller's behalf (each `/mcp` tool call is one): they are one call of the client, so they reuse
+# that identification rather than look the key up again and charge its requests twice. Only code
+# sets a context variable; nothing a client sends can.
+_VOUCHED: ContextVar[_Vouch | None] = ContextVar("ctxgw_vouched_key", default=None)
+
+
+@contextmanager
+def vouching(header: str | None, principal: Principal) -> Iterator[None]:
+    """Within the block, a request bearing the same key as `header` (which authenticated as
+    `principal`) is not looked up again: it charges no second request, only the writes it
+    makes. A key revoked meanwhile is refused from the next outer request on."""
+    tenant_id, key_id, secret = parse_bearer(header)
+    token = _VOUCHED.set(_Vouch(tenant_id, key_id, _digest(secret), principal))
+    try:
+        yield
+    finally:
+        _VOUCHED.reset(token)
+
+
 async def authenticate(conn: Connection, header: str | None, *, writes: int = 0) -> Principal:
     """The key's principal, its rate limits charged (`gateway.store.keys.find_key`); 401 for a
     missing, malformed, unknown or revoked key, 429 when a bucket is empty."""
     tenant_id, key_id, secret = parse_bearer(header)
     digest = _digest(secret)
-    found = await key_store.find_key(conn, tenant_id, key_id, secret_sha256=digest, writes=writes)
+    vouch = _VOUCHED.get()
+    vouched = vouch is not None and (vouch.tenant_id, vouch.key_id) == (tenant_id, key_id)
+    if vouch is not None and vouched and hmac.compare_digest(vouch.secret_sha256, digest):
+        if writes == 0:
+            return vouch.principal
+        requests = 0  # charged when the edge authenticated it
+    else:
+        requests = 1
+    found = await key_store.find_key(
+        conn, tenant_id, key_id, secret_sha256=digest, requests=requests, writes=writes
+    )
     row = found.key if found is not None else None
     # Compare even when the key is unknown, so that timing does not reveal which key ids exist.
     expected = row.secret_sha256 if row is not None else b"\0" * 32

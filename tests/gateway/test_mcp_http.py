@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from mcp.types import TextContent
 
 from gateway.client import Client
 from gateway.store.keys import revoke_key
+from gateway.usecases.keys import issue_key
 from tests.conftest import Key
 from tests.gateway.test_mcp import TOOLS
 
@@ -81,6 +83,61 @@ def test_a_bad_or_revoked_key_is_401_before_any_tool(
         assert revoke_key(conn, agent.key_id)
     answer = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=good)
     assert answer.status_code == 401 and answer.json()["code"] == "revoked_credentials"
+
+
+def _limited_key(database_url: str, requests: float | None, writes: float | None) -> Key:
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        issued = issue_key(
+            conn,
+            tenant_id="acme",
+            role="agent",
+            namespaces=["*"],
+            agent_id="agent-1",
+            requests_per_second=requests,
+            writes_per_second=writes,
+        )
+    return Key(issued.key, issued.key_id, issued.tenant_id)
+
+
+def _call(url: str, key: Key, tool: str, **arguments: Any) -> httpx.Response:
+    """One stateless JSON-RPC `tools/call` POST: one request of the key."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+    return httpx.post(f"{url}/mcp/", json=call, headers={**ACCEPT, **key.headers}, timeout=30)
+
+
+def test_a_tool_call_is_one_request_of_the_key_and_its_writes_still_count(
+    served: str, database_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A burst of one request: the tool's own in-process request must not be charged again
+    # (were it, it would be refused, and answered only once the client's retry had waited).
+    once = _limited_key(database_url, requests=0.5, writes=None)
+    with caplog.at_level(logging.INFO, logger="ctxgw.request"):
+        answer = _call(served, once, "get_context", task="how do I rollback?")
+    assert answer.status_code == 200, answer.text
+    served_requests = [
+        (r.route, getattr(r, "status", None)) for r in caplog.records if hasattr(r, "route")
+    ]
+    assert sorted(served_requests) == [("/mcp", 200), ("/v1/context", 200)]
+    result = answer.json()["result"]
+    assert not result["isError"], result
+    assert json.loads(result["content"][0]["text"])["receipt_id"]
+    scraped = httpx.get(f"{served}/metrics").text  # the mount is named by its path
+    assert 'ctxgw_http_requests_total{method="POST",route="/mcp",status="200"} 1.0' in scraped
+    # Writes are still charged, one per memory: a burst of one write, drawn to empty.
+    writes = _limited_key(database_url, requests=None, writes=0.5)
+    first = _call(served, writes, "remember", namespace="ops", heading="One", content="First.")
+    assert not first.json()["result"]["isError"], first.text
+    with psycopg.connect(database_url) as conn:
+        buckets = conn.execute(
+            "SELECT key_id, bucket, tokens FROM rate_buckets ORDER BY key_id, bucket"
+        ).fetchall()
+    # Each bucket was charged once, at full, to empty: the call's request, the memory's write.
+    assert buckets == sorted([(once.key_id, "requests", 0.0), (writes.key_id, "writes", 0.0)])
 
 
 @pytest.mark.parametrize(
