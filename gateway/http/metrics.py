@@ -3,8 +3,10 @@
 Three points of observation, all at the edge: an ASGI middleware times every routed request
 (route template, method, status); an `after_request` hook (`observe_disclosure`) reads the typed
 body of every disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the receipt
-written); an `after_exception` hook counts receipts that failed to write. Gauges read at scrape
-time say how far checkpoints trail the logs. Labels are bounded: route templates, closed sets
+written); an `after_exception` hook counts receipts that failed to write. Values read from the
+database at scrape time say how far checkpoints trail the logs and how compilation keeps up
+(jobs by status, the oldest open one's wait, stalled jobs, facts written): one value for the
+whole fleet, whichever worker or replica is scraped. Labels are bounded: route templates, closed sets
 of reasons and effects, and the rule ids of the operator's own policy bundles; never an id, a
 tenant or any text.
 
@@ -19,7 +21,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from typing import Any, cast
 
@@ -35,6 +37,8 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from gateway.errors import ForbiddenError
 from gateway.http.auth import RuntimeDep
@@ -49,7 +53,7 @@ from gateway.responses.disclosures import (
     Timeline,
 )
 from gateway.settings import Network
-from gateway.usecases.observation import measure_checkpoint_lag, pool_usage
+from gateway.usecases.observation import LedgerReadings, observe_ledger, pool_usage
 
 __all__ = ["Metrics", "metrics_route", "observe_disclosure"]
 
@@ -219,25 +223,60 @@ class Metrics:
         if getattr(exc, "code", None) == "receipt_unavailable":
             self.receipts_failed.inc()
 
-    async def exposition(self, lag_receipts: int, lag_seconds: float) -> bytes:
+    def exposition(self, readings: LedgerReadings) -> bytes:
         scraped = CollectorRegistry()
         if multiprocess_mode():
             multiprocess.MultiProcessCollector(scraped)  # type: ignore[no-untyped-call]
             values = generate_latest(scraped)
         else:
             values = generate_latest(self.registry)
-        # Read now, from the database all workers share: one value, whoever is scraped.
-        Gauge(
+        read_now = CollectorRegistry()
+        read_now.register(_Ledger(readings))
+        return values + generate_latest(read_now)
+
+
+class _Ledger(Collector):
+    """The values read from the database at this scrape (`observe_ledger`)."""
+
+    def __init__(self, readings: LedgerReadings) -> None:
+        self._readings = readings
+
+    def collect(self) -> Iterator[Metric]:
+        read = self._readings
+        yield GaugeMetricFamily(
             "ctxgw_checkpoint_lag_receipts",
             "Receipts not yet in a signed checkpoint, over all tenants",
-            registry=(lag := CollectorRegistry()),
-        ).set(lag_receipts)
-        Gauge(
+            value=read.checkpoint_lag_receipts,
+        )
+        yield GaugeMetricFamily(
             "ctxgw_checkpoint_lag_seconds",
             "Age of the oldest receipt not yet in a signed checkpoint",
-            registry=lag,
-        ).set(lag_seconds)
-        return values + generate_latest(lag)
+            value=read.checkpoint_lag_seconds,
+        )
+        jobs = GaugeMetricFamily(
+            "ctxgw_compile_jobs", "Compile jobs of all tenants by status", labels=["status"]
+        )
+        for status, count in read.compile.by_status.items():
+            jobs.add_metric([status], count)
+        yield jobs
+        yield GaugeMetricFamily(
+            "ctxgw_compile_oldest_open_seconds",
+            "How long the oldest pending or running compile job has been waiting",
+            value=read.compile.oldest_open_seconds,
+        )
+        yield GaugeMetricFamily(
+            "ctxgw_compile_stalled_jobs",
+            "Running compile jobs whose heartbeat stopped (a worker will reclaim them)",
+            value=read.compile.stalled,
+        )
+        written = CounterMetricFamily(
+            "ctxgw_compile_facts",
+            "Facts compile jobs wrote, and what became of older ones, by outcome",
+            labels=["outcome"],
+        )
+        for outcome, count in read.compile.written.items():
+            written.add_metric([outcome], count)
+        yield written
 
 
 def _allowed(client: str | None, networks: Sequence[Network]) -> bool:
@@ -259,6 +298,8 @@ async def metrics_route(request: Request[Any, Any, Any], runtime: RuntimeDep) ->
     if not _allowed(client, runtime.settings.metrics_allow):
         raise ForbiddenError("metrics are served to the networks in GATEWAY_METRICS_ALLOW only")
     metrics: Metrics = request.app.state.metrics
-    lag = await measure_checkpoint_lag(runtime.pool)
-    body = await metrics.exposition(lag.receipts, lag.seconds)
+    readings = await observe_ledger(
+        runtime.pool, runtime.clock(), runtime.settings.compile_reclaim_seconds
+    )
+    body = metrics.exposition(readings)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

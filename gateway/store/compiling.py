@@ -13,9 +13,11 @@ __all__ = [
     "EpisodeRow",
     "JobCounts",
     "JobRow",
+    "JobsInStatus",
     "Watermark",
     "advance_watermark",
     "claim_job",
+    "compile_backlog",
     "find_job",
     "finish_job",
     "heartbeat",
@@ -136,6 +138,28 @@ async def tenants_with_open_jobs(conn: Connection, stale_before: datetime) -> li
     one path of the compile worker past the tenant wall."""
     cur = await conn.execute("SELECT tenant_id FROM compile_tenants(%s)", (stale_before,))
     return [str(row[0]) for row in await cur.fetchall()]
+
+
+@dataclass(frozen=True, slots=True)
+class JobsInStatus:
+    """The jobs of every tenant in one status: how many, the age of the oldest, the running
+    ones whose heartbeat is silent, and what they wrote."""
+
+    status: str
+    jobs: int
+    oldest_seconds: float
+    stalled: int
+    created: int
+    superseded: int
+    conflicts: int
+    skipped: int
+
+
+async def compile_backlog(conn: Connection, stale_before: datetime) -> list[JobsInStatus]:
+    """Through compile_backlog() (migration 0018): an operator's view past the tenant wall."""
+    async with conn.cursor(row_factory=class_row(JobsInStatus)) as cur:
+        await cur.execute("SELECT * FROM compile_backlog(%s)", (stale_before,))
+        return await cur.fetchall()
 
 
 async def claim_job(conn: Connection, now: datetime, stale_before: datetime) -> JobRow | None:

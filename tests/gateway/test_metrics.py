@@ -3,7 +3,10 @@ responses that produced it; loopback only by default."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import psycopg
@@ -11,9 +14,11 @@ import pytest
 from litestar.testing import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.client import Client, InvalidRequestError, NewMemory
+from gateway.client import Client, InvalidRequestError, NewMemory, NewTurn
 from gateway.http.app import create_app
 from gateway.settings import Settings
+from gateway.store.database import open_pool
+from gateway.usecases.observation import LedgerReadings, observe_ledger
 from tests.conftest import Key
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -129,3 +134,67 @@ def test_metrics_allow_is_read_and_checked() -> None:
     with pytest.raises(SettingsError) as bad:
         load_settings({"GATEWAY_METRICS_ALLOW": "10.0.0.0/8,somewhere"})
     assert "GATEWAY_METRICS_ALLOW" in bad.value.problems
+
+
+def _job(conn: psycopg.Connection[tuple[object, ...]], tenant: str, n: int, **row: object) -> None:
+    columns = {
+        "tenant_id": tenant,
+        "job_id": f"01JDZ6Q00000000000000000{n:02d}",
+        "namespace": "chat",
+        "extractor": "rules/x",
+        "agent_id": "agent-1",
+        "requested_by_key": "k",
+        **row,
+    }
+    names = ", ".join(columns)
+    values = ", ".join(["%s"] * len(columns))
+    conn.execute(f"INSERT INTO compile_jobs ({names}) VALUES ({values})", list(columns.values()))  # noqa: S608
+
+
+def test_compile_jobs_of_every_tenant_are_read_at_scrape(
+    settings: Settings, database_url: str, app_database_url: str, make_key: Any
+) -> None:
+    make_key(tenant="acme")
+    make_key(tenant="globex")
+    now = datetime.now(UTC)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        _job(conn, "acme", 1, status="pending", requested_at=now - timedelta(seconds=90))
+        # Claimed by a worker that died: its heartbeat stopped ten minutes ago.
+        old = now - timedelta(minutes=10)
+        _job(conn, "globex", 2, status="running", requested_at=old, heartbeat_at=old)
+        _job(conn, "globex", 3, status="running", requested_at=now, heartbeat_at=now)
+        for n, (status, created) in enumerate([("completed", 3), ("completed", 4), ("failed", 1)]):
+            _job(conn, "acme", 4 + n, status=status, created=created, superseded=1,
+                 requested_at=old, finished_at=now)  # fmt: skip
+
+    async def observe() -> LedgerReadings:
+        pool = open_pool(app_database_url, settings, size=1)
+        await pool.open(wait=True)
+        try:
+            return await observe_ledger(pool, now, settings.compile_reclaim_seconds)
+        finally:
+            await pool.close()
+
+    # Read by the least-privileged login, behind the tenant wall: both tenants are counted.
+    read = asyncio.run(observe()).compile
+    assert read.by_status == {"pending": 1, "running": 2, "completed": 2, "failed": 1}
+    assert read.oldest_open_seconds >= 10 * 60  # the stalled running job, waiting longest
+    assert read.stalled == 1
+    assert read.written == {"created": 8, "superseded": 3, "conflicts": 0, "skipped": 0}
+
+
+def test_a_compile_is_seen_in_the_metrics(served: str, agent: Key) -> None:
+    assert value(scrape(served), "ctxgw_compile_jobs", status="completed") == 0
+    with Client(agent.key, served) as ctxgw:
+        session = ctxgw.create_session("chat", "plan")
+        ctxgw.append_turns(
+            session.session_id,
+            [NewTurn(role="user", content="We're on the Starter plan, capped at 10 seats.")],
+        )
+        job = ctxgw.compile(session_id=session.session_id)
+    assert job.status == "completed" and job.created >= 1
+    samples = scrape(served)
+    assert value(samples, "ctxgw_compile_jobs", status="completed") == 1
+    assert value(samples, "ctxgw_compile_jobs", status="pending") == 0
+    assert value(samples, "ctxgw_compile_facts_total", outcome="created") == job.created
+    assert value(samples, "ctxgw_compile_stalled_jobs") == 0
