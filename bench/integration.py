@@ -7,7 +7,9 @@ under load.
    Streamable HTTP at `/mcp`. Interleaved per round so that machine noise falls on all alike;
    one closed-loop caller, so each latency is one request's.
 2. Metrics: /v1/context p50 in alternating blocks with and without a scraper reading /metrics
-   every 200 ms beside it, and the latency of a scrape itself.
+   every 200 ms beside it, and the latency of a scrape itself; then, in process, what recording
+   costs one request (the timing middleware and reading the bundle's typed body), which the
+   blocks' spread on a shared machine cannot resolve.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
+import msgspec
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -37,6 +41,10 @@ from bench.harness import (
     write_result,
 )
 from gateway.client import AsyncClient
+from gateway.http.metrics import Metrics
+from gateway.responses.disclosures import ContextBundle
+from gateway.settings import Settings, load_settings
+from gateway.store.database import open_pool
 
 __all__ = ["main"]
 
@@ -114,8 +122,9 @@ async def _overhead(
 
 
 async def _metrics_cost(
-    server: Server, queries: tuple[str, ...], blocks: int, per_block: int
+    server: Server, queries: tuple[str, ...], blocks: int, per_block: int, bodies: list[bytes]
 ) -> dict[str, list[float]]:
+    """Alternating blocks without and with a scraper; the context responses go to `bodies`."""
     times: dict[str, list[float]] = {"without a scraper": [], "with a scraper": [], "scrape": []}
     async with httpx.AsyncClient(
         base_url=server.base_url, headers=server.headers, timeout=120
@@ -135,13 +144,53 @@ async def _metrics_cost(
             for number in range(per_block):
                 started = time.perf_counter()
                 body = {"task": queries[number % len(queries)], "budget_tokens": BUDGET}
-                (await http.post("/v1/context", json=body)).raise_for_status()
+                response = await http.post("/v1/context", json=body)
+                response.raise_for_status()
                 name = "with a scraper" if scraping else "without a scraper"
+                bodies.append(response.content)
                 times[name].append((time.perf_counter() - started) * 1000)
             stop.set()
             if task is not None:
                 await task
     return times
+
+
+async def _recording_cost(bodies: list[bytes], settings: Settings, runs: int) -> dict[str, float]:
+    """What recording costs one request, in microseconds, in process: the middleware around an
+    app that answers at once (less that app alone), and reading a real bundle's typed body
+    (tokens, utilization, exclusions, decisions) as the `after_request` hook does."""
+    metrics = Metrics()
+    pool = open_pool(settings.database_url or "", settings)  # never opened: its stats suffice
+    scope: Any = {
+        "type": "http",
+        "method": "POST",
+        "path_template": "/v1/context",
+        "app": SimpleNamespace(state=SimpleNamespace(runtime=SimpleNamespace(pool=pool))),
+    }
+
+    async def answer(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def sent(message: Any) -> None:
+        return None
+
+    async def nothing() -> Any:
+        return {"type": "http.disconnect"}
+
+    timed = metrics.middleware(answer)
+    elapsed: dict[str, float] = {}
+    for name, app in (("bare", answer), ("timed", timed)):
+        started = time.perf_counter()
+        for _ in range(runs):
+            await app(scope, nothing, sent)
+        elapsed[name] = (time.perf_counter() - started) / runs * 1e6
+    bundles = [msgspec.json.decode(body, type=ContextBundle) for body in bodies]
+    started = time.perf_counter()
+    for number in range(runs):
+        metrics.disclosed(bundles[number % len(bundles)])
+    read = (time.perf_counter() - started) / runs * 1e6
+    return {"middleware_us": elapsed["timed"] - elapsed["bare"], "disclosed_us": read}
 
 
 def _rows(times: dict[str, list[float]], baseline: str) -> list[list[Any]]:
@@ -165,7 +214,11 @@ def main(argv: list[str]) -> int:
         db = loaded_database(pg, "integration", corpus, namespace=NAMESPACE, memories=args.memories)
         with serve(db) as server:
             overhead = asyncio.run(_overhead(server, queries, args.rounds))
-            metrics = asyncio.run(_metrics_cost(server, queries, args.blocks, args.per_block))
+            bodies: list[bytes] = []
+            metrics = asyncio.run(
+                _metrics_cost(server, queries, args.blocks, args.per_block, bodies)
+            )
+        recording = asyncio.run(_recording_cost(bodies, load_settings({}), 20_000))
         info = machine(pg)
     headers = ["what", "n", "p50 ms", "p95 ms", "p50 ÷ baseline"]
     print(f"{args.memories} memories, budget {BUDGET}, one caller\n")
@@ -178,9 +231,22 @@ def main(argv: list[str]) -> int:
         for i in range(0, len(metrics[name]), args.per_block)
     ]
     print(f"\nper-block p50s (without, then with): {[round(s, 1) for s in spread]}")
+    cost = recording["middleware_us"] + recording["disclosed_us"]
+    base = percentile(metrics["without a scraper"], 50) * 1000
+    print(
+        f"recording per request, in process: middleware {recording['middleware_us']:.1f} µs"
+        f" + reading the bundle {recording['disclosed_us']:.1f} µs = {cost:.1f} µs,"
+        f" {cost / base:.2%} of the /v1/context p50"
+    )
     path = write_result(
         "integration",
-        {"machine": info, "args": vars(args), "overhead": overhead, "metrics": metrics},
+        {
+            "machine": info,
+            "args": vars(args),
+            "overhead": overhead,
+            "metrics": metrics,
+            "recording": recording,
+        },
     )
     print(f"raw: {path}")
     return 0

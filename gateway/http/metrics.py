@@ -18,6 +18,7 @@ Who may scrape is `GATEWAY_METRICS_ALLOW` (networks; default loopback only).
 
 from __future__ import annotations
 
+import collections
 import ipaddress
 import os
 import time
@@ -210,13 +211,16 @@ class Metrics:
         left_out: Sequence[Excluded] = (
             body.withheld if isinstance(body, FetchedMemories) else body.excluded
         )
-        for excluded in left_out:
-            self.exclusions.labels(disclosure, excluded.reason).inc()
+        # Counted first, one increment per label set: a bundle leaves out dozens of candidates
+        # for a handful of reasons, and each `labels()` lookup costs more than the counting.
+        for reason, count in collections.Counter(e.reason for e in left_out).items():
+            self.exclusions.labels(disclosure, reason).inc(count)
         self._judged(body.policy)
 
     def _judged(self, policy: PolicyReport) -> None:
-        for decision in policy.decisions:
-            self.decisions.labels(decision.rule_id, decision.effect, decision.outcome).inc()
+        fired = collections.Counter((d.rule_id, d.effect, d.outcome) for d in policy.decisions)
+        for (rule_id, effect, outcome), count in fired.items():
+            self.decisions.labels(rule_id, effect, outcome).inc(count)
 
     async def failed(self, exc: Exception, scope: Scope) -> None:
         """`after_exception`: a disclosure whose receipt could not be written."""
