@@ -12,6 +12,7 @@ from typing import Any
 from litestar import Litestar, Request, get
 from litestar.datastructures import State
 from litestar.di import Provide
+from litestar.logging.config import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
@@ -133,6 +134,9 @@ def create_app(settings: Settings, *, runtime: Runtime | None = None) -> Litesta
         before_request=_refuse_ambiguous_requests,
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
+        # The process configures logging (`ctxgw serve`: `configure_logging`), not the app:
+        # Litestar's default would hand the root logger an INFO handler of its own.
+        logging_config=LoggingConfig(configure_root_logger=False),
         request_max_body_size=settings.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="ctxgw", version=__version__, path="/schema", components=problem_components()
