@@ -24,6 +24,7 @@ import msgspec
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 
+from gateway import __version__
 from gateway.client import AsyncClient, ClientError, NewTurn, ProblemError
 from gateway.client.options import (
     ContextOptions,
@@ -64,6 +65,9 @@ async def _answer(call: Awaitable[T]) -> str:
 def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C901 - one def per tool
     """A FastMCP server whose tools call the gateway through the client `connect` gives them."""
     server = FastMCP("ctxgw", **settings)
+    # FastMCP takes no version, so `serverInfo` would name the SDK's, looked up in the installed
+    # packages' metadata on every stateless request (/mcp): name the gateway's, once.
+    server._mcp_server.version = __version__
 
     @server.tool(structured_output=False)
     async def get_context(

@@ -14,6 +14,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
+from gateway import __version__
 from gateway.client import Client
 from gateway.store.keys import revoke_key
 from gateway.usecases.keys import issue_key
@@ -78,7 +79,9 @@ def test_a_bad_or_revoked_key_is_401_before_any_tool(
         answer = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers={**ACCEPT, **header})
         assert answer.status_code == 401 and answer.json()["status"] == 401
     good = {**ACCEPT, **agent.headers}
-    assert httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=good).status_code == 200
+    initialized = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=good)
+    assert initialized.status_code == 200
+    assert initialized.json()["result"]["serverInfo"] == {"name": "ctxgw", "version": __version__}
     with psycopg.connect(database_url, autocommit=True) as conn:
         assert revoke_key(conn, agent.key_id)
     answer = httpx.post(f"{served}/mcp/", json=INITIALIZE, headers=good)
