@@ -130,8 +130,9 @@ async def _runtime(db: Database, keyring: Path) -> AsyncIterator[Runtime]:
 
 async def _append(
     db: Database, keyring: Path, members: dict[str, Any], count: int
-) -> tuple[str, float]:
-    """`count` receipts through the receipt writer, then the wide one; its id and the rate."""
+) -> tuple[str, str, float]:
+    """`count` receipts through the receipt writer, then the wide one; its id, a memory only it
+    disclosed, and the rate."""
     async with _runtime(db, keyring) as runtime:
         principal = await principal_for(runtime, db.key)
         recorder = runtime.discloser.recorder
@@ -166,7 +167,7 @@ async def _append(
                 disclosed_ids=[i["memory_id"] for i in wide["included"]],
                 policy_digest=wide["policy"]["digest"],
             )
-    return wide_id, rate
+    return wide_id, wide["included"][0]["memory_id"], rate
 
 
 def _timed(http: httpx.Client, paths: list[str], runs: int, headers: dict[str, str]) -> list[float]:
@@ -193,7 +194,8 @@ def main(argv: list[str]) -> int:
             auditor = issue_key(conn, tenant_id=db.tenant_id, role="auditor", namespaces=["*"]).key
         with _serve_with_keyring(db) as (served, keyring):
             members = _template(served.base_url, db, auditor)
-            wide_id, rate = asyncio.run(_append(db, keyring, members, args.receipts))
+            wide_id, rare, rate = asyncio.run(_append(db, keyring, members, args.receipts))
+            common = members["included"][0]["memory_id"]  # disclosed by every receipt
             headers = {"Authorization": f"Bearer {auditor}", "Accept": "text/html"}
             filtered = "agent_id=agent-7&kind=context"
             cases = {
@@ -201,6 +203,14 @@ def main(argv: list[str]) -> int:
                 "list API (limit 50)": ["/v1/receipts?limit=50"],
                 "list page, filtered": [f"/console?{filtered}"],
                 "list API, filtered": [f"/v1/receipts?limit=50&{filtered}"],
+                # "Which agents ever saw memory Y": one receipt of 100k disclosed it, or all did.
+                "list API, a memory one receipt disclosed": [
+                    f"/v1/receipts?limit=50&memory_id={rare}"
+                ],
+                "list page, a memory one receipt disclosed": [f"/console?memory_id={rare}"],
+                "list API, a memory every receipt disclosed": [
+                    f"/v1/receipts?limit=50&memory_id={common}"
+                ],
                 "receipt page (500 candidates)": [f"/console/receipts/{wide_id}"],
                 "receipt API get": [f"/v1/receipts/{wide_id}"],
                 "receipt API get + verify": [

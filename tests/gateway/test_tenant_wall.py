@@ -115,3 +115,22 @@ def test_background_work_crosses_tenants_only_through_the_ledger_functions(
     # Each tenant wrote two receipts (a context and a session append may be uncheckpointed).
     assert {r[0] for r in grown} <= {"acme", "globex"}
     assert lag is not None and int(lag[0]) >= 0
+
+
+def test_the_operators_recall_and_audit_filter_by_may_use_their_indexes_behind_the_wall(
+    app_database_url: str,
+) -> None:
+    # A policy's qual runs before any of the query's own that is not LEAKPROOF, and only a
+    # leakproof operator may serve as an index condition: full-text recall (migration 0010)
+    # and receipts listed by memory (migration 0019) would otherwise filter every row of the
+    # tenant. (`bench console` measures the second.)
+    functions = ["ts_match_vq(tsvector, tsquery)", "arraycontains(anyarray, anyarray)"]
+    with psycopg.connect(app_database_url) as conn:
+        leakproof = [
+            conn.execute(
+                "SELECT proleakproof FROM pg_proc WHERE oid = %s::regprocedure",
+                (f"pg_catalog.{f}",),
+            ).fetchone()
+            for f in functions
+        ]
+    assert leakproof == [(True,), (True,)]
