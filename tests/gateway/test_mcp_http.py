@@ -17,9 +17,9 @@ from mcp.types import TextContent
 from gateway import __version__
 from gateway.client import Client
 from gateway.store.keys import revoke_key
-from gateway.usecases.keys import issue_key
 from tests.conftest import Key
 from tests.gateway.test_mcp import TOOLS
+from tests.gateway.test_rate_limits import limited_key
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -88,20 +88,6 @@ def test_a_bad_or_revoked_key_is_401_before_any_tool(
     assert answer.status_code == 401 and answer.json()["code"] == "revoked_credentials"
 
 
-def _limited_key(database_url: str, requests: float | None, writes: float | None) -> Key:
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        issued = issue_key(
-            conn,
-            tenant_id="acme",
-            role="agent",
-            namespaces=["*"],
-            agent_id="agent-1",
-            requests_per_second=requests,
-            writes_per_second=writes,
-        )
-    return Key(issued.key, issued.key_id, issued.tenant_id)
-
-
 def _call(url: str, key: Key, tool: str, **arguments: Any) -> httpx.Response:
     """One stateless JSON-RPC `tools/call` POST: one request of the key."""
     call = {
@@ -118,7 +104,7 @@ def test_a_tool_call_is_one_request_of_the_key_and_its_writes_still_count(
 ) -> None:
     # A burst of one request: the tool's own in-process request must not be charged again
     # (were it, it would be refused, and answered only once the client's retry had waited).
-    once = _limited_key(database_url, requests=0.5, writes=None)
+    once = limited_key(database_url, requests=0.5, writes=None)
     with caplog.at_level(logging.INFO, logger="ctxgw.request"):
         answer = _call(served, once, "get_context", task="how do I rollback?")
     assert answer.status_code == 200, answer.text
@@ -132,7 +118,7 @@ def test_a_tool_call_is_one_request_of_the_key_and_its_writes_still_count(
     scraped = httpx.get(f"{served}/metrics").text  # the mount is named by its path
     assert 'ctxgw_http_requests_total{method="POST",route="/mcp",status="200"} 1.0' in scraped
     # Writes are still charged, one per memory: a burst of one write, drawn to empty.
-    writes = _limited_key(database_url, requests=None, writes=0.5)
+    writes = limited_key(database_url, requests=None, writes=0.5)
     first = _call(served, writes, "remember", namespace="ops", heading="One", content="First.")
     assert not first.json()["result"]["isError"], first.text
     with psycopg.connect(database_url) as conn:

@@ -17,7 +17,8 @@ from tests.conftest import Key
 from tests.gateway.test_memories_write import memory
 
 
-def _key(database_url: str, requests: float | None, writes: float | None) -> Key:
+def limited_key(database_url: str, requests: float | None, writes: float | None) -> Key:
+    """An agent key of acme with these limits (None: unlimited)."""
     with psycopg.connect(database_url, autocommit=True) as conn:
         issued = issue_key(
             conn,
@@ -45,7 +46,7 @@ def _healthy(response: Any) -> bool:
 def test_requests_beyond_the_burst_are_429_across_processes(
     client: TestClient[Any], second_client: TestClient[Any], database_url: str
 ) -> None:
-    key = _key(database_url, requests=0.5, writes=None)  # a burst of 1: two seconds of 0.5/s
+    key = limited_key(database_url, requests=0.5, writes=None)  # a burst of 1: two seconds of 0.5/s
     ask = {"query": "deploy"}
     first = client.post("/v1/search", json=ask, headers=key.headers)
     assert first.status_code == 200, first.text
@@ -65,7 +66,7 @@ def test_requests_beyond_the_burst_are_429_across_processes(
 def test_a_bucket_refills_at_its_rate_up_to_its_burst(
     client: TestClient[Any], database_url: str
 ) -> None:
-    key = _key(database_url, requests=1, writes=None)  # a burst of 2
+    key = limited_key(database_url, requests=1, writes=None)  # a burst of 2
 
     def statuses(n: int) -> list[int]:
         return [client.get(f"/v1/sessions/{'0' * 26}", headers=key.headers).status_code for _ in range(n)]  # fmt: skip
@@ -87,7 +88,7 @@ def test_a_bucket_refills_at_its_rate_up_to_its_burst(
 def test_writes_have_their_own_quota_counted_per_item(
     client: TestClient[Any], database_url: str
 ) -> None:
-    key = _key(database_url, requests=None, writes=5)  # a burst of 10 writes
+    key = limited_key(database_url, requests=None, writes=5)  # a burst of 10 writes
     batch = {"items": [memory(heading=f"Step {n}") for n in range(10)]}
     written = client.post("/v1/memories/batch", json=batch, headers=key.headers)
     assert written.status_code == 200 and written.json()["written"] == 10, written.text
@@ -104,7 +105,7 @@ def test_writes_have_their_own_quota_counted_per_item(
 def test_a_wrong_secret_does_not_drain_the_owners_bucket(
     client: TestClient[Any], database_url: str
 ) -> None:
-    key = _key(database_url, requests=0.5, writes=None)
+    key = limited_key(database_url, requests=0.5, writes=None)
     forged = Key(key.key[:-4] + "AAAA", key.key_id, key.tenant_id)
     for _ in range(3):
         assert client.post("/v1/search", json={"query": "x"}, headers=forged.headers).status_code == 401  # fmt: skip
@@ -114,7 +115,7 @@ def test_a_wrong_secret_does_not_drain_the_owners_bucket(
 def test_an_unlimited_key_is_never_charged(
     client: TestClient[Any], agent: Key, database_url: str
 ) -> None:
-    unlimited = _key(database_url, requests=None, writes=None)
+    unlimited = limited_key(database_url, requests=None, writes=None)
     assert client.post("/v1/search", json={"query": "x"}, headers=unlimited.headers).status_code == 200  # fmt: skip
     assert client.post("/v1/search", json={"query": "x"}, headers=agent.headers).status_code == 200  # fmt: skip
     with psycopg.connect(database_url) as conn:
