@@ -5,9 +5,9 @@
 
 Everything is counted as rendered: `text` is the messages as one string, and its exact token
 count is what the budget bounds (`tokens_used`). The budget is cut into shares once per step
-(`shares`): the fixed prefix first, then the memory share, and what remains split between the
-summary (a third) and the verbatim turns (the rest). Compaction (`plan_fold`) decides how many of
-the oldest unsummarized turns to fold so that the verbatim tail fits its share.
+(`shares`, by the rules of a `SessionLayout`): the fixed prefix first, then the memory share, and
+what remains split between the summary and the verbatim turns. Compaction (`plan_fold`) decides
+how many of the oldest unsummarized turns to fold so that the verbatim tail fits its share.
 """
 
 from __future__ import annotations
@@ -18,9 +18,13 @@ from dataclasses import dataclass
 from gateway.core.tokens import Tokenizer
 
 __all__ = [
+    "FIRST_LAYOUT",
+    "LAYOUT",
+    "LAYOUTS",
     "MIN_TURN_ROOM",
     "Laid",
     "Message",
+    "SessionLayout",
     "Shares",
     "ShownTurn",
     "fixed_messages",
@@ -98,6 +102,41 @@ def turn_message(turn: ShownTurn) -> Message:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionLayout:
+    """The rules a session context is cut by, named in its receipt (`version`), as ASSEMBLER
+    names the bundle's: a change to the bytes a session context is made of is a new version.
+    Replay rebuilds from what the receipt recorded (the summary by id, the memory request with
+    its room), so every version listed in `LAYOUTS` replays to its bytes."""
+
+    version: str
+    # The summary's share of what the fixed prefix and the memory share leave: a third when
+    # the summary is the only way back to the older turns; `recalling_summary_divisor` when the
+    # step also recalls memories, which bring remembered turns back whole, by relevance.
+    summary_divisor: int
+    recalling_summary_divisor: int
+    # Whether the memory bundle lists its index (its first tier, §6). In a session the summary
+    # is that tier for the conversation; index lines of its remembered turns (all of one
+    # confidence, so the oldest first) would repeat what the summary covers, and cost the
+    # memory part room its whole memories need.
+    memory_index: bool
+
+    def summary_share(self, rest: int, recalling: bool) -> int:
+        return rest // (self.recalling_summary_divisor if recalling else self.summary_divisor)
+
+
+# The first layout: a third to the summary, the memory bundle with its index.
+FIRST_LAYOUT = SessionLayout(
+    "session/2026-12-01.1", summary_divisor=3, recalling_summary_divisor=3, memory_index=True
+)
+# A step that recalls gives the summary a sixth and the memory bundle no index: the room goes
+# to whole remembered turns (tuned on the 58 LongMemEval_S dev questions, bench/RESULTS.md).
+LAYOUT = SessionLayout(
+    "session/2026-12-02.1", summary_divisor=3, recalling_summary_divisor=6, memory_index=False
+)
+LAYOUTS = {layout.version: layout for layout in (FIRST_LAYOUT, LAYOUT)}
+
+
+@dataclass(frozen=True, slots=True)
 class Shares:
     fixed: int  # the system prompt and the task, as rendered
     memory: int
@@ -105,7 +144,9 @@ class Shares:
     turns: int
 
 
-def shares(budget: int, fixed: int, memory_wanted: int) -> Shares | None:
+def shares(
+    budget: int, fixed: int, memory_wanted: int, layout: SessionLayout = LAYOUT
+) -> Shares | None:
     """The budget cut into shares; None when it leaves less than `MIN_TURN_ROOM` after the
     fixed prefix (the caller says the minimum: `fixed + MIN_TURN_ROOM`)."""
     left = budget - fixed
@@ -113,7 +154,7 @@ def shares(budget: int, fixed: int, memory_wanted: int) -> Shares | None:
         return None
     memory = max(0, min(memory_wanted, left - MIN_TURN_ROOM))
     rest = left - memory
-    summary = rest // 3
+    summary = layout.summary_share(rest, recalling=memory > 0)
     return Shares(fixed, memory, summary, rest - summary)
 
 

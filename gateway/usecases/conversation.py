@@ -29,7 +29,6 @@ from gateway.usecases.policy import shown_evaluation, verdict_of
 from policies import Evaluation
 
 __all__ = [
-    "LAYOUT",
     "Conversation",
     "judge_conversation",
     "lay_out_conversation",
@@ -37,10 +36,6 @@ __all__ = [
     "summary_view",
     "turn_view",
 ]
-
-# Names the session layout rules (gateway.core.session) for receipts, as ASSEMBLER names the
-# bundle's: a change to the bytes a session context is made of is a new value.
-LAYOUT = "session/2026-12-01.1"
 
 
 def session_scope(session: store.SessionRow) -> dict[str, object]:

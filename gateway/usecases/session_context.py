@@ -23,7 +23,9 @@ from gateway.clock import Clock, IdFactory
 from gateway.core.assembly import Found
 from gateway.core.model import Candidate, ContextRequest
 from gateway.core.session import (
+    LAYOUT,
     SEPARATOR,
+    SessionLayout,
     Shares,
     ShownTurn,
     fixed_messages,
@@ -104,10 +106,14 @@ def without_verbatim(found: Found, shown: set[str]) -> Found:
 
 
 def _memory_request(
-    session: store.SessionRow, step: ContextStep, share: int, turns: Sequence[ShownTurn]
+    session: store.SessionRow,
+    step: ContextStep,
+    share: int,
+    turns: Sequence[ShownTurn],
+    layout: SessionLayout,
 ) -> ContextRequest:
     """The memory bundle's request: the step's query, by default the pinned task and the last
-    user turn (as shown)."""
+    user turn (as shown); with its index as the layout says."""
     query = step.query
     if query is None:
         last_user = next((t.text for t in reversed(turns) if t.role == "user"), None)
@@ -118,6 +124,7 @@ def _memory_request(
         budget_tokens=share,
         top_k=MEMORY_TOP_K,
         purpose=step.purpose,
+        include_index=layout.memory_index,
     )
 
 
@@ -129,6 +136,7 @@ class SessionContexts:
     tokenizer: Tokenizer
     clock: Clock
     new_id: IdFactory
+    layout: SessionLayout = LAYOUT  # the rules new contexts are cut by (replay reads its own)
 
     async def context(
         self, authorization: str | None, session_id: str, step: ContextStep
@@ -157,6 +165,7 @@ class SessionContexts:
             budget,
             fixed_tokens(self.tokenizer, session.system_prompt, session.task),
             memory_share(session, budget),
+            self.layout,
         )
         assert cut is not None  # check_budget guarantees the room
         request = {
@@ -211,6 +220,7 @@ class SessionContexts:
             memory=memory,
             laid=laid,
             budget=budget,
+            layout=self.layout.version,
             compaction=compaction,
             wrote_summary=summary is not previous,
         )
@@ -274,7 +284,7 @@ class SessionContexts:
             conversation_tokens += message_cost(conversation.summary, self.tokenizer)
         left = cut.summary + cut.turns - conversation_tokens
         room = cut.memory + max(0, left) - self._message_overhead() - SLACK_MARGIN
-        request = _memory_request(session, step, room, conversation.turns)
+        request = _memory_request(session, step, room, conversation.turns, self.layout)
         if request.budget_tokens < 1:
             return None
         found = await retrieval.find(

@@ -19,7 +19,7 @@ from gateway.store import sessions as store
 from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
 from gateway.store.database import Connection
-from gateway.usecases.conversation import LAYOUT, Conversation
+from gateway.usecases.conversation import Conversation
 from gateway.usecases.disclosure import Admitted, Composed, Discloser
 from gateway.usecases.need_to_know import Account, account_for
 from gateway.usecases.policy import PolicyInForce
@@ -50,6 +50,7 @@ class Built:
     memory: Composed | None
     laid: Laid
     budget: int
+    layout: str  # the version of the session layout it was cut by
     compaction: dict[str, Any]
     wrote_summary: bool  # this step folded turns into a new summary, which its receipt names
 
@@ -115,7 +116,7 @@ async def record_session_context(
             "at": rfc3339(at),
             "session": _session_record(session),
             "policy": policy_record,
-            "assembler": {**discloser.makers.record(), "session_layout": LAYOUT},
+            "assembler": {**discloser.makers.record(), "session_layout": step.layout},
             "summary": None if summary is None else _summary_record(summary, conversation),
             "turns": [
                 {

@@ -11,7 +11,7 @@ import hashlib
 from datetime import datetime
 from typing import Any
 
-from gateway.core.session import fixed_messages
+from gateway.core.session import LAYOUTS, fixed_messages
 from gateway.core.tokens import load_tokenizer
 from gateway.errors import InvalidRequestError, NotFoundError
 from gateway.principal import Principal
@@ -22,7 +22,6 @@ from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.usecases import context as retrieval
 from gateway.usecases.conversation import (
-    LAYOUT,
     judge_conversation,
     lay_out_conversation,
     session_scope,
@@ -58,7 +57,9 @@ async def replay_session_context(
     tenant_id = body["tenant_id"]
     request = body["request"]
     layout = body["assembler"].get("session_layout")
-    if layout != LAYOUT:
+    # Every layout version lays out by the same rules from what its receipt recorded (the
+    # versions differ in the shares, recorded as the memory request and the stored summary).
+    if layout not in LAYOUTS:
         raise InvalidRequestError(
             f"receipt {receipt_id} was laid out by {layout}, which this gateway does not build",
             code="assembler_unknown",

@@ -4,12 +4,14 @@ receipt, and exact replay also after more turns and later compactions."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 import psycopg
 from litestar.testing import TestClient
 
+from gateway.core.session import FIRST_LAYOUT, LAYOUT
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
@@ -166,6 +168,60 @@ def test_exact_replay_reproduces_the_bytes_after_more_turns_and_compactions(
     assert current.status_code == 422 and current.json()["code"] == "replay_unsupported"
 
 
+def test_a_receipt_of_the_first_layout_still_replays_to_its_bytes(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    auditor = make_key(role="auditor")
+    session_id = open_session(client, agent, budget_tokens=600)["session_id"]
+    chat(client, agent, session_id, 0, 12)
+    # A context cut by the first layout (summary a third, the memory bundle with its index), as
+    # a gateway of that version made it.
+    state = client.app.state
+    current = state.runtime
+    first = dataclasses.replace(current.session_contexts, layout=FIRST_LAYOUT)
+    state.runtime = dataclasses.replace(current, session_contexts=first)
+    try:
+        original = context(client, agent, session_id).json()
+    finally:
+        state.runtime = current
+    receipt = receipt_body(client, make_key, original["receipt_id"])
+    assert receipt["assembler"]["session_layout"] == FIRST_LAYOUT.version
+    assert receipt["memory"]["request"]["include_index"] is True
+    assert original["memory"]["index"]["entries"]
+    chat(client, agent, session_id, 12, 12)
+    now = context(client, agent, session_id).json()
+    now_receipt = receipt_body(client, make_key, now["receipt_id"])
+    assert now_receipt["assembler"]["session_layout"] == LAYOUT.version
+    assert now_receipt["memory"]["request"]["include_index"] is False
+    assert now["memory"]["index"]["entries"] == []
+    for made in (original, now):
+        replayed = replay(client, auditor, made["receipt_id"])
+        assert replayed.status_code == 200, replayed.text
+        result = replayed.json()
+        assert result["identical"] and result["text"] == made["text"], result["problems"]
+
+
+def test_a_receipt_of_an_unknown_layout_is_refused_not_misreplayed(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    auditor = make_key(role="auditor")
+    session_id = open_session(client, agent, budget_tokens=600)["session_id"]
+    chat(client, agent, session_id, 0, 3)
+    state = client.app.state
+    current = state.runtime
+    later = dataclasses.replace(
+        current.session_contexts, layout=dataclasses.replace(LAYOUT, version="session/later")
+    )
+    state.runtime = dataclasses.replace(current, session_contexts=later)
+    try:
+        made = context(client, agent, session_id).json()
+    finally:
+        state.runtime = current
+    replayed = replay(client, auditor, made["receipt_id"])
+    assert replayed.status_code == 422 and replayed.json()["code"] == "assembler_unknown"
+    assert "session/later" in replayed.json()["detail"]
+
+
 POLICY = b"""apiVersion: ctxgw/v1
 kind: PolicyBundle
 metadata: {name: sessions, revision: "1"}
@@ -275,7 +331,8 @@ def test_the_memory_part_takes_the_room_the_conversation_leaves(
             "namespace": "chat",
             "heading": f"Museum {i} in Lisbon",
             "content": f"Museum {i} in Lisbon opens at {8 + i % 4}:00 and is closed on "
-            f"{['Mondays', 'Tuesdays'][i % 2]}; the ticket costs {i} euros, less for students.",
+            f"{['Mondays', 'Tuesdays'][i % 2]}; the ticket costs {i} euros, less for students. "
+            + " ".join(f"Room {i}.{r} shows tiles from the {r + 15}th century." for r in range(8)),
         }
         for i in range(40)
     ]

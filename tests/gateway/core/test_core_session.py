@@ -12,6 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.core.session import (
+    FIRST_LAYOUT,
+    LAYOUT,
+    LAYOUTS,
     MIN_TURN_ROOM,
     ShownTurn,
     fixed_messages,
@@ -161,3 +164,29 @@ def test_the_summary_and_the_layout_are_the_same_bytes_in_another_process() -> N
     assert runs[0] == runs[1]
     summary, text = json.loads(runs[0])
     assert summary.count("\n") >= 2 and text.startswith("system: Be brief.")
+
+
+@settings(max_examples=100, deadline=None)
+@given(budget=st.integers(0, 20_000), fixed=st.integers(0, 500), memory=st.integers(0, 20_000))
+def test_the_shares_add_up_to_the_budget_in_every_layout(
+    budget: int, fixed: int, memory: int
+) -> None:
+    for layout in LAYOUTS.values():
+        cut = shares(budget, fixed, memory, layout)
+        if cut is None:
+            assert budget - fixed < MIN_TURN_ROOM
+            continue
+        assert cut.fixed + cut.memory + cut.summary + cut.turns == budget
+        assert min(cut.memory, cut.summary) >= 0 and cut.turns >= MIN_TURN_ROOM // 2
+
+
+def test_a_recalling_step_gives_the_summary_a_sixth_and_the_memory_bundle_no_index() -> None:
+    recalling = shares(2000, 25, 500)
+    alone = shares(2000, 25, 0)
+    first = shares(2000, 25, 500, FIRST_LAYOUT)
+    assert recalling is not None and alone is not None and first is not None
+    assert (recalling.summary, recalling.turns) == (1475 // 6, 1475 - 1475 // 6)
+    # Without recall the summary is the only way back to older turns: it keeps its third.
+    assert (alone.summary, first.summary) == (1975 // 3, 1475 // 3)
+    assert not LAYOUT.memory_index and FIRST_LAYOUT.memory_index
+    assert LAYOUTS[LAYOUT.version] is LAYOUT and LAYOUT.version != FIRST_LAYOUT.version
