@@ -1,15 +1,44 @@
--- "Which agents ever saw memory Y" (receipts listed by memory id, disclosed_ids @> ARRAY[Y]):
--- under the tenant wall the policy's qual runs before any of the query's own that is not
--- LEAKPROOF, and only a leakproof operator may serve as an index condition, so the GIN index on
--- disclosed_ids went unused and the list walked every receipt of the tenant, newest first, until
--- it had a page (or the log ended: a memory few receipts disclosed cost the whole log). Array
--- containment answers whether one array holds the other's elements and reports nothing else
--- about either; over text[] no error depends on a row's values. As for ts_match_vq (migration
--- 0010), marking it so takes a superuser, and pg_proc is per database.
+-- "Which agents ever saw memory Y": receipts listed by memory id, in log order, a page at a time.
+-- The GIN index on disclosed_ids answers which receipts hold Y, but in no order: a memory that
+-- every receipt disclosed had all of them read and sorted for one page, and a planner that
+-- walked the log instead, for a memory one receipt disclosed, read the whole log (under the
+-- tenant wall array containment is not even an index condition). One row per (receipt, memory)
+-- disclosed, indexed in log order, answers either with a page's worth of index reads.
+CREATE TABLE receipt_disclosures (
+    tenant_id  text NOT NULL,
+    memory_id  text NOT NULL,
+    seq        bigint NOT NULL,
+    PRIMARY KEY (tenant_id, memory_id, seq)
+);
+
+-- Written by the receipt's own insert, from its own (signed, index-checked) disclosed_ids, so the
+-- two cannot disagree; receipts are append-only, and so is this.
+CREATE FUNCTION receipt_disclosures_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO receipt_disclosures (tenant_id, memory_id, seq)
+    SELECT NEW.tenant_id, m, NEW.seq FROM unnest(NEW.disclosed_ids) AS m;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER receipts_disclosures AFTER INSERT ON receipts
+    FOR EACH ROW WHEN (cardinality(NEW.disclosed_ids) > 0)
+    EXECUTE FUNCTION receipt_disclosures_insert();
+CREATE TRIGGER receipt_disclosures_append_only BEFORE UPDATE OR DELETE ON receipt_disclosures
+    FOR EACH ROW EXECUTE FUNCTION refuse_change();
+CREATE TRIGGER receipt_disclosures_no_truncate BEFORE TRUNCATE ON receipt_disclosures
+    FOR EACH STATEMENT EXECUTE FUNCTION refuse_change();
+ALTER TABLE receipt_disclosures ENABLE ALWAYS TRIGGER receipt_disclosures_append_only;
+ALTER TABLE receipt_disclosures ENABLE ALWAYS TRIGGER receipt_disclosures_no_truncate;
+
+INSERT INTO receipt_disclosures (tenant_id, memory_id, seq)
+SELECT DISTINCT r.tenant_id, m, r.seq FROM receipts r, unnest(r.disclosed_ids) AS m;
+
 DO $$
 BEGIN
-    ALTER FUNCTION pg_catalog.arraycontains(anyarray, anyarray) LEAKPROOF;
+    IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'ctxgw_app') THEN
+        GRANT SELECT, INSERT ON receipt_disclosures TO ctxgw_app;
+    END IF;
 EXCEPTION WHEN insufficient_privilege THEN
-    RAISE NOTICE 'not a superuser: receipts listed by memory will not use their GIN index under the tenant wall';
+    RAISE NOTICE 'cannot grant on receipt_disclosures to ctxgw_app';
 END;
 $$;

@@ -73,7 +73,7 @@ def test_every_disclosure_is_receipted(
 
 
 def test_which_receipts_disclosed_a_memory(
-    client: TestClient[Any], agent: Key, make_key: KeyFactory
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, database_url: str
 ) -> None:
     responses = disclose_everything(client, agent)
     fetched_id = responses["fetch"]["memories"][0]["memory_id"]
@@ -81,6 +81,20 @@ def test_which_receipts_disclosed_a_memory(
     found = client.get(f"/v1/receipts?memory_id={fetched_id}", headers=auditor.headers).json()
     kinds = {r["kind"] for r in found["receipts"]}
     assert "fetch" in kinds and "timeline" in kinds
+    with psycopg.connect(database_url) as conn:
+        signed = conn.execute(
+            "SELECT seq FROM receipts WHERE disclosed_ids @> ARRAY[%s] ORDER BY seq", (fetched_id,)
+        ).fetchall()
+    assert [r["seq"] for r in found["receipts"]] == [seq for (seq,) in signed]
+    # A page at a time, in log order (receipt_disclosures, migration 0019).
+    paged: list[int] = []
+    url: str | None = f"/v1/receipts?memory_id={fetched_id}&limit=1"
+    while url is not None:
+        page = client.get(url, headers=auditor.headers).json()
+        paged += [r["seq"] for r in page["receipts"]]
+        after = page["next_cursor"]
+        url = f"/v1/receipts?memory_id={fetched_id}&limit=1&cursor={after}" if after else None
+    assert paged == [seq for (seq,) in signed]
 
 
 def test_agents_read_only_their_own_receipts(

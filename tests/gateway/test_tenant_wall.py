@@ -117,20 +117,28 @@ def test_background_work_crosses_tenants_only_through_the_ledger_functions(
     assert lag is not None and int(lag[0]) >= 0
 
 
-def test_the_operators_recall_and_audit_filter_by_may_use_their_indexes_behind_the_wall(
-    app_database_url: str,
-) -> None:
+def test_full_text_recall_may_use_its_index_behind_the_wall(app_database_url: str) -> None:
     # A policy's qual runs before any of the query's own that is not LEAKPROOF, and only a
-    # leakproof operator may serve as an index condition: full-text recall (migration 0010)
-    # and receipts listed by memory (migration 0019) would otherwise filter every row of the
-    # tenant. (`bench console` measures the second.)
-    functions = ["ts_match_vq(tsvector, tsquery)", "arraycontains(anyarray, anyarray)"]
+    # leakproof operator may serve as an index condition: without it (migration 0010) recall's
+    # full-text branch would filter every memory of the tenant.
     with psycopg.connect(app_database_url) as conn:
-        leakproof = [
-            conn.execute(
-                "SELECT proleakproof FROM pg_proc WHERE oid = %s::regprocedure",
-                (f"pg_catalog.{f}",),
-            ).fetchone()
-            for f in functions
-        ]
-    assert leakproof == [(True,), (True,)]
+        leakproof = conn.execute(
+            "SELECT proleakproof FROM pg_proc"
+            " WHERE oid = 'pg_catalog.ts_match_vq(tsvector, tsquery)'::regprocedure"
+        ).fetchone()
+    assert leakproof == (True,)
+
+
+def test_each_receipt_indexes_the_memories_it_disclosed(
+    two_tenants: tuple[Key, Key], database_url: str
+) -> None:
+    with psycopg.connect(database_url) as conn:
+        disclosed = conn.execute(
+            "SELECT tenant_id, m, seq FROM receipts, unnest(disclosed_ids) AS m ORDER BY 1, 2, 3"
+        ).fetchall()
+        indexed = conn.execute(
+            "SELECT tenant_id, memory_id, seq FROM receipt_disclosures ORDER BY 1, 2, 3"
+        ).fetchall()
+        assert disclosed and indexed == disclosed  # both tenants' context receipts
+        with pytest.raises(errors.InsufficientPrivilege):
+            conn.execute("DELETE FROM receipt_disclosures")
