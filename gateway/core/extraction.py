@@ -33,7 +33,7 @@ from gateway.core.supersession import CLAIM_KEY
 
 __all__ = ["RULES", "Episode", "Fact", "extract"]
 
-RULES = ("rules", "2026-12-01.1")  # name, version: bump the version when an output can change
+RULES = ("rules", "2026-12-02.1")  # name, version: bump the version when an output can change
 
 FactType = Literal["semantic", "procedural"]
 
@@ -63,15 +63,35 @@ class Fact:
     previous: str | None = None
 
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9$])")
+# A sentence ends at . ! or ? before a capital, a digit or an opening quote, but not after a title
+# ("Dr. Abernathy") or a common abbreviation.
+_SENTENCE = re.compile(
+    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bvs\.)(?<!\bProf\.)"
+    r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9$])"
+)
 _CONFIRMATION = re.compile(
     r"^(done|updated|confirmed|noted|all set|got it|changed|booked|rebooked|switched|saved)\b",
     re.IGNORECASE,
 )
+# An assistant sentence that reports its own action on the user's records ("I've updated your
+# primary care doctor to ..."), wherever it stands in the turn.
+_ACTION = re.compile(
+    r"^(?:i've|i have) (?:updated|changed|set|moved|switched|noted|saved|added|rebooked)\b",
+    re.IGNORECASE,
+)
+# Intentions are facts about a plan ("I'm going to learn Italian", "we're planning a trip"):
+# these words hedge everything except an intent pattern.
+_INTENT_WORDS = r"plan to|planning to|going to"
 _HEDGE = re.compile(
     r"\b(maybe|perhaps|might|probably|possibly|i think|i guess|not sure|thinking about|"
     r"considering|wondering|if|would|could|should|hoping|hope to|want to|wants to|"
-    r"plan to|planning to|going to)\b",
+    + _INTENT_WORDS
+    + r")\b",
+    re.IGNORECASE,
+)
+_HEDGE_NOT_INTENT = re.compile(
+    r"\b(maybe|perhaps|might|probably|possibly|i think|i guess|not sure|thinking about|"
+    r"considering|wondering|if|would|could|should|hoping|hope to)\b",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -84,6 +104,9 @@ _NEGATED = re.compile(
     re.IGNORECASE,
 )
 _NOT_FACT_WORDS = re.compile(r"\b(any tips|any ideas|what should|how do|can you|could you)\b", re.I)
+# A question opening with a premise states that premise: "Now that I'm in Pittsburgh, any good
+# climbing gyms?", "Since I'm on the Gold HMO now, do I need a referral?"
+_PREMISE = re.compile(r"^(?P<premise>(?:now that|since) [^,?]{3,120}),", re.IGNORECASE)
 
 _NUMBER_WORDS = {
     "one": 1,
@@ -105,13 +128,97 @@ _ADJECTIVES = (
     r"major|great|good|best|top|simple|easy|quick|important|common|basic|similar|large|"
     r"times|ways|steps|tips|ideas|things|options|examples|reasons|types|kinds|of)"
 )
-_NUMBER = r"(?P<n>\d{1,6}|" + "|".join(_NUMBER_WORDS) + r")"
+_DIGITS = r"\d{1,3}(?:,\d{3})+|\d{1,7}"
+_NUMBER = r"(?P<n>" + _DIGITS + "|" + "|".join(_NUMBER_WORDS) + r")"
+# Typed values: what a stated quantity, date, time or version looks like in running text.
+_MONEY = r"[$€£¥]\s?(?:" + _DIGITS + r")(?:\.\d+)?(?:\s?(?:k|m|million|billion|thousand)\b)?"
+_MONTH = (
+    r"(?-i:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_WEEKDAY = r"(?-i:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)s?"
+_DAY = (
+    r"(?:(?:" + _WEEKDAY + r"),? )?" + _MONTH + r"\.? \d{1,2}(?:st|nd|rd|th)?\b(?!:)"
+    r"|" + _WEEKDAY
+)
+_CLOCK = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?"
+_VERSION = r"(?-i:[A-Z][\w+#-]*)(?: (?-i:[A-Z][\w+#-]*))? v?\d+(?:\.\d+)*\b"
+_TYPED = "(?:" + "|".join((_MONEY, _CLOCK, _DAY, _VERSION)) + ")"
+_NAME = r"(?-i:(?:Dr\. |Team )?[A-Z][\w'&.-]*(?: [A-Z][\w'&.-]*){0,3})"
+# A noun phrase naming what a value belongs to ("catering budget", "primary database region",
+# "escalations for the payments service"); its head is found by `_attribute`.
+_NOT_NOUN = r"(?!(?:and|but|so|or|the|a|an|my|our|your|his|her|their|with|i|we|you|it)\b)"
+_NOT_INNER = r"(?!(?:and|but|so|or|my|our|your|his|her|their|with|i|we|you|it)\b)"
+_SUBJECT = (
+    r"(?P<attr>"
+    + _NOT_NOUN
+    + r"[a-z][\w'-]*(?: "
+    + _NOT_INNER
+    + r"(?:[a-z][\w'-]*|(?-i:[A-Z][\w-]*)))"
+    r"{0,5}?)"
+)
+_DETERMINER = r"(?:^|(?<=[,:;] )|\b(?:my|our|your|the|his|her|their|and|so|then) )"
 _PREPOSITIONS = frozenset(
     {"in", "at", "for", "on", "of", "with", "from", "to", "by", "since", "about", "off", "into"}
 )
-_PRONOUNS = frozenset({"i", "me", "we", "us", "you", "he", "she", "they", "him", "her", "and"})
+_PRONOUNS = frozenset(
+    {"i", "me", "we", "us", "you", "he", "she", "they", "him", "her", "and", "it", "its"}
+)
 _STOP_ATTRIBUTES = frozenset(
     {"it", "this", "that", "there", "here", "one", "ones", "thing", "things", "way", "time"}
+)
+# Words that qualify an attribute without naming it ("the final base", "our weekly deploy").
+_MODIFIERS = frozenset(
+    {
+        "the",
+        "a",
+        "an",
+        "new",
+        "current",
+        "old",
+        "final",
+        "actual",
+        "official",
+        "default",
+        "standard",
+        "usual",
+        "monthly",
+        "weekly",
+        "daily",
+        "nightly",
+        "yearly",
+        "annual",
+        "total",
+    }
+)
+_ARTICLES = frozenset({"the", "a", "an", "new", "current", "old"})
+# Heads that say what kind of value an attribute holds rather than whose: "catering budget" is
+# the catering's, "new_checkout feature flag" is new_checkout's, "seller account on Craftly"
+# is Craftly's.
+_GENERIC_HEADS = frozenset(
+    {
+        "budget",
+        "cost",
+        "price",
+        "bill",
+        "fee",
+        "amount",
+        "date",
+        "day",
+        "time",
+        "region",
+        "line",
+        "account",
+        "flag",
+        "feature",
+        "setting",
+        "option",
+        "job",
+        "status",
+        "number",
+        "version",
+        "service",
+    }
 )
 
 
@@ -122,12 +229,24 @@ class _Pattern:
     key: str  # claim key template: {attr}, {owner} from the groups; "" for no claim key
     memory_type: FactType = "semantic"
     tail: bool = False  # the value is what follows the match
+    head: bool = False  # the attribute is its phrase's head noun, not its last three words
+    intent: bool = False  # states an intention: "planning to", "going to" do not hedge it
+    typed: bool = False  # the value group is a typed value (an amount, a day), kept whole
 
 
 def _p(
-    kind: str, pattern: str, key: str, memory_type: FactType = "semantic", *, tail: bool = False
+    kind: str,
+    pattern: str,
+    key: str,
+    memory_type: FactType = "semantic",
+    *,
+    tail: bool = False,
+    head: bool = False,
+    intent: bool = False,
+    typed: bool = False,
 ) -> _Pattern:
-    return _Pattern(kind, re.compile(pattern, re.IGNORECASE), key, memory_type, tail)
+    regex = re.compile(pattern, re.IGNORECASE)
+    return _Pattern(kind, regex, key, memory_type, tail, head, intent, typed)
 
 
 _PROCEDURES = (
@@ -135,10 +254,23 @@ _PROCEDURES = (
     _p("procedure", r"^to [a-z]+[^,]*, (run|use|open|call|type|go)\b", "", "procedural"),
 )
 _DECISIONS = (_p("decision", r"\bwe (decided|agreed|chose)\b", ""),)
+_CHANGE_VERBS = (
+    r"(?:switched|moved|changed|migrated|upgraded|downgraded|dropped|raised|lowered|cut|"
+    r"reduced|increased|bumped|pushed|rescheduled|updated|brought)"
+)
 # Single-valued attributes, most specific first. A `value` group (or, with `tail`, the words
 # after the match) is the fact's value; a `previous` group the value it replaced ("from X").
 _ATTRIBUTES = (
     _p("identity", r"\bmy name is (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)", "user.name"),
+    _p(
+        "identity",
+        # "I'm a contractor for Brightline" / "they hired me full-time": how the user works.
+        r"\b(?:i'm|i am|i work as|i'm now|i became) (?:a |an )?(?P<value>(?:full-time |part-time )?"
+        r"(?:contractor|freelancer|consultant|intern|employee|temp))\b"
+        r"|\bhired me (?:on )?(?:as (?:a |an )?)?(?P<v2>full-time|part-time|permanently|"
+        r"permanent|contractor|freelancer)\b",
+        "user.employment",
+    ),
     _p(
         "identity",
         r"\bi (?:work|started working) (?:at|for) (?P<value>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*)*)",
@@ -147,12 +279,14 @@ _ATTRIBUTES = (
     _p("identity", r"\b(hired me|i joined|i'm joining) [A-Z]?", "user.employer"),
     _p(
         "identity",
-        r"\b(?:i'm|i am)(?: officially| now)? on the (?P<value>[\w -]+ team)\b",
+        r"\b(?:i'm|i am)(?: officially| now)?(?: (?:a|an) [\w -]{2,40}?)? on the "
+        r"(?P<value>[\w -]+ team)\b",
         "user.team",
     ),
     _p(
         "identity",
-        r"\b(?:i live|we live|i moved|we moved|i'm now|now that i'm|i've been) (?:in|to) "
+        r"\b(?:i live|we live|i moved|we moved|i'm now|now that i'm|now that we're|"
+        r"i've been|we've been) (?:in|to) "
         r"(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)",
         "user.location",
     ),
@@ -162,26 +296,77 @@ _ATTRIBUTES = (
         "account.plan",
     ),
     _p(
+        "identity",
+        # "I'm on the Silver PPO", "we're now on Premium": a subscription or coverage held.
+        r"\b(?:i'm|i am|we're|we are)(?: now| currently| still)? on (?:the |a )?"
+        r"(?P<value>(?-i:[A-Z][\w+-]*(?: [A-Z][\w+-]*){0,2}))(?! team)\b",
+        "account.plan",
+    ),
+    _p(
         "relation",
-        # "my manager, Priya", "my accountant is Roger Hollis", "a new accountant: Anjali Mehta".
-        r"\b(?:my|our|a) (?:new )?(?P<attr>manager|boss|accountant|doctor|dentist|therapist|"
-        r"landlord|property manager|boyfriend|girlfriend|partner|husband|wife|lawyer|coach|"
-        r"tutor|mentor|vet|realtor)(?:,| is| was|:| named) (?P<value>(?:Dr\. )?[A-Z][\w'-]*"
-        r"(?: [A-Z][\w'-]*)*)",
+        # "my manager, Priya", "my accountant is Roger Hollis", "a new accountant: Anjali Mehta",
+        # "our building's property manager is now listed as ...".
+        r"\b(?:my|our|your|a|the)(?: [\w']+'s)? (?:new )?(?P<attr>manager|boss|accountant|"
+        r"primary care doctor|doctor|dentist|therapist|landlord|property manager|boyfriend|"
+        r"girlfriend|partner|husband|wife|fiancée?|lawyer|coach|tutor|mentor|vet|realtor)"
+        r"(?:,| is| was|:| named| to)?(?: now)?(?: listed as)? (?P<value>" + _NAME + ")",
         "user.{attr}",
     ),
     _p(
+        "relation",
+        # "the notifications service is owned by Team Atlas", "the catalog now lists the
+        # notifications service as owned by Team Nimbus": who owns a thing.
+        _DETERMINER + _SUBJECT + r" (?:is |are |was |as )(?:now )?(?:owned|run|managed|maintained|"
+        r"handled|led) by (?P<value>" + _NAME + ")",
+        "{attr}.owner",
+        head=True,
+    ),
+    _p(
+        "relation",
+        # "My sister Aoife lives in Melbourne", "Aoife just started her new job in Auckland":
+        # where a named person lives or works.
+        r"\b(?P<attr>(?-i:[A-Z][a-z]+)) (?:just |now |recently )?(?:lives|moved|relocated|"
+        r"(?:started|took|got|landed) (?:a |her |his |their )?(?:new )?job)(?: now)? (?:in|to) "
+        r"(?P<value>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*))",
+        "{attr}.location",
+    ),
+    _p(
+        "relation",
+        # "Daniel and I got engaged", "we got married", "my parents reconciled".
+        r"\b(?:(?P<owner>my|our) (?P<attr>[a-z]+)|we|i|[A-Z]\w+ and i)"
+        r"(?: (?:have|has) been| are| is| were| got| just got| just| finally)?"
+        r" (?P<value>engaged|married|divorced|separated|reconciled|back together|broke up|"
+        r"split up)\b",
+        "{attr}.relationship",
+    ),
+    _p(
         "state",
-        # "auto-renew is turned on" / "I turned off auto-renew": the setting's state.
-        r"\b(?P<attr>[a-z][\w-]{2,30}) (?:is|was|got|has been)(?: now)? (?P<value>turned on|"
-        r"turned off|enabled|disabled|paused|resumed|suspended|reinstated|closed|reopened)\b",
+        # "Our house on Juniper Lane is officially on the market", "we took the house off the
+        # market".
+        _DETERMINER + _SUBJECT + r" (?:is|was|are|got|has been)(?: now| officially| back)?"
+        r" (?P<value>on the market|off the market)\b"
+        r"|\b(?:took|pulled|put) (?:the |our |my )?(?P<a2>[a-z][\w -]{1,30}?) "
+        r"(?P<v2>on the market|off the market)\b",
         "{attr}.state",
+        head=True,
+        typed=True,
+    ),
+    _p(
+        "state",
+        # "auto-renew is turned on" / "My seller account on Craftly got suspended": a state.
+        _DETERMINER + _SUBJECT + r" (?:is|was|got|has been|stays|remains)(?: now| still)?"
+        r" (?P<value>turned on|turned off|enabled|disabled|paused|resumed|suspended|reinstated|"
+        r"closed|reopened|cancell?ed|active|inactive)\b",
+        "{attr}.state",
+        head=True,
     ),
     _p(
         "state",
         r"\b(?:i|we|you) (?P<value>turned off|turned on|enabled|disabled|paused|resumed|"
-        r"suspended|reinstated|reopened)(?: the)? (?P<attr>[a-z][\w-]{2,30})\b",
+        r"suspended|reinstated|reopened)(?: the| our| my)? (?P<attr>[a-z][\w-]*(?: [\w-]+){0,2}?)"
+        r"(?= (?:on|for|in|last|this|yesterday|today|that|which|so|because|to|until)\b|[,.;!]|$)",
         "{attr}.state",
+        head=True,
     ),
     _p(
         "preference",
@@ -191,20 +376,52 @@ _ATTRIBUTES = (
     ),
     _p(
         "preference",
-        r"\b(is|as) (?:now )?(?:my|your) (?:new )?favou?rite (?P<attr>[a-z ]{2,40}?)\b",
+        # "Severance has overtaken The Expanse as my favorite show".
+        r"\b(?P<value>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)) (?:has |have )?(?:overtaken|"
+        r"replaced|beaten|dethroned|surpassed) (?P<previous>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*))"
+        r" as "
+        r"(?:my|our) (?:new )?(?:all-time )?favou?rite (?P<attr>[a-z ]{2,40}?)\b(?=[.,!;]|$)",
         "user.favorite_{attr}",
     ),
     _p(
         "preference",
-        r"\bmy (?:go-to|usual|standard) (?P<attr>[a-z ]{2,30}?) (?:is|are)\b",
+        r"(?:\b(?P<value>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)) |\b)(?:is|as|'s) (?:now )?"
+        r"(?:my|your) (?:new )?favou?rite (?P<attr>[a-z ]{2,40}?)\b(?=[.,!;]| now\b|$)",
+        "user.favorite_{attr}",
+    ),
+    _p(
+        "preference",
+        r"\bmy (?:go-to|usual|standard|regular) (?P<attr>[a-z ]{2,30}?) (?:is|are)\b",
         "user.usual_{attr}",
         tail=True,
+        head=True,
+    ),
+    _p(
+        "preference",
+        r"\b(?:is|'s) (?:now )?(?:my|your) (?:new )?(?:go-to|usual|standard|regular) "
+        r"(?P<attr>[a-z ]{2,30}?)\b(?=[.,!;]| now\b|$)",
+        "user.usual_{attr}",
+        head=True,
+    ),
+    _p(
+        "preference",
+        # "I always want an aisle seat", "book me window seats".
+        r"\b(?:i (?:always |usually |only )?(?:want|prefer|take|choose|pick)|book me|get me|"
+        r"reserve me) (?:an? |the )?(?P<value>[a-z-]+ (?P<attr>[a-z]{3,20}?))s?\b",
+        "user.preferred_{attr}",
+    ),
+    _p(
+        "quantity",
+        # "750 requests per minute": a rate, keyed by what is counted per what.
+        r"\b(?P<value>" + _DIGITS + r")(?P<unit> (?P<attr>[a-z]{3,20}) (?:per|an?|/) "
+        r"(?P<per>second|minute|hour|day|week|month|year))\b",
+        "rate.{attr}_per_{per}",
     ),
     _p(
         "quantity",
         # "I have two cats", "we're at 17 houseplants", "a team of 6 engineers", "runs 12
         # nodes"; spans of time are not things one has.
-        r"\b(?:have|own|at|now it's|there are|is|are|of|runs|run|to) (?P<value>"
+        r"\b(?:have|own|at|now it's|there are|is|are|of|runs|run|to)(?: now| still)? (?P<value>"
         + _NUMBER
         + r" (?P<attr>(?!(?:day|week|month|year|hour|minute|second|time|percent)s?\b|"
         + _ADJECTIVES
@@ -212,16 +429,116 @@ _ATTRIBUTES = (
         "count.{attr}",
     ),
     _p(
+        "quantity",
+        # "listed it on Marketplace for $14,900": an asking price.
+        r"\b(?:listed|priced|advertised|selling)\b[^.;]{0,40}? (?:for|at) (?P<value>"
+        + _MONEY
+        + ")",
+        "user.price",
+        typed=True,
+    ),
+    _p(
+        "schedule",
+        # "Booked a dental cleaning for March 14", "we deploy the backend every Tuesday".
+        r"\b(?:booked|scheduled|set up|made) (?:a |an |my |the |our )?(?P<attr>[a-z][a-z -]{1,30}?)"
+        r" (?:for|on) (?P<value>" + _DAY + ")",
+        "user.{attr}",
+        head=True,
+        typed=True,
+    ),
+    _p(
+        "schedule",
+        r"\b(?:we|i|they) (?P<attr>[a-z]{3,20}) (?:[\w-]+ ){0,4}?(?:every|on) (?P<value>"
+        + _WEEKDAY
+        + r")\b",
+        "user.{attr}",
+        head=True,
+    ),
+    _p(
+        "schedule",
+        r"\b(?:leaving|leave|departing|depart|departs|leaves|flying out)(?: from)?"
+        r"(?: (?-i:[A-Z]\w+))?(?: on)? (?P<value>" + _DAY + ")",
+        "user.departure",
+        typed=True,
+    ),
+    _p(
+        "attribute",
+        # "catering budget is $9,000", "Sessions are Mondays", "staging is on Postgres 15",
+        # "her wedding date: September 20", "the wedding now on October 11".
+        _DETERMINER + _SUBJECT + r"(?: (?:is|are|was|were|came to|comes to|runs|run|stays|"
+        r"goes|go)(?: (?:now|still|officially|currently|set|scheduled|booked))*"
+        r"| now|:)(?: (?:about|around|roughly|approximately|at|on|for|to|in))? (?P<value>"
+        + _TYPED
+        + r")",
+        "{owner}.{attr}",
+        head=True,
+        typed=True,
+    ),
+    _p(
+        "attribute",
+        # "escalations for the payments service go to Sven Eriksson".
+        _DETERMINER + _SUBJECT + r" (?:now )?go(?:es)? to (?P<value>" + _NAME + ")",
+        "{owner}.{attr}",
+        head=True,
+    ),
+    _p(
+        "plan",
+        # "we're planning a trip to Japan in October for our anniversary", "we're doing
+        # Portugal instead for the anniversary": an intention keyed by what it is for.
+        r"\b(?:planning|plan|doing|going|heading|booked|booking|taking)\b[^.;]{0,60}?"
+        r"(?:\bto |\bdoing |\bvisit )?(?P<value>(?-i:[A-Z][\w-]+(?: [A-Z][\w-]+)?))"
+        r"[^.;]{0,40}? for (?:our|my|the|his|her) (?P<attr>[a-z]+)\b",
+        "plan.{attr}",
+        intent=True,
+    ),
+    _p(
+        "plan",
+        # "migrate application logs ... to a self-hosted Elasticsearch cluster" / "going with
+        # ClickHouse for logs instead": what a thing is moving to.
+        r"\b(?:migrate|move|moving|migrating|switch|switching)(?: our| the| my)? "
+        r"(?P<attr>[a-z][a-z -]{1,30}?) (?:off [^.;]{1,50}? )?to (?:a |an |the )?"
+        r"(?:[\w-]+ ){0,2}?(?P<value>(?-i:[A-Z][\w-]+))"
+        r"|\bgoing with (?P<v2>(?-i:[A-Z][\w-]+)) for (?:the |our )?(?P<a2>[a-z][a-z -]{1,30}?)"
+        r"(?: instead)?\b(?=[.,;!]| instead|$)",
+        "plan.{attr}",
+        head=True,
+        intent=True,
+    ),
+    _p(
+        "plan",
+        # "I'm going to learn Italian", "I'm learning Korean now".
+        r"\b(?:learn|learning|studying|study) (?P<value>(?-i:[A-Z][a-z]+))\b",
+        "user.learning",
+        intent=True,
+    ),
+    _p(
         "attribute",
         r"\b(?P<owner>my|our|your) (?P<attr>[a-z][a-z -]{1,40}?) (?:is|are)(?: now)? (?!not\b)",
         "{owner}.{attr}",
         tail=True,
+        head=True,
     ),
     _p(
         "state",
-        r"\b(?:switched|moved|changed|migrated|upgraded|downgraded) (?:my |our |the |your )?"
-        r"(?:(?P<attr>[a-z][a-z -]{1,30}?) )?(?:from (?P<previous>.+?) )?to (?P<value>.+)",
+        # "moved the kayak to a storage unit", "we moved into the new Mission Bay office".
+        r"\bmoved (?:in)?to (?:the |our |a )?(?:new )?(?P<value>(?-i:[A-Z][\w-]+(?: [A-Z][\w-]+)*))"
+        r" (?P<attr>[a-z]{3,20})\b",
         "{owner}.{attr}",
+        head=True,
+    ),
+    _p(
+        "state",
+        r"\b(?:keep|keeps|store|stores|park|parks) (?:my |our |the )?(?P<attr>[a-z]{3,20}) "
+        r"(?:in|at) (?P<value>[^.;]+)",
+        "{owner}.{attr}",
+        head=True,
+    ),
+    _p(
+        "state",
+        r"\b" + _CHANGE_VERBS + r" (?:my |our |the |your |her |his )?"
+        r"(?:(?!from\b)(?P<attr>[a-z][a-z -]{1,30}?) )?(?:from (?P<previous>.+?) )?to (?P<value>.+)",
+        "{owner}.{attr}",
+        head=True,
     ),
 )
 _STATE_CHANGE = re.compile(
@@ -235,98 +552,191 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
 
 
-_SUBORDINATE = re.compile(r",| so | because | but | since | which | until | unless | though ")
+_SUBORDINATE = re.compile(
+    r",| so | because | but | since | which | until | unless | though | and (?=i\b|we\b|it\b)",
+    re.IGNORECASE,
+)
 
 
-def _is_fact(sentence: str) -> bool:
-    # Hedges and negations are judged in the main clause: "Auto-renew is turned on so I don't
-    # lose it" states a fact. "Never deploy on Fridays" is a rule, not a negation.
+def _judged(sentence: str) -> str | None:
+    """The part of `sentence` that states something, or None when nothing does. Hedges and
+    negations are judged in the main clause: "Auto-renew is turned on so I don't lose it"
+    states a fact. "Never deploy on Fridays" is a rule, not a negation. A question states only
+    its premise ("Now that I'm in Pittsburgh, ...?")."""
+    if sentence.endswith("?"):
+        premise = _PREMISE.match(sentence)
+        return premise.group("premise") if premise else None
     main = _SUBORDINATE.split(sentence, maxsplit=1)[0]
     rule = _PROCEDURES[0].regex.search(sentence) is not None
-    return not (
-        sentence.endswith("?")
-        or _HEDGE.search(main)
-        or _REPORTED.search(sentence)
+    if (
+        _REPORTED.search(sentence)
         or (_NEGATED.search(main) and not rule)
         or _NOT_FACT_WORDS.search(sentence)
-    )
+        or _HEDGE_NOT_INTENT.search(main)
+    ):
+        return None
+    return sentence
 
 
-def _attribute(raw: str) -> str | None:
+def _attribute(raw: str, *, head: bool = False) -> str | None:
     """An attribute's name from its noun phrase: articles dropped, cut before a preposition
-    ("favorite restaurant in town" is the favorite restaurant), its last three words, singular."""
-    words: list[str] = []
-    for word in re.findall(r"[a-z0-9]+", raw.casefold()):
-        if word in _PREPOSITIONS:
-            break
-        if word not in {"the", "a", "an", "new", "current", "old"}:
-            words.append(word)
+    ("favorite restaurant in town" is the favorite restaurant), singular. Its last three words,
+    or with `head` its head noun: the noun itself, unless that only says what kind of value it
+    holds ("budget", "flag", "account"), when the name in the phrase or the word before is."""
+    tokens = re.findall(r"[^\W_][\w'-]*", raw)
+    before: list[str] = []
+    after: list[str] = []
+    for token in tokens:
+        folded = token.casefold()
+        if after or folded in _PREPOSITIONS:
+            after.append(token)
+            continue
+        dropped = _MODIFIERS if head else _ARTICLES
+        if folded not in dropped:
+            before.append(token)
+    words = [t.casefold().removesuffix("'s").replace("-", "_").replace("'", "") for t in before]
     if not words or words[-1] in _STOP_ATTRIBUTES or _PRONOUNS & set(words):
         return None
-    name = "_".join(words[-3:])
+    if not head:
+        name = "_".join(words[-3:])
+    elif words[-1] not in _GENERIC_HEADS:
+        name = words[-1]
+    else:
+        named = [t for t in before[:-1] + after[1:] if t[0].isupper() or "_" in t]
+        if named:
+            name = named[0].casefold().replace("-", "_")
+        elif len(words) > 1:
+            name = words[-2]
+        else:
+            name = words[-1]
     if name.endswith("s") and not name.endswith("ss") and len(name) > 3:
         name = name[:-1]  # count.cats and count.cat are one claim
     return name
 
 
-def _claim_key(pattern: _Pattern, match: re.Match[str]) -> str | None:
+def _claim_key(pattern: _Pattern, groups: dict[str, str | None]) -> str | None:
     if not pattern.key:
         return None
-    groups = match.groupdict()
     fields: dict[str, str] = {}
     if "{attr}" in pattern.key:
-        attribute = _attribute(groups.get("attr") or "")
+        raw = groups.get("attr") or groups.get("a2")
+        if raw is None and pattern.kind == "relation":
+            raw = "user"  # "we got married": the user's own
+        attribute = _attribute(raw or "", head=pattern.head)
         if attribute is None:
             return None
         fields["attr"] = attribute
+    if "{per}" in pattern.key:
+        fields["per"] = groups.get("per") or ""
     # Whose attribute: the people talking to the assistant ("my", "our", and "your" when the
     # assistant confirms); one owner, so "our office" and "your office" are one claim.
     fields["owner"] = "user"
     key = pattern.key.format(**fields)
+    if key.startswith("user.relationship"):
+        key = "user.relationship"
     return key if CLAIM_KEY.match(key) else None
 
 
 _VALUE_END = re.compile(
-    r"[,;:!?()]|\.(?!\d)| (?:and|but|which|so|because|with|since|on|at|in|from|by|last|this|"
-    r"next|after|before|until|now)\b",
+    r"[;:!?()]|,(?!\d{3})|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)\.(?!\d)| (?:and|but|which|so|because|with|since|on|at|in|from|by|last|"
+    r"this|next|after|before|until|now|for|through|instead)\b",
     re.IGNORECASE,
 )
 _VALUE_LEAD = re.compile(
     r"^(?:(?:now|a|an|the|about|at|on|in|officially|still|scheduled|set|booked|planned|"
-    r"for|to|going|located)\s+)+",
+    r"for|to|going|located|listed as|roughly|around)\s+)+",
     re.IGNORECASE,
 )
+_HOUSE_NUMBER = re.compile(r"^\d+[a-z]? (?=[A-Z])")
 
 
 def _value(raw: str | None) -> str | None:
     """A stated value cut to its phrase: up to the first clause break, at most four words,
-    without leading articles; None when nothing specific is left."""
+    without leading articles or an address's house number; None when nothing specific is
+    left."""
     if not raw:
         return None
     phrase = _VALUE_LEAD.sub("", _VALUE_END.split(raw, maxsplit=1)[0].strip())
+    phrase = _HOUSE_NUMBER.sub("", phrase)
     words = phrase.split()[:4]
     value = " ".join(words).strip(" '\"")
-    return value if len(value) >= 2 else None
+    return value if len(value) >= 2 and value.casefold() not in _PRONOUNS else None
 
 
-def _fact_of(sentence: str, episode: Episode, confirmed: bool) -> Fact | None:
+_RELATIVE = re.compile(r"(?:which|that|who|whose|where)\b", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[;:] |, (?!\d)| (?:and|but|so) (?=i |we |my |our |it |the )")
+
+
+def _clause_span(sentence: str, start: int, end: int) -> tuple[int, int]:
+    """Where the clause of `sentence` a match from `start` to `end` stands in begins and ends:
+    from the break before it to the next comma or semicolon after it. A fact states its own
+    clause, not its neighbours' values ("Venue is $6,400, catering budget is $9,000")."""
+    opening = 0
+    for brk in _CLAUSE_BREAK.finditer(sentence, 0, start):
+        opening = brk.end()
+    closing = re.search(r"[;,] (?!\d)", sentence[end:])
+    return opening, end + closing.start() if closing else len(sentence)
+
+
+def _clause(sentence: str, opening: int, closing: int) -> str:
+    clause = sentence[opening:closing].strip(" ,;")
+    if clause and clause[-1] not in ".!?":
+        clause += "."
+    return clause[0].upper() + clause[1:] if clause else sentence
+
+
+def _fact_of(
+    pattern: _Pattern,
+    match: re.Match[str],
+    stated: str,
+    span: tuple[int, int],
+    episode: Episode,
+    confirmed: bool,
+) -> Fact | None:
+    groups = match.groupdict()
+    claim_key = _claim_key(pattern, groups)
+    if pattern.key and claim_key is None and not groups.get("previous"):
+        return None  # an attribute pattern without a usable attribute
+    raw = stated[match.end() :] if pattern.tail else groups.get("value") or groups.get("v2")
+    value = " ".join(raw.split()) if pattern.typed and raw else _value(raw)
+    previous = groups.get("previous")
+    said = _clause(stated, *span)
+    if previous:
+        # A change is stated as what holds now ("to Y", "Y has overtaken the earlier one"): the
+        # value it replaced is what it supersedes, not what it says.
+        said = said.replace(f" from {previous} to ", " to ").replace(previous, "the earlier one")
+    fact = _build(pattern.kind, pattern.memory_type, claim_key, said, episode, confirmed)
+    return dataclasses.replace(fact, value=value, previous=_value(previous))
+
+
+def _facts_of(sentence: str, stated: str, episode: Episode, confirmed: bool) -> list[Fact]:
+    """The facts of one sentence (`stated` is the part of it that states something): every
+    single-valued claim in it, one per clause (the first, most specific, pattern matching in a
+    clause wins it), or failing that one fact without a claim key."""
+    found: list[Fact] = []
+    taken: list[tuple[int, int]] = []
+    hedged = _HEDGE.search(_SUBORDINATE.split(stated, maxsplit=1)[0]) is not None
     for pattern in (*_PROCEDURES, *_DECISIONS, *_ATTRIBUTES):
-        match = pattern.regex.search(sentence)
-        if match is None:
+        if (hedged and not pattern.intent) or (not pattern.key and found):
             continue
-        claim_key = _claim_key(pattern, match)
-        groups = match.groupdict()
-        if pattern.key and claim_key is None and not groups.get("previous"):
-            continue  # an attribute pattern without a usable attribute: try the next one
-        value = _value(sentence[match.end() :] if pattern.tail else groups.get("value"))
-        previous = groups.get("previous")
-        # A change "from X to Y" is stated as what holds now: Y (X is what it supersedes).
-        said = sentence.replace(f" from {previous} to ", " to ") if previous else sentence
-        fact = _build(pattern.kind, pattern.memory_type, claim_key, said, episode, confirmed)
-        return dataclasses.replace(fact, value=value, previous=_value(previous))
+        for match in pattern.regex.finditer(stated):
+            span = _clause_span(stated, match.start(), match.end())
+            if any(span[0] < end and start < span[1] for start, end in taken) or (
+                found and _RELATIVE.match(stated, span[0])
+            ):
+                continue  # a clause is one fact; a relative clause qualifies, it states none
+            fact = _fact_of(pattern, match, stated, span, episode, confirmed)
+            if fact is None:
+                continue
+            if not pattern.key:
+                return [fact]
+            found.append(fact)
+            taken.append(span)
+    if found or stated is not sentence or hedged:
+        return found
     if _STATE_CHANGE.search(sentence) and re.match(r"^(i|we|my|our|your)\b", sentence, re.I):
-        return _build("state", "semantic", None, sentence, episode, confirmed)
-    return None
+        return [_build("state", "semantic", None, sentence, episode, confirmed)]
+    return []
 
 
 def _build(
@@ -352,27 +762,40 @@ def _build(
     )
 
 
-def _from_episode(episode: Episode) -> Iterable[Fact]:
+def _statements(episode: Episode) -> Iterable[tuple[str, bool]]:
+    """The sentences of a turn that may state facts, each with whether it is the assistant's
+    confirmation: all of the user's; the assistant's only from a confirmation of an action on
+    ("Done. Your plan is now Premium.", "... Noted: Wingspan is your new favorite.")."""
     if episode.role == "user":
-        sentences = _sentences(episode.text)
-        confirmed = False
-    elif episode.role == "assistant" and _CONFIRMATION.match(episode.text.strip()):
-        sentences = _sentences(episode.text)[1:] or _sentences(episode.text)
-        confirmed = True
-    else:
+        yield from ((sentence, False) for sentence in _sentences(episode.text))
         return
+    if episode.role != "assistant":
+        return
+    confirmed = False
+    for sentence in _sentences(episode.text):
+        opening = _CONFIRMATION.match(sentence)
+        if not confirmed and (opening or _ACTION.match(sentence)):
+            confirmed = True
+            rest = sentence[opening.end() :].lstrip(" .:,!-—") if opening else sentence
+            if not rest:
+                continue  # "Done." opens; the sentences after it say what now holds
+            sentence = rest  # noqa: PLW2901  what follows "Noted:" is the statement
+        if confirmed and re.search(r"\b(now|your|is|are)\b", sentence, re.I):
+            yield sentence, True
+
+
+def _from_episode(episode: Episode) -> Iterable[Fact]:
     seen: set[str | None] = set()
-    for sentence in sentences:
-        if not _is_fact(sentence):
+    for sentence, confirmed in _statements(episode):
+        stated = _judged(sentence)
+        if stated is None:
             continue
-        if confirmed and not re.search(r"\b(now|your|is|are)\b", sentence, re.I):
-            continue
-        fact = _fact_of(sentence, episode, confirmed)
-        # One value per claim per turn: the first statement of it (a turn restating a key in a
-        # second sentence is elaborating, not changing it).
-        if fact is not None and (fact.claim_key is None or fact.claim_key not in seen):
-            seen.add(fact.claim_key)
-            yield fact
+        for fact in _facts_of(sentence, stated, episode, confirmed):
+            # One value per claim per turn: the first statement of it (a turn restating a key
+            # in a second sentence is elaborating, not changing it).
+            if fact.claim_key is None or fact.claim_key not in seen:
+                seen.add(fact.claim_key)
+                yield fact
 
 
 def extract(episodes: Sequence[Episode]) -> list[Fact]:

@@ -35,6 +35,8 @@ __all__ = [
     "judge_similar",
     "mentions",
     "narrows",
+    "stale_phrases",
+    "states",
     "words",
 ]
 
@@ -161,7 +163,42 @@ def judge_similar(new: Claimant, live: Sequence[Claimant], threshold: float) -> 
 
 
 def mentions(text: str, value: str) -> bool:
-    """`text` states `value` as a whole phrase (case aside): "two cats" is in "board two cats?",
-    "Pro" is not in "Product"."""
-    pattern = r"(?<![\w$])" + re.escape(value.casefold()) + r"(?!\w)"
+    """`text` states `value` as a whole phrase (case aside, and a space, hyphen or underscore
+    between its words alike): "two cats" is in "board two cats?", "Team Atlas" in
+    "#team-atlas", "Pro" is not in "Product"."""
+    words = [re.escape(w) for w in re.split(r"[ _-]+", value.casefold()) if w]
+    pattern = r"(?<![\w$])" + r"[ _-]+".join(words) + r"(?!\w)"
     return re.search(pattern, text.casefold()) is not None
+
+
+_PERSON = re.compile(r"^(?:Dr\. |Mr\. |Ms\. |Mrs\. )?(?P<given>[A-Z][a-z]{2,}) [A-Z][a-z]+$")
+# Words that open a group's name, not a person's ("Team Atlas" is not called "Team").
+_COLLECTIVES = frozenset({"Team", "Group", "Club", "Project", "Squad", "Company", "The"})
+# Claim keys whose first part is the speaker or a kind of value, not a named subject.
+_OWNERS = frozenset({"user", "account", "count", "rate", "plan"})
+
+
+def stale_phrases(value: str) -> tuple[str, ...]:
+    """The phrases a turn states a superseded value by: the value itself, and for a person's
+    name ("Sven Eriksson") the given name alone, as people are referred to after the first
+    mention ("we escalated to Sven")."""
+    person = _PERSON.match(value)
+    if person is None or person.group("given") in _COLLECTIVES:
+        return (value,)
+    return (value, person.group("given"))
+
+
+def states(text: str, phrase: str, value: str, claim_key: str | None) -> bool:
+    """`text` states the superseded `value` of `claim_key` by `phrase` (one of its
+    `stale_phrases`). A given name counts only capitalized; a state word ("disabled",
+    "paused") only beside its subject's name ("new_checkout ... stays disabled"), since the
+    word alone says nothing about which thing it is the state of."""
+    if phrase != value:
+        if re.search(r"(?<![\w$])" + re.escape(phrase) + r"(?!\w)", text) is None:
+            return False
+    elif not mentions(text, value):
+        return False
+    subject = (claim_key or "").partition(".")[0]
+    if not subject or subject in _OWNERS or value != value.casefold():
+        return True
+    return any(mentions(text, subject.replace("_", sep)) for sep in ("_", " ", "-"))

@@ -138,7 +138,8 @@ async def turns_stating(
         "tenant_id": tenant_id,
         "namespace": namespace,
         "value": value,
-        "like": f"%{escaped}%",
+        # A space or hyphen between words matches either (`mentions` then checks words).
+        "like": "%" + re.sub(r"[ -]+", "_", escaped) + "%",
         "until": until,
     }
     cur = await conn.execute(_STATING, params)

@@ -20,6 +20,8 @@ from gateway.core.supersession import (
     judge_claim,
     judge_similar,
     mentions,
+    stale_phrases,
+    states,
 )
 from gateway.store import memories as memory_store
 from gateway.store import supersessions as store
@@ -127,14 +129,14 @@ class Superseder:
                 Settled()
             )  # "Pro" replaced by "Pro Plus": every statement of the new says the old
         retired = 0
-        for memory_id, content in await store.turns_stating(
-            conn, tenant_id, namespace, value, newer.instant
-        ):
-            if mentions(content, value):
-                decision = Decision(memory_id, newer.memory_id, "value", newer.claim_key)
-                retired += (
-                    await self.record(conn, tenant_id, namespace, decision, at, job_id) is not None
-                )
+        for phrase in stale_phrases(value):
+            for memory_id, content in await store.turns_stating(
+                conn, tenant_id, namespace, phrase, newer.instant
+            ):
+                if states(content, phrase, value, newer.claim_key):
+                    decision = Decision(memory_id, newer.memory_id, "value", newer.claim_key)
+                    recorded = await self.record(conn, tenant_id, namespace, decision, at, job_id)
+                    retired += recorded is not None
         return Settled(superseded=retired)
 
     async def record(

@@ -32,12 +32,12 @@ def facts(text: str, role: str = "user") -> list[tuple[str | None, str]]:
         ("My favorite tea is genmaicha.", "user.favorite_tea"),
         ("My all-time favorite show is The Expanse.", "user.favorite_show"),
         ("Severance is now my favorite show.", "user.favorite_show"),
-        ("My go-to coffee order is an oat milk flat white.", "user.usual_coffee_order"),
+        ("My go-to coffee order is an oat milk flat white.", "user.usual_order"),
         ("I have two cats, Mochi and Pimenta.", "count.cat"),
         ("So now it's three cats in a one-bedroom.", "count.cat"),
         ("I'm at 17 houseplants.", "count.houseplant"),
         ("My primary care doctor is Dr. Abernathy.", "user.primary_care_doctor"),
-        ("Our monthly grocery budget is $650 for a family of four.", "user.monthly_grocery_budget"),
+        ("Our monthly grocery budget is $650 for a family of four.", "user.grocery"),
         ("We migrated staging to Postgres 17 on a managed instance.", "user.staging"),
         ("Tomorrow is my first 1:1 with my manager, Priya, since I joined.", "user.manager"),
         ("Roger retired, so I found a new accountant: Anjali Mehta.", "user.accountant"),
@@ -155,3 +155,172 @@ def test_the_output_is_a_function_of_the_episodes(raw: list[tuple[str, list[str]
         extract(episodes[: len(episodes) // 2])
         == first[: len(extract(episodes[: len(episodes) // 2]))]
     )
+
+
+def claims(text: str, role: str = "user") -> list[tuple[str | None, str | None]]:
+    return [(f.claim_key, f.value) for f in extract([Episode(("t",), role, text, AT)])]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Amounts, rates, days and versions, keyed by the head of what they belong to.
+        ("Base is $118,000, plus a signing bonus.", [("user.base", "$118,000")]),
+        ("They came back! Final base is $126,500.", [("user.base", "$126,500")]),
+        (
+            "Venue is $6,400 with the deposit paid, catering budget is $9,000.",
+            [("user.venue", "$6,400"), ("user.catering", "$9,000")],
+        ),
+        ("I just listed it on Marketplace for $14,900.", [("user.price", "$14,900")]),
+        ("So I dropped the price to $13,750.", [("user.price", "$13,750")]),
+        (
+            "Our API is rate limited at 750 requests per minute.",
+            [("rate.request_per_minute", "750")],
+        ),
+        ("Booked a dental cleaning for March 14 at 10:30.", [("user.cleaning", "March 14")]),
+        ("They moved my cleaning to March 21.", [("user.cleaning", "March 21")]),
+        ("We deploy the mobile backend every Tuesday at 14:00.", [("user.deploy", "Tuesday")]),
+        (
+            "My sister set her wedding date: September 20, in Kyoto!",
+            [("user.wedding", "September 20")],
+        ),
+        ("With the wedding now on October 11, I need a plan.", [("user.wedding", "October 11")]),
+        ("Leaving June 3 from Boston.", [("user.departure", "June 3")]),
+        ("Staging is on Postgres 15 on a VM.", [("user.staging", "Postgres 15")]),
+        ("Our primary database region is us-east-1.", [("user.database", "us-east-1")]),
+        ("Our office is at 500 Harrison Street.", [("user.office", "Harrison Street")]),
+        # Relations: roles, owners, where a named person lives, relationship states.
+        (
+            "Our building's property manager is Gareth Lyle.",
+            [("user.property_manager", "Gareth Lyle")],
+        ),
+        ("My boyfriend Jonah and I are cooking.", [("user.boyfriend", "Jonah")]),
+        (
+            "Escalations for the payments service go to Sven Eriksson.",
+            [("user.escalation", "Sven Eriksson")],
+        ),
+        (
+            "The notifications service is owned by Team Atlas.",
+            [("notification.owner", "Team Atlas")],
+        ),
+        ("My sister Aoife lives in Melbourne.", [("aoife.location", "Melbourne")]),
+        ("Aoife just started her new job in Auckland.", [("aoife.location", "Auckland")]),
+        ("Daniel and I got engaged last night!!", [("user.relationship", "engaged")]),
+        ("Update: my parents reconciled!", [("parent.relationship", "reconciled")]),
+        ("I'm a contractor for Brightline.", [("user.employment", "contractor")]),
+        (
+            "Brightline made it official: they hired me full-time!",
+            [("user.employment", "full-time")],
+        ),
+        ("I'm a backend engineer on the Payments team.", [("user.team", "Payments team")]),
+        # States, keyed by the thing they are the state of (its name before a generic head).
+        (
+            "The new_checkout feature flag is disabled in production.",
+            [("new_checkout.state", "disabled")],
+        ),
+        ("My seller account on Craftly got suspended.", [("craftly.state", "suspended")]),
+        ("My Craftly account was reinstated this morning!!", [("craftly.state", "reinstated")]),
+        (
+            "Our house on Juniper Lane is officially on the market!",
+            [("house.state", "on the market")],
+        ),
+        ("We took the house off the market last week.", [("house.state", "off the market")]),
+        ("We paused the nightly ETL job that loads orders.", [("etl.state", "paused")]),
+        # Places: moving a thing, moving in, where a thing is kept.
+        (
+            "I keep my kayak in my cousin's garage in Fremont.",
+            [("user.kayak", "my cousin's garage")],
+        ),
+        ("I moved the kayak to a storage unit in Hayward.", [("user.kayak", "storage unit")]),
+        ("We officially moved into the new Mission Bay office.", [("user.office", "Mission Bay")]),
+        # Preferences and their changes.
+        ("It's my favorite board game.", [("user.favorite_board_game", None)]),
+        (
+            "Noted: Wingspan is your new favorite board game.",
+            [("user.favorite_board_game", "Wingspan")],
+        ),
+        ("It's my standard order now.", [("user.usual_order", None)]),
+        ("I always want an aisle seat.", [("user.preferred_seat", "aisle seat")]),
+        # Intentions: plans keyed by what they are for, what a thing moves to, what is learned.
+        (
+            "We're planning a two-week trip to Japan in October for our anniversary!",
+            [("plan.anniversary", "Japan")],
+        ),
+        (
+            "We're doing Portugal instead for the anniversary in October.",
+            [("plan.anniversary", "Portugal")],
+        ),
+        (
+            "Our plan is to migrate application logs off the vendor to a self-hosted "
+            "Elasticsearch cluster.",
+            [("plan.log", "Elasticsearch")],
+        ),
+        ("We're going with ClickHouse for logs instead.", [("plan.log", "ClickHouse")]),
+        ("I'm going to learn Italian this year.", [("user.learning", "Italian")]),
+        ("I'm learning Korean now.", [("user.learning", "Korean")]),
+        # A question states its premise.
+        ("Now that I'm in Pittsburgh, any good climbing gyms?", [("user.location", "Pittsburgh")]),
+        ("Since I'm on the Gold HMO now, do I need a referral?", [("account.plan", "Gold HMO")]),
+    ],
+)
+def test_pattern_families_give_an_original_and_its_update_one_claim_key(
+    text: str, expected: list[tuple[str, str | None]]
+) -> None:
+    assert claims(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The price isn't $14,900 anymore.",
+        "Maybe the catering budget is $9,000.",
+        "She said the wedding is now on October 11.",
+        "I think staging is on Postgres 15.",
+        "My parents aren't separated.",
+        "We might be doing Portugal instead for the anniversary.",
+        "I used to keep my kayak in Fremont.",
+        "If the new_checkout flag is disabled, what breaks?",
+        "Is the house on the market?",
+        "According to the recruiter, base is $118,000.",
+        "I'm not learning Korean.",
+        "Could you book me window seats?",
+    ],
+)
+def test_negated_hedged_reported_and_asked_statements_of_new_families_are_not_facts(
+    text: str,
+) -> None:
+    assert claims(text) == []
+
+
+def test_a_fact_states_its_own_clause_and_a_change_what_holds_now() -> None:
+    text = "Fixed costs: rent is $1,850, my parking spot is $120 a month, and my phone is $45."
+    contents = [f.content for f in extract([Episode(("t",), "user", text, AT)])]
+    assert contents == [
+        "On 2024-03-05 the user said: Rent is $1,850.",
+        "On 2024-03-05 the user said: My parking spot is $120 a month.",
+        "On 2024-03-05 the user said: And my phone is $45.",
+    ]
+    text = "OK, I admit it: Severance has overtaken The Expanse as my favorite show."
+    [fact] = extract([Episode(("t",), "user", text, AT)])
+    assert (fact.claim_key, fact.value, fact.previous) == (
+        "user.favorite_show",
+        "Severance",
+        "Expanse",
+    )
+    assert "Expanse" not in fact.content
+    text = "Dr. Abernathy retired, so I switched from VS Code to Neovim and I'm not going back."
+    [fact] = extract([Episode(("t",), "user", text, AT)])
+    assert (fact.value, fact.previous) == ("Neovim", "VS Code")
+    assert "VS Code" not in fact.content and "Abernathy" not in fact.content
+
+
+def test_an_assistant_turn_states_facts_from_its_confirmation_on() -> None:
+    text = (
+        "Glad the physical went well! I've updated your primary care doctor to Dr. Nakashima "
+        "at Westside Family Medicine. Your dentist is still Dr. Osei."
+    )
+    assert claims(text, role="assistant") == [
+        ("user.primary_care_doctor", "Dr. Nakashima"),
+        ("user.dentist", "Dr. Osei"),
+    ]
+    assert claims("Your dentist is Dr. Osei. Glad it went well!", role="assistant") == []

@@ -14,7 +14,10 @@ from gateway.core.supersession import (
     jaccard,
     judge_claim,
     judge_similar,
+    mentions,
     narrows,
+    stale_phrases,
+    states,
     words,
 )
 
@@ -114,3 +117,22 @@ def test_claim_keys_are_lowercase_dotted_names_of_at_most_64_characters() -> Non
         assert CLAIM_KEY.match(good), good
     for bad in ("", "User.plan", "1plan", "plan-key", "plan key", "x" * 65, ".plan"):
         assert not CLAIM_KEY.match(bad), bad
+
+
+def test_a_stale_value_is_recognized_in_its_spelled_variants_and_by_a_given_name() -> None:
+    assert mentions("Their Slack channel is #team-atlas.", "Team Atlas")
+    assert not mentions("Product launch", "Pro")
+    assert stale_phrases("Sven Eriksson") == ("Sven Eriksson", "Sven")
+    assert stale_phrases("Team Atlas") == ("Team Atlas",)  # a group is not called "Team"
+    assert stale_phrases("us-east-1") == ("us-east-1",)
+    assert states("We escalated to Sven after 15 minutes.", "Sven", "Sven Eriksson", "user.x")
+    assert not states("the sven hot tub", "Sven", "Sven Eriksson", "user.x")
+
+
+def test_a_state_word_is_stale_only_beside_its_subject() -> None:
+    said = "QA found a bug in new_checkout, so it stays disabled in prod."
+    assert states(said, "disabled", "disabled", "new_checkout.state")
+    assert not states("The dark mode is disabled.", "disabled", "disabled", "new_checkout.state")
+    # A name is specific by itself; the speaker's own claims need no subject.
+    assert states("Ask Team Atlas.", "Team Atlas", "Team Atlas", "notification.owner")
+    assert states("Rent is $1,850.", "$1,850", "$1,850", "user.rent")
