@@ -97,4 +97,5 @@ def candidate_of(row: Mapping[str, Any]) -> Candidate:
         lexical_score=row.get("lexical_score"),
         erased_at=row["erased_at"],
         superseded_decision=row.get("superseded_decision"),
+        claim_key=row.get("claim_key"),
     )

@@ -55,7 +55,14 @@ from gateway.core.fill import (
     index_takes_slack,
 )
 from gateway.core.liveness import split_live
-from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
+from gateway.core.model import (
+    Candidate,
+    ConflictSide,
+    ContextRequest,
+    Exclusion,
+    MemoryId,
+    OpenConflict,
+)
 from gateway.core.outcome import Assembly, IncludedMemory, IndexReport, ProfileRef
 from gateway.core.ranking import PoolStatistics, Ranked, RankingProfile, pool_statistics, rank
 from gateway.core.render import (
@@ -63,6 +70,7 @@ from gateway.core.render import (
     EMPTY_VISIBLE,
     SEPARATOR,
     bundle_refs,
+    conflict_block,
     index_line,
     memory_block,
 )
@@ -71,6 +79,7 @@ from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, check_texts, check_v
 
 __all__ = [
     "ASSEMBLER",
+    "COMPACT",
     "Assembler",
     "AssemblyInputError",
     "Found",
@@ -97,11 +106,16 @@ class Assembler:
     is one."""
 
     version: str
+    # Two delivered memories in an open conflict are rendered together under a "Conflicting
+    # memories" heading, each with its writer and time, at the better one's position.
+    conflicts_section: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
-ASSEMBLER = Assembler(version="assemble/2026-12-01.1")
-_ASSEMBLERS = {ASSEMBLER.version: ASSEMBLER}
+COMPACT = Assembler(version="assemble/2026-12-01.1")
+# 2026-12-02.1: open conflicts shown together under "Conflicting memories" (ARCHITECTURE §12).
+ASSEMBLER = Assembler(version="assemble/2026-12-02.1", conflicts_section=True)
+_ASSEMBLERS = {a.version: a for a in (COMPACT, ASSEMBLER)}
 
 
 class UnknownAssemblerError(LookupError):
@@ -133,6 +147,7 @@ class Found:
     candidates: tuple[Candidate, ...]
     index_entries: tuple[Candidate, ...]
     total_live: int
+    conflicts: tuple[OpenConflict, ...] = ()  # open, with a side among the candidates
 
 
 def _aware(value: datetime | None) -> bool:
@@ -180,6 +195,7 @@ class Prepared:
     index_only: tuple[Candidate, ...]  # the live index entries that were not retrieved
     retrieved: Mapping[MemoryId, Candidate]
     dead: tuple[Exclusion, ...]  # retrieved or index-only, dead at ``now``
+    conflicts: tuple[OpenConflict, ...] = ()
 
     @property
     def judged(self) -> tuple[Candidate, ...]:
@@ -211,6 +227,7 @@ def prepare(
         index_only=live_index_only.live,
         retrieved=MappingProxyType({c.memory_id: c for c in retrieved}),
         dead=(*live_retrieved.dead, *live_index_only.dead),
+        conflicts=found.conflicts,
     )
 
 
@@ -278,8 +295,9 @@ def lay_out(
     *,
     tokenizer: Tokenizer,
     withhold_count: bool = False,
+    assembler: Assembler = ASSEMBLER,
 ) -> Assembly:
-    """Fit and render the selection within the budget, with ``texts`` (the policy's rewritten
+    """Fit and render the selection within the budget (as ``assembler`` renders), with ``texts`` (the policy's rewritten
     texts of memories in :attr:`Selection.headings` or :attr:`Selection.full`) in place of the
     stored ones. ``withhold_count``: the policy can deny memories (judged from its shape alone,
     so that whether the count is shown says nothing about the data); the index's "more" line
@@ -308,8 +326,24 @@ def lay_out(
         return texts.get(candidate.memory_id, (candidate.heading, candidate.content))
 
     refs = bundle_refs(selection.headings, selection.full)
-    blocks = [
+    singles = [
         memory_block(refs[r.candidate.memory_id], r.candidate, *text_of(r.candidate)) for r in top
+    ]
+    pairs = _conflicting(top, prepared.conflicts) if assembler.conflicts_section else {}
+    # Each block shows the memories at these positions of `top`: one, or a conflict's two.
+    groups = [
+        (i, *([pairs[i][0]] if i in pairs else []))
+        for i in range(len(top))
+        if not any(i == j for j, _ in pairs.values())
+    ]
+    blocks = [
+        singles[g[0]]
+        if len(g) == 1
+        else conflict_block(
+            pairs[g[0]][1].claim_key,
+            [(_side(pairs[g[0]][1], top[i].candidate.memory_id), singles[i]) for i in g],
+        )
+        for g in groups
     ]
     layout = _layout(
         request,
@@ -321,10 +355,12 @@ def lay_out(
         with_count=with_count,
     )
     delivered = set(layout.delivered)
-    for position, r in enumerate(top):
+    for position, group in enumerate(groups):
         if position not in delivered:
-            memory_id = r.candidate.memory_id
-            excluded[memory_id] = Exclusion(memory_id, "over_budget", layout.over_budget(position))
+            for i in group:
+                memory_id = top[i].candidate.memory_id
+                detail = layout.over_budget(position)
+                excluded[memory_id] = Exclusion(memory_id, "over_budget", detail)
     shown_ids = tuple(m.memory_id for m in index_members[: layout.index_shown])
     shown_set = set(shown_ids)
     for candidate in prepared.index_only:
@@ -335,11 +371,12 @@ def lay_out(
     included = tuple(
         _included(
             top[i],
-            tokens=tokenizer.count(blocks[i]),
+            tokens=tokenizer.count(singles[i]),
             rewritten=top[i].candidate.memory_id in texts,
             ref=refs[top[i].candidate.memory_id],
         )
-        for i in layout.delivered
+        for b in layout.delivered
+        for i in groups[b]
     )
     shown_refs = tuple(
         (refs[memory_id], memory_id)
@@ -382,16 +419,43 @@ def assemble(
     verdict: Verdict = ADMIT_ALL,
     rewritten: Texts = MappingProxyType({}),
     withhold_count: bool = False,
+    conflicts: Sequence[OpenConflict] = (),
+    assembler: Assembler = ASSEMBLER,
 ) -> Assembly:
     """The stages in one call, for a verdict and rewritten texts known beforehand (tests,
     benchmarks, a policy that rewrites nothing): ``rewritten`` may name any judged memory; only
     the texts of memories the selection may show are used."""
-    found = Found(tuple(candidates), tuple(index_entries), total_live)
+    found = Found(tuple(candidates), tuple(index_entries), total_live, tuple(conflicts))
     selection = select(prepare(request, found, profile=profile, now=now), verdict)
     shown = {*selection.headings, *selection.full}
     check_texts(rewritten, {c.memory_id for c in selection.prepared.judged})
     texts = {m: t for m, t in rewritten.items() if m in shown}
-    return lay_out(selection, texts, tokenizer=tokenizer, withhold_count=withhold_count)
+    return lay_out(
+        selection, texts, tokenizer=tokenizer, withhold_count=withhold_count, assembler=assembler
+    )
+
+
+def _conflicting(
+    top: Sequence[Ranked], conflicts: Sequence[OpenConflict]
+) -> dict[int, tuple[int, OpenConflict]]:
+    """Open conflicts with both sides among `top`, by the better side's position: the other
+    side's position and the conflict. A memory is in at most one pair (its first conflict in
+    rank order), so each is shown once."""
+    position = {r.candidate.memory_id: i for i, r in enumerate(top)}
+    pairs: dict[int, tuple[int, OpenConflict]] = {}
+    paired: set[int] = set()
+    for conflict in sorted(conflicts, key=lambda c: tuple(s.memory_id for s in c.sides)):
+        first, second = (position.get(s.memory_id) for s in conflict.sides)
+        if first is None or second is None or {first, second} & paired:
+            continue
+        low, high = sorted((first, second))
+        pairs[low] = (high, conflict)
+        paired |= {low, high}
+    return dict(sorted(pairs.items()))
+
+
+def _side(conflict: OpenConflict, memory_id: MemoryId) -> ConflictSide:
+    return next(s for s in conflict.sides if s.memory_id == memory_id)
 
 
 def _included(ranked: Ranked, *, tokens: int, rewritten: bool, ref: str) -> IncludedMemory:

@@ -10,12 +10,14 @@ __all__ = [
     "EXCLUSION_REASONS",
     "MEMORY_TYPES",
     "Candidate",
+    "ConflictSide",
     "ContextRequest",
     "Exclusion",
     "ExclusionReason",
     "FillMode",
     "MemoryId",
     "MemoryType",
+    "OpenConflict",
 ]
 
 MemoryId = NewType("MemoryId", str)
@@ -83,6 +85,27 @@ class Candidate:
     lexical_score: float | None = None
     # The supersession decision that retired it (ARCHITECTURE §12), named by its exclusion.
     superseded_decision: str | None = None
+    # Names a single-valued fact (ARCHITECTURE §12): only such a memory can be in a conflict.
+    claim_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictSide:
+    """One side of an open conflict: the live version, who wrote it and when it became true."""
+
+    memory_id: MemoryId
+    agent_id: str | None
+    key_id: str
+    at: datetime  # valid_from, else created_at
+
+
+@dataclass(frozen=True, slots=True)
+class OpenConflict:
+    """Two live facts for one claim key that the rules could not order (ARCHITECTURE §12):
+    same instant, or peer writers. Unresolved, so a bundle showing one shows both."""
+
+    claim_key: str
+    sides: tuple[ConflictSide, ConflictSide]
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,10 @@ import math
 from collections.abc import Sequence
 from datetime import UTC
 
-from gateway.core.model import Candidate, MemoryId
+from gateway.core.model import Candidate, ConflictSide, MemoryId
 
 __all__ = [
+    "CONFLICTS_TITLE",
     "EMPTY_NAMESPACES",
     "EMPTY_VISIBLE",
     "HEADERS",
@@ -40,6 +41,7 @@ __all__ = [
     "SEPARATOR",
     "TAIL_TITLE",
     "bundle_refs",
+    "conflict_block",
     "heading_repeats_content",
     "index_line",
     "index_section",
@@ -62,6 +64,7 @@ HEADERS: tuple[str, ...] = (
 )
 INDEX_TITLE = "## Index: [ref type confidence] heading"
 TAIL_TITLE = "## Memories in full"
+CONFLICTS_TITLE = "### Conflicting memories"
 EMPTY_NAMESPACES = "No memories are stored in these namespaces yet."
 # The notice when the policy can deny: true whether nothing is stored or everything is withheld,
 # so that it cannot tell the two apart.
@@ -149,3 +152,15 @@ def bundle_refs(index_ids: Sequence[MemoryId], full_ids: Sequence[MemoryId]) -> 
         if memory_id not in refs:
             refs[memory_id] = f"m{len(refs) + 1}"
     return refs
+
+
+def conflict_block(claim_key: str, sides: Sequence[tuple[ConflictSide, str]]) -> str:
+    """Two live facts for one claim that nothing orders, under one heading, each memory block
+    after the line naming its writer and the instant it became true: neither is presented as
+    the current value (ARCHITECTURE §12)."""
+    lines = [f"{CONFLICTS_TITLE}: {one_line(claim_key)}, unresolved; neither supersedes the other"]
+    for side, block in sides:
+        at = side.at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        writer = one_line(side.agent_id) if side.agent_id else "no agent"
+        lines.append(f"written by {writer} (key {side.key_id}) at {at}\n{block}")
+    return "\n".join(lines)

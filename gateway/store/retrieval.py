@@ -40,7 +40,7 @@ COMMON_TERM_CAP = 300
 _OTHER_COLUMNS = (
     "m.confidence::float8 AS confidence, m.labels, m.source_type, m.source_ref, m.created_at, "
     "m.expires_at, m.deleted_at, m.superseded_by, m.content_sha256, m.tokens, m.heading_tokens, "
-    "m.erased_at, m.superseded_decision"
+    "m.erased_at, m.superseded_decision, m.claim_key"
 )
 _COLUMNS = sql.SQL(
     "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, " + _OTHER_COLUMNS
@@ -187,7 +187,7 @@ async def recall(
 _NAMES = (
     "memory_id, namespace, memory_type, heading, content, confidence, labels, source_type, "
     "source_ref, created_at, expires_at, deleted_at, superseded_by, content_sha256, tokens, "
-    "heading_tokens, erased_at, superseded_decision"
+    "heading_tokens, erased_at, superseded_decision, claim_key"
 )
 
 

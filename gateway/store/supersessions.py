@@ -16,6 +16,7 @@ __all__ = [
     "ConflictRow",
     "DecisionRow",
     "LiveVersion",
+    "OpenConflictRow",
     "claim_competitors",
     "conflict",
     "conflicts_page",
@@ -23,6 +24,7 @@ __all__ = [
     "insert_conflict",
     "insert_decision",
     "lock_namespaces",
+    "open_conflicts_among",
     "resolve_conflict",
     "similar_competitors",
     "sources_of",
@@ -341,3 +343,43 @@ async def resolve_conflict(
             "by": by,
         },
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OpenConflictRow:
+    """An open conflict with each side's writer and the instant it became true."""
+
+    claim_key: str
+    first_id: str
+    first_agent_id: str | None
+    first_key_id: str
+    first_at: datetime
+    second_id: str
+    second_agent_id: str | None
+    second_key_id: str
+    second_at: datetime
+
+
+_OPEN_AMONG = """
+SELECT c.claim_key,
+       c.first_id, f.agent_id AS first_agent_id, f.written_by_key AS first_key_id,
+       coalesce(f.valid_from, f.created_at) AS first_at,
+       c.second_id, s.agent_id AS second_agent_id, s.written_by_key AS second_key_id,
+       coalesce(s.valid_from, s.created_at) AS second_at
+  FROM conflicts c
+  JOIN memories f ON f.tenant_id = c.tenant_id AND f.memory_id = c.first_id
+  JOIN memories s ON s.tenant_id = c.tenant_id AND s.memory_id = c.second_id
+ WHERE c.tenant_id = %(tenant_id)s
+   AND (c.first_id = ANY(%(ids)s) OR c.second_id = ANY(%(ids)s))
+   AND c.opened_at <= %(at)s AND (c.resolved_at IS NULL OR c.resolved_at > %(at)s)
+ ORDER BY c.first_id, c.second_id
+"""
+
+
+async def open_conflicts_among(
+    conn: Connection, tenant_id: str, ids: Sequence[str], at: datetime
+) -> list[OpenConflictRow]:
+    """The conflicts open at `at` with a side among `ids`, in id order."""
+    async with conn.cursor(row_factory=class_row(OpenConflictRow)) as cur:
+        await cur.execute(_OPEN_AMONG, {"tenant_id": tenant_id, "ids": list(ids), "at": at})
+        return await cur.fetchall()

@@ -13,7 +13,15 @@ from gateway.core.assembly import Found
 from gateway.core.fill import index_reach
 from gateway.core.instants import rfc3339
 from gateway.core.liveness import split_live
-from gateway.core.model import ContextRequest, Exclusion, MemoryType
+from gateway.core.model import (
+    Candidate,
+    ConflictSide,
+    ContextRequest,
+    Exclusion,
+    MemoryId,
+    MemoryType,
+    OpenConflict,
+)
 from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
 from gateway.embedding import Embedder, HashEmbedder
 from gateway.errors import FieldError, InvalidRequestError
@@ -22,6 +30,7 @@ from gateway.principal import ALL_NAMESPACES, Principal
 from gateway.store import keys as key_store
 from gateway.store import memories as memory_store
 from gateway.store import retrieval
+from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection
 
 __all__ = [
@@ -113,7 +122,31 @@ async def find(
         index_reach=index_reach(request),
         index_content=index_content,
     )
-    return Found(tuple(candidates), tuple(index), total_live)
+    conflicts = await open_conflicts(conn, principal.tenant_id, candidates, at)
+    return Found(tuple(candidates), tuple(index), total_live, conflicts)
+
+
+async def open_conflicts(
+    conn: Connection, tenant_id: str, candidates: Sequence[Candidate], at: datetime
+) -> tuple[OpenConflict, ...]:
+    """The conflicts open at `at` that a candidate is a side of. Only a fact with a claim key
+    can be one, so a request that retrieved none costs no round trip."""
+    keyed = sorted(c.memory_id for c in candidates if c.claim_key is not None)
+    if not keyed:
+        return ()
+    rows = await supersession_store.open_conflicts_among(conn, tenant_id, keyed, at)
+    return tuple(
+        OpenConflict(
+            r.claim_key,
+            (
+                ConflictSide(MemoryId(r.first_id), r.first_agent_id, r.first_key_id, r.first_at),
+                ConflictSide(
+                    MemoryId(r.second_id), r.second_agent_id, r.second_key_id, r.second_at
+                ),
+            ),
+        )
+        for r in rows
+    )
 
 
 def without_index_content(found: Found) -> Found:

@@ -49,6 +49,7 @@ from gateway.usecases.receipting import Recorder, rfc3339
 from gateway.usecases.records import (
     assembly_members,
     candidate_record,
+    conflicts_member,
     context_payload,
     context_request,
 )
@@ -134,6 +135,7 @@ def compose(
         texts,
         tokenizer=load_tokenizer(makers.tokenizer),
         withhold_count=may_deny(admitted.policy.bundle),
+        assembler=makers.assembler,
     )
     evaluation = shown_evaluation(
         judgement, assembly.index.entries, [i.memory_id for i in assembly.included]
@@ -273,6 +275,7 @@ class Discloser:
                     "ids": [c.memory_id for c in found.index_entries],
                     "total_live": found.total_live,
                 },
+                **conflicts_member(found.conflicts),
                 **assembly_members(assembly),
                 **({} if judged is None else {"judged": judged_record(judged)}),
                 **(extra or {}),

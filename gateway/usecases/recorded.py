@@ -24,6 +24,7 @@ from gateway.store import memories as memory_store
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from gateway.usecases.disclosure import Makers
+from gateway.usecases.records import conflicts_of_record
 from policies import Evaluation
 from receipts import decode_body
 
@@ -186,7 +187,8 @@ async def found_of_record(
 
     candidates = tuple(candidate(c, signals[c]) for c in sorted(signals) if c in versions)
     index = tuple(candidate(i, None) for i in index_ids if i in versions)
-    return Found(candidates, index, body["index_input"]["total_live"]), problems
+    conflicts = conflicts_of_record(body)
+    return Found(candidates, index, body["index_input"]["total_live"], conflicts), problems
 
 
 _VERSION_FIELDS = dataclasses.fields(MemoryVersion)

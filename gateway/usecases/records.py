@@ -3,10 +3,18 @@ memories, shared by responses and receipt bodies (records carry no floats; paylo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from gateway.core.model import Candidate, ContextRequest, Exclusion
+from gateway.core.model import (
+    Candidate,
+    ConflictSide,
+    ContextRequest,
+    Exclusion,
+    MemoryId,
+    OpenConflict,
+)
 from gateway.core.outcome import Assembly
 from gateway.memory import MemoryVersion
 from gateway.usecases.receipting import float_text, rfc3339
@@ -14,6 +22,8 @@ from gateway.usecases.receipting import float_text, rfc3339
 __all__ = [
     "assembly_members",
     "candidate_record",
+    "conflicts_member",
+    "conflicts_of_record",
     "context_payload",
     "context_request",
     "exclusion",
@@ -31,6 +41,47 @@ def candidate_record(c: Candidate) -> dict[str, Any]:
         "lexical_rank": c.lexical_rank,
         "lexical_score": float_text(c.lexical_score),
     }
+
+
+def conflicts_member(conflicts: Sequence[OpenConflict]) -> dict[str, Any]:
+    """The receipt member naming the open conflicts a bundle was assembled with (the assembler
+    renders them from these values, so a replay reads them back); none when there were none."""
+    if not conflicts:
+        return {}
+    return {
+        "conflicts": [
+            {
+                "claim_key": c.claim_key,
+                "sides": [
+                    {
+                        "memory_id": s.memory_id,
+                        "agent_id": s.agent_id,
+                        "key_id": s.key_id,
+                        "at": rfc3339(s.at),
+                    }
+                    for s in c.sides
+                ],
+            }
+            for c in conflicts
+        ]
+    }
+
+
+def conflicts_of_record(body: dict[str, Any]) -> tuple[OpenConflict, ...]:
+    """The open conflicts a receipt (or a session context's memory part) records."""
+
+    def side(record: dict[str, Any]) -> ConflictSide:
+        return ConflictSide(
+            MemoryId(record["memory_id"]),
+            record["agent_id"],
+            record["key_id"],
+            datetime.fromisoformat(record["at"].replace("Z", "+00:00")),
+        )
+
+    return tuple(
+        OpenConflict(c["claim_key"], (side(c["sides"][0]), side(c["sides"][1])))
+        for c in body.get("conflicts", ())
+    )
 
 
 def exclusion(e: Exclusion) -> dict[str, Any]:
