@@ -155,7 +155,7 @@ def without_index_content(found: Found) -> Found:
     come from index entries, and they show headings; a memory that is also a retrieval candidate
     is rendered from its candidate."""
     index = tuple(dataclasses.replace(entry, content="") for entry in found.index_entries)
-    return Found(found.candidates, index, found.total_live)
+    return dataclasses.replace(found, index_entries=index)
 
 
 @dataclass(frozen=True, slots=True)
