@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -10,6 +11,7 @@ from psycopg.rows import class_row
 from gateway.store.database import Connection
 
 __all__ = [
+    "DigestRow",
     "EpisodeRow",
     "JobCounts",
     "JobRow",
@@ -22,8 +24,10 @@ __all__ = [
     "finish_job",
     "heartbeat",
     "insert_job",
+    "live_digest",
     "lock_watermark",
     "namespace_episodes",
+    "retired_among",
     "session_episodes",
 ]
 
@@ -343,3 +347,50 @@ async def namespace_episodes(
     async with conn.cursor(row_factory=class_row(EpisodeRow)) as cur:
         await cur.execute(_NAMESPACE_EPISODES, params)
         return await cur.fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class DigestRow:
+    memory_id: str
+    content: str
+    valid_from: datetime | None
+
+
+_LIVE_DIGEST = """
+SELECT memory_id, content, valid_from FROM memories
+ WHERE tenant_id = %(tenant_id)s AND namespace = %(namespace)s AND source_type = 'compile'
+   AND memory_type = 'episodic' AND source_ref = %(session_id)s AND extractor = %(extractor)s
+   AND superseded_by IS NULL AND deleted_at IS NULL AND erased_at IS NULL
+ ORDER BY memory_id DESC
+ LIMIT 1
+"""
+
+
+async def live_digest(
+    conn: Connection, tenant_id: str, namespace: str, session_id: str, extractor: str
+) -> DigestRow | None:
+    """The live digest of a session by one digest version (the newest, should there be two)."""
+    params = {
+        "tenant_id": tenant_id,
+        "namespace": namespace,
+        "session_id": session_id,
+        "extractor": extractor,
+    }
+    async with conn.cursor(row_factory=class_row(DigestRow)) as cur:
+        await cur.execute(_LIVE_DIGEST, params)
+        return await cur.fetchone()
+
+
+_RETIRED_AMONG = """
+SELECT memory_id FROM memories
+ WHERE tenant_id = %(tenant_id)s AND memory_id = ANY(%(ids)s)
+   AND (superseded_by IS NOT NULL OR deleted_at IS NOT NULL OR erased_at IS NOT NULL)
+"""
+
+
+async def retired_among(conn: Connection, tenant_id: str, ids: Sequence[str]) -> set[str]:
+    """Those of `ids` that are no longer live (superseded, deleted or erased)."""
+    if not ids:
+        return set()
+    cur = await conn.execute(_RETIRED_AMONG, {"tenant_id": tenant_id, "ids": list(ids)})
+    return {str(row[0]) for row in await cur.fetchall()}

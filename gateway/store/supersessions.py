@@ -114,19 +114,21 @@ async def similar_competitors(
         return await cur.fetchall()
 
 
-# The live raw turns of a namespace that state a value, up to an instant (the turn's own time):
+# The live raw turns (and session digests, which retell turns) of a namespace that state a
+# value, up to an instant (a turn's own time, a digest's start):
 # the full-text index finds the candidates (a value of stop words only is looked for by ILIKE
 # alone), ILIKE narrows, the caller checks whole words (gateway.core.supersession.mentions).
 _STATING = r"""
 SELECT m.memory_id, m.content FROM memories m
   LEFT JOIN session_turns t
     ON t.tenant_id = m.tenant_id AND t.turn_id = m.source_ref
- WHERE m.tenant_id = %(tenant_id)s AND m.namespace = %(namespace)s AND m.source_type = 'turn'
-   AND m.deleted_at IS NULL AND m.erased_at IS NULL
+ WHERE m.tenant_id = %(tenant_id)s AND m.namespace = %(namespace)s
+   AND (m.source_type = 'turn' OR (m.source_type = 'compile' AND m.memory_type = 'episodic'))
+   AND m.superseded_by IS NULL AND m.deleted_at IS NULL AND m.erased_at IS NULL
    AND (m.tsv @@ phraseto_tsquery('english', %(value)s)
         OR numnode(phraseto_tsquery('english', %(value)s)) = 0)
    AND m.content ILIKE %(like)s ESCAPE '\'
-   AND coalesce(t.occurred_at, m.created_at) <= %(until)s
+   AND coalesce(t.occurred_at, m.valid_from, m.created_at) <= %(until)s
  ORDER BY m.memory_id
 """
 

@@ -21,12 +21,14 @@ import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
 from gateway.clock import Clock, IdFactory
+from gateway.core.digest import DIGEST, DigestTurn, fold_digest, parse_digest
 from gateway.core.extraction import Episode, Fact
+from gateway.core.tokens import load_tokenizer
 from gateway.errors import (
     FieldError,
     GatewayError,
@@ -37,7 +39,7 @@ from gateway.memory import MemoryDraft
 from gateway.principal import Principal
 from gateway.responses.compiling import CompileCounts, CompileJob
 from gateway.store import compiling as store
-from gateway.store.database import Pool, connection, transaction
+from gateway.store.database import Connection, Pool, connection, transaction
 from gateway.store.errors import DatabaseUnavailableError
 from gateway.usecases.extractors import Extractor, ExtractorError
 from gateway.usecases.memories import Writer
@@ -49,6 +51,7 @@ __all__ = ["CHUNK_EPISODES", "CompileAsk", "Compiler", "ExtractorError"]
 
 _log = logging.getLogger(__name__)
 CHUNK_EPISODES = 500
+_TOKENIZER = load_tokenizer()  # the summarizer's, for a digest's share
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,56 @@ def _draft(fact: Fact, namespace: str, extractor: str) -> MemoryDraft:
         claim_value=fact.value,
         claim_previous=fact.previous,
     )
+
+
+async def _write_digest(
+    conn: Connection,
+    writer: Writer,
+    principal: Principal,
+    job: store.JobRow,
+    rows: Sequence[store.EpisodeRow],
+) -> None:
+    """Fold this chunk's turns into the session's digest: a new version superseding the live
+    one, its sources the one before and the turns it retells (erasing a turn erases every
+    digest since, through them). Written after the chunk's facts: a turn they retired as
+    stating a superseded value is not retold. The same turns through the same versions give
+    the same idempotency key, so a second or concurrent compile of them writes no copy."""
+    assert job.session_id is not None
+    name = f"{DIGEST[0]}/{DIGEST[1]}"
+    previous = await store.live_digest(conn, job.tenant_id, job.namespace, job.session_id, name)
+    remembered = [r.memory_id for r in rows if r.memory_id is not None]
+    retired = await store.retired_among(conn, job.tenant_id, remembered)
+    told = [r for r in rows if r.memory_id not in retired or r.memory_id is None]
+    if not told and previous is None:
+        return  # nothing of the session is left to tell
+    digest = fold_digest(
+        job.session_id,
+        parse_digest(previous.content) if previous else None,
+        [DigestTurn(r.seq, r.role, r.content, r.occurred_at.date()) for r in told],
+        _TOKENIZER,
+        covered=len(rows),
+    )
+    identity = json.dumps([name, job.extractor, job.namespace, job.session_id, rows[-1].seq])
+    ids = [i for r in told for i in (r.turn_id, r.memory_id) if i is not None]
+    draft = MemoryDraft(
+        namespace=job.namespace,
+        memory_type="episodic",
+        heading=digest.heading,
+        content=digest.content,
+        confidence=0.8,
+        source_type="compile",
+        source_ref=job.session_id,
+        supersedes=previous.memory_id if previous else None,
+        idempotency_key="digest:" + hashlib.sha256(identity.encode("utf-8")).hexdigest(),
+        sources=tuple([previous.memory_id] if previous else []) + tuple(ids),
+        extractor=name,
+        # An account of the session from its start: a digest stating a value later superseded
+        # is retired with the turns that stated it (rule `value`).
+        valid_from=previous.valid_from if previous and previous.valid_from else rows[0].occurred_at,
+    )
+    [result] = await writer.write(conn, principal, [draft])
+    if isinstance(result, Exception):
+        raise result
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +284,8 @@ class Compiler:
             facts = await extractor.extract(episodes)
             drafts = [_draft(f, job.namespace, job.extractor) for f in facts]
             results = await writer.write(conn, principal, drafts)
+            if job.session_id is not None:
+                await _write_digest(conn, writer, principal, job, rows)
             added = store.JobCounts()
             for result in results:
                 if isinstance(result, Exception) or not result.created:

@@ -117,7 +117,7 @@ class Conflicts:
             loser = sides[1] if winner == sides[0] else sides[0]
             now = self.clock()
             await store.lock_namespaces(conn, principal.tenant_id, [row.namespace])
-            decision_id = await self.superseder.supersede(
+            decision_id = await self.superseder.resolve(
                 conn,
                 principal.tenant_id,
                 row.namespace,

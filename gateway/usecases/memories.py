@@ -79,8 +79,10 @@ def _retried(
 
 def _settles(draft: MemoryDraft) -> bool:
     """Whether a draft competes with live facts (ARCHITECTURE §12): a claim key, or a compiled
-    fact (similarity, or a change naming the value it replaced)."""
-    return draft.claim_key is not None or draft.extractor is not None or bool(draft.claim_previous)
+    fact (similarity, or a change naming the value it replaced). A compiled episode (a session's
+    digest) records what happened and competes with nothing."""
+    compiled_fact = draft.extractor is not None and draft.memory_type != "episodic"
+    return draft.claim_key is not None or compiled_fact or bool(draft.claim_previous)
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,31 @@ class Superseder:
                 await self.record(conn, tenant_id, namespace, retire_turn, at, job_id)
         return decision_id
 
+    async def resolve(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        decision: Decision,
+        at: datetime,
+    ) -> str | None:
+        """A conflict resolved: the loser superseded with its turns (as `supersede`), and the
+        turns and digests stating its value retired, as for any value no longer current."""
+        assert decision.claim_key is not None
+        live = {
+            v.memory_id: v
+            for v in await store.claim_competitors(
+                conn, tenant_id, namespace, decision.claim_key, ""
+            )
+        }
+        decision_id = await self.supersede(conn, tenant_id, namespace, decision, at)
+        loser, winner = live.get(decision.older), live.get(decision.newer)
+        if decision_id and loser and winner and loser.value and loser.value != winner.value:
+            await self._retire_stating(
+                conn, tenant_id, namespace, loser.value, _claimant(winner), at, None
+            )
+        return decision_id
+
     async def _apply(
         self,
         conn: Connection,

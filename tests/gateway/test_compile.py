@@ -87,7 +87,7 @@ def test_timeline_shows_the_decision_and_the_provenance(
         ).fetchall()
         facts = conn.execute(
             "SELECT memory_id, claim_key, extractor, sources, valid_from FROM memories"
-            " WHERE extractor IS NOT NULL ORDER BY valid_from"
+            " WHERE extractor LIKE 'rules/%%' ORDER BY valid_from"
         ).fetchall()
     assert [r[2] for r in rows] == ["claim_key", "source"]
     assert all(r[3] == "account.plan" and r[4] == job_id for r in rows)
@@ -275,9 +275,14 @@ def test_concurrent_compiles_of_one_scope_never_duplicate(
     with psycopg.connect(database_url) as conn:
         facts = conn.execute(
             "SELECT count(*), count(*) FILTER (WHERE deleted_at IS NULL) FROM memories"
-            " WHERE extractor IS NOT NULL"
+            " WHERE extractor LIKE 'rules/%%'"
+        ).fetchone()
+        digests = conn.execute(
+            "SELECT count(*), count(*) FILTER (WHERE superseded_by IS NULL) FROM memories"
+            " WHERE extractor LIKE 'digest/%%'"
         ).fetchone()
     assert facts == (20, 1)
+    assert digests == (1, 1)  # one digest of the session, however many compiles ran
 
 
 def test_a_write_with_a_claim_key_supersedes_the_older_one(

@@ -50,7 +50,7 @@ def _facts(database_url: str) -> list[tuple[Any, ...]]:
     with psycopg.connect(database_url) as conn:
         return conn.execute(
             "SELECT heading, claim_key, extractor, claim_value FROM memories"
-            " WHERE extractor IS NOT NULL"
+            " WHERE extractor IS NOT NULL AND memory_type <> 'episodic'"
         ).fetchall()
 
 

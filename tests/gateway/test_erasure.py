@@ -202,7 +202,7 @@ def test_an_erased_turn_takes_the_facts_compiled_from_it(
     assert compiled.status_code == 200 and compiled.json()["created"] == 2, compiled.text
     with psycopg.connect(database_url) as conn:
         facts = conn.execute(
-            "SELECT memory_id FROM memories WHERE extractor IS NOT NULL AND content LIKE '%Premium%'"
+            "SELECT memory_id FROM memories WHERE extractor LIKE 'rules/%' AND content LIKE '%Premium%'"
         ).fetchall()
     assert len(facts) == 1
     # Turn 4 stated the Premium plan; the fact compiled from it goes with it.

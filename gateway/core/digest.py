@@ -1,0 +1,99 @@
+"""A compiled session's digest: one episodic memory that recalls the session as a whole.
+
+Folded chunk by chunk as compile reads the session (ARCHITECTURE §12): the previous digest's
+lines and the new turns go through the extractive summarizer (gateway.core.summary, the same
+fold a session's history uses), so a digest never grows past its share and an incremental
+compile costs what its new turns cost. Pure: the same previous digest and turns give the same
+bytes in any process.
+
+The content opens with one line saying what it covers (``Session <id>: 12 turns, 2024-01-02 to
+2024-02-10.``), read back when the next chunk is folded in; the summary lines follow.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from gateway.core.summary import EXTRACTIVE, Folded, summarize
+from gateway.core.tokens import Tokenizer
+
+__all__ = ["DIGEST", "DIGEST_SHARE", "Digest", "DigestTurn", "fold_digest", "parse_digest"]
+
+# Bump when a digest's bytes can change for the same inputs; the summarizer's version is in it.
+DIGEST = ("digest", f"2026-12-02.1+{EXTRACTIVE[0]}/{EXTRACTIVE[1]}")
+DIGEST_SHARE = 300  # tokens of summary lines: a few of a bundle's memories' worth
+
+_COVERS = re.compile(
+    r"^Session (?P<session>\S+): (?P<turns>\d+) turns?, "
+    r"(?P<first>\d{4}-\d{2}-\d{2}) to (?P<last>\d{4}-\d{2}-\d{2})\.$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DigestTurn:
+    seq: int
+    role: str
+    text: str
+    day: date
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    session_id: str
+    turns: int
+    first: date
+    last: date
+    lines: str  # the summarizer's "- t<seq> <role>: <sentence>" lines
+
+    @property
+    def heading(self) -> str:
+        return f"Session digest, {self.first.isoformat()} to {self.last.isoformat()}"
+
+    @property
+    def content(self) -> str:
+        covers = (
+            f"Session {self.session_id}: {self.turns} turn{'s' if self.turns != 1 else ''}, "
+            f"{self.first.isoformat()} to {self.last.isoformat()}."
+        )
+        return f"{covers}\n{self.lines}" if self.lines else covers
+
+
+def parse_digest(content: str) -> Digest | None:
+    """The digest `content` renders, or None when it is not one (then it is not folded)."""
+    covers, _, lines = content.partition("\n")
+    match = _COVERS.match(covers)
+    if match is None:
+        return None
+    return Digest(
+        match.group("session"),
+        int(match.group("turns")),
+        date.fromisoformat(match.group("first")),
+        date.fromisoformat(match.group("last")),
+        lines,
+    )
+
+
+def fold_digest(
+    session_id: str,
+    previous: Digest | None,
+    turns: Sequence[DigestTurn],
+    tokenizer: Tokenizer,
+    *,
+    covered: int,
+    share: int = DIGEST_SHARE,
+) -> Digest:
+    """The digest of a session after a chunk of `covered` turns, of which `turns` (in seq
+    order) are retold, folded into `previous` (the digest of the turns before, or None)."""
+    folded = [Folded(t.seq, t.role, t.text) for t in turns]
+    lines = summarize(previous.lines if previous else None, folded, share, tokenizer)
+    days = [t.day for t in turns] + ([previous.first, previous.last] if previous else [])
+    return Digest(
+        session_id,
+        (previous.turns if previous else 0) + covered,
+        min(days),
+        max(days),
+        lines,
+    )
