@@ -338,6 +338,7 @@ _ATTRIBUTES = (
         r" (?P<value>engaged|married|divorced|separated|reconciled|back together|broke up|"
         r"split up)\b",
         "{attr}.relationship",
+        typed=True,
     ),
     _p(
         "state",
@@ -359,6 +360,7 @@ _ATTRIBUTES = (
         r"closed|reopened|cancell?ed|active|inactive)\b",
         "{attr}.state",
         head=True,
+        typed=True,
     ),
     _p(
         "state",
@@ -367,6 +369,7 @@ _ATTRIBUTES = (
         r"(?= (?:on|for|in|last|this|yesterday|today|that|which|so|because|to|until)\b|[,.;!]|$)",
         "{attr}.state",
         head=True,
+        typed=True,
     ),
     _p(
         "preference",

@@ -171,7 +171,10 @@ def mentions(text: str, value: str) -> bool:
     return re.search(pattern, text.casefold()) is not None
 
 
-_PERSON = re.compile(r"^(?:Dr\. |Mr\. |Ms\. |Mrs\. )?(?P<given>[A-Z][a-z]{2,}) [A-Z][a-z]+$")
+# "Sven Eriksson" is also "Sven"; "Dr. Abernathy" also "Abernathy".
+_PERSON = re.compile(
+    r"^(?:(?:Dr|Mr|Ms|Mrs|Prof)\. (?P<surname>[A-Z][a-z]{2,})|(?P<given>[A-Z][a-z]{2,}) [A-Z][a-z]+)$"
+)
 # Words that open a group's name, not a person's ("Team Atlas" is not called "Team").
 _COLLECTIVES = frozenset({"Team", "Group", "Club", "Project", "Squad", "Company", "The"})
 # Claim keys whose first part is the speaker or a kind of value, not a named subject.
@@ -180,12 +183,13 @@ _OWNERS = frozenset({"user", "account", "count", "rate", "plan"})
 
 def stale_phrases(value: str) -> tuple[str, ...]:
     """The phrases a turn states a superseded value by: the value itself, and for a person's
-    name ("Sven Eriksson") the given name alone, as people are referred to after the first
-    mention ("we escalated to Sven")."""
+    name the name alone people are referred to by after the first mention ("we escalated to
+    Sven" for "Sven Eriksson", "Abernathy retired" for "Dr. Abernathy")."""
     person = _PERSON.match(value)
-    if person is None or person.group("given") in _COLLECTIVES:
+    called = person and (person.group("given") or person.group("surname"))
+    if not called or called in _COLLECTIVES:
         return (value,)
-    return (value, person.group("given"))
+    return (value, called)
 
 
 def states(text: str, phrase: str, value: str, claim_key: str | None) -> bool:
@@ -201,4 +205,7 @@ def states(text: str, phrase: str, value: str, claim_key: str | None) -> bool:
     subject = (claim_key or "").partition(".")[0]
     if not subject or subject in _OWNERS or value != value.casefold():
         return True
-    return any(mentions(text, subject.replace("_", sep)) for sep in ("_", " ", "-"))
+    # The subject as its key spells it, or in the plural ("parent" in "my parents").
+    words = [re.escape(w) for w in subject.split("_") if w]
+    named = r"(?<![\w$])" + r"[ _-]+".join(words) + r"(?:s|es)?(?!\w)"
+    return re.search(named, text.casefold()) is not None

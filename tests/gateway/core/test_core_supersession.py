@@ -123,6 +123,7 @@ def test_a_stale_value_is_recognized_in_its_spelled_variants_and_by_a_given_name
     assert mentions("Their Slack channel is #team-atlas.", "Team Atlas")
     assert not mentions("Product launch", "Pro")
     assert stale_phrases("Sven Eriksson") == ("Sven Eriksson", "Sven")
+    assert stale_phrases("Dr. Abernathy") == ("Dr. Abernathy", "Abernathy")
     assert stale_phrases("Team Atlas") == ("Team Atlas",)  # a group is not called "Team"
     assert stale_phrases("us-east-1") == ("us-east-1",)
     assert states("We escalated to Sven after 15 minutes.", "Sven", "Sven Eriksson", "user.x")
