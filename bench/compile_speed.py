@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import psycopg
 
 from bench.harness import (
     embedded_postgres,
@@ -73,6 +74,14 @@ def _compile(http: httpx.Client, session_id: str) -> tuple[float, dict[str, Any]
     return elapsed, result
 
 
+def _decisions_by_rule(url: str) -> dict[str, int]:
+    """How many supersession decisions each rule made: `value` ones retire remembered turns
+    (and digests) stating a superseded value, the count to watch for over-retirement."""
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT rule, count(*) FROM supersessions GROUP BY rule ORDER BY rule")
+        return {str(rule): int(count) for rule, count in rows.fetchall()}
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench compile", description=__doc__)
     parser.add_argument("--turns", type=int, default=10_000)
@@ -91,6 +100,7 @@ def main(argv: list[str]) -> int:
             _append(http, session_id, turns[: args.turns])
             append_seconds = time.perf_counter() - started
             full_seconds, full = _compile(http, session_id)
+            by_rule = _decisions_by_rule(database.url)
             rounds: list[float] = []
             for round_ in range(args.repeat):
                 start = args.turns + 10 * round_
@@ -112,6 +122,7 @@ def main(argv: list[str]) -> int:
         f"facts created {full['created']}, superseded {full['superseded']}, "
         f"conflicts {full['conflicts']}; appending {args.turns} turns took {append_seconds:.1f} s"
     )
+    print("supersessions of the full compile by rule:", by_rule)
     path = write_result(
         "compile",
         {
@@ -121,6 +132,7 @@ def main(argv: list[str]) -> int:
             "full": full,
             "incremental_seconds": rounds,
             "append_seconds": append_seconds,
+            "supersessions_by_rule": by_rule,
         },
     )
     print(f"written {path}")

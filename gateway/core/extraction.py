@@ -65,12 +65,16 @@ class Fact:
 
 # A sentence ends at . ! or ? before a capital, a digit or an opening quote, but not after a title
 # ("Dr. Abernathy") or a common abbreviation.
-_SENTENCE = re.compile(
-    r"(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bvs\.)(?<!\bProf\.)"
-    r"(?<=[.!?])\s+(?=[\"'(]?[A-Z0-9$])"
-)
+# (A leading character class lets the engine skip to candidates; titles are checked after.)
+_SENTENCE = re.compile(r"([.!?]) (?=[\"'(]?[A-Z0-9$])")  # on whitespace-folded text
+_TITLE = re.compile(r"(?:^|\s)(?:Dr|Mr|Ms|Mrs|St|Jr|vs|Prof)\.$")
 _CONFIRMATION = re.compile(
     r"^(done|updated|confirmed|noted|all set|got it|changed|booked|rebooked|switched|saved)\b",
+    re.IGNORECASE,
+)
+_OPENS_ANYWHERE = re.compile(
+    r"(?:^|[.!?]\s+)(?:done|updated|confirmed|noted|all set|got it|changed|booked|rebooked|"
+    r"switched|saved|i've|i have)\b",
     re.IGNORECASE,
 )
 # An assistant sentence that reports its own action on the user's records ("I've updated your
@@ -165,7 +169,10 @@ _PRONOUNS = frozenset(
     {"i", "me", "we", "us", "you", "he", "she", "they", "him", "her", "and", "it", "its"}
 )
 _STOP_ATTRIBUTES = frozenset(
-    {"it", "this", "that", "there", "here", "one", "ones", "thing", "things", "way", "time"}
+    {
+        *("it", "this", "that", "these", "those", "there", "here", "them", "which", "what"),
+        *("one", "ones", "thing", "things", "way", "time", "have", "has", "be", "do", "get"),
+    }
 )
 # Words that qualify an attribute without naming it ("the final base", "our weekly deploy").
 _MODIFIERS = frozenset(
@@ -232,6 +239,9 @@ class _Pattern:
     head: bool = False  # the attribute is its phrase's head noun, not its last three words
     intent: bool = False  # states an intention: "planning to", "going to" do not hedge it
     typed: bool = False  # the value group is a typed value (an amount, a day), kept whole
+    # Words a sentence must have one of before the pattern is tried ("#": a digit): a set
+    # lookup, where most sentences state nothing and the patterns backtrack.
+    gate: frozenset[str] | None = None
 
 
 def _p(
@@ -244,9 +254,11 @@ def _p(
     head: bool = False,
     intent: bool = False,
     typed: bool = False,
+    gate: str | None = None,
 ) -> _Pattern:
     regex = re.compile(pattern, re.IGNORECASE)
-    return _Pattern(kind, regex, key, memory_type, tail, head, intent, typed)
+    needs = frozenset(gate.split()) if gate else None
+    return _Pattern(kind, regex, key, memory_type, tail, head, intent, typed, needs)
 
 
 _PROCEDURES = (
@@ -270,11 +282,13 @@ _ATTRIBUTES = (
         r"|\bhired me (?:on )?(?:as (?:a |an )?)?(?P<v2>full-time|part-time|permanently|"
         r"permanent|contractor|freelancer)\b",
         "user.employment",
+        gate="contractor contractors freelancer consultant intern employee temp hired",
     ),
     _p(
         "identity",
         r"\bi (?:work|started working) (?:at|for) (?P<value>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*)*)",
         "user.employer",
+        gate="work working",
     ),
     _p("identity", r"\b(hired me|i joined|i'm joining) [A-Z]?", "user.employer"),
     _p(
@@ -320,6 +334,7 @@ _ATTRIBUTES = (
         r"handled|led) by (?P<value>" + _NAME + ")",
         "{attr}.owner",
         head=True,
+        gate="by",
     ),
     _p(
         "relation",
@@ -339,6 +354,7 @@ _ATTRIBUTES = (
         r"split up)\b",
         "{attr}.relationship",
         typed=True,
+        gate="engaged married divorced separated reconciled together broke split",
     ),
     _p(
         "state",
@@ -351,6 +367,7 @@ _ATTRIBUTES = (
         "{attr}.state",
         head=True,
         typed=True,
+        gate="market",
     ),
     _p(
         "state",
@@ -361,6 +378,7 @@ _ATTRIBUTES = (
         "{attr}.state",
         head=True,
         typed=True,
+        gate="turned enabled disabled paused resumed suspended reinstated closed reopened cancelled canceled active inactive",
     ),
     _p(
         "state",
@@ -370,6 +388,7 @@ _ATTRIBUTES = (
         "{attr}.state",
         head=True,
         typed=True,
+        gate="turned enabled disabled paused resumed suspended reinstated reopened",
     ),
     _p(
         "preference",
@@ -409,8 +428,9 @@ _ATTRIBUTES = (
     _p(
         "preference",
         # "I always want an aisle seat", "book me window seats".
-        r"\b(?:i (?:always |usually |only )?(?:want|prefer|take|choose|pick)|book me|get me|"
-        r"reserve me) (?:an? |the )?(?P<value>[a-z-]+ (?P<attr>[a-z]{3,20}?))s?\b",
+        r"\b(?:i (?:always|usually|only) (?:want|take|choose|pick|get|book)|i prefer|book me|"
+        r"reserve me) (?:an? |the )?(?P<value>(?!to\b|it\b|them\b)[a-z-]+ (?P<attr>[a-z]{3,20}?))"
+        r"s?\b",
         "user.preferred_{attr}",
     ),
     _p(
@@ -419,6 +439,7 @@ _ATTRIBUTES = (
         r"\b(?P<value>" + _DIGITS + r")(?P<unit> (?P<attr>[a-z]{3,20}) (?:per|an?|/) "
         r"(?P<per>second|minute|hour|day|week|month|year))\b",
         "rate.{attr}_per_{per}",
+        gate="#",
     ),
     _p(
         "quantity",
@@ -430,6 +451,7 @@ _ATTRIBUTES = (
         + _ADJECTIVES
         + r"\b)(?-i:[a-z]{3,30})))\b",
         "count.{attr}",
+        gate="# one two three four five six seven eight nine ten eleven twelve",
     ),
     _p(
         "quantity",
@@ -439,6 +461,7 @@ _ATTRIBUTES = (
         + ")",
         "user.price",
         typed=True,
+        gate="#",
     ),
     _p(
         "schedule",
@@ -448,6 +471,7 @@ _ATTRIBUTES = (
         "user.{attr}",
         head=True,
         typed=True,
+        gate="booked scheduled set made",
     ),
     _p(
         "schedule",
@@ -456,6 +480,7 @@ _ATTRIBUTES = (
         + r")\b",
         "user.{attr}",
         head=True,
+        gate="monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays saturday saturdays sunday sundays",
     ),
     _p(
         "schedule",
@@ -463,6 +488,7 @@ _ATTRIBUTES = (
         r"(?: (?-i:[A-Z]\w+))?(?: on)? (?P<value>" + _DAY + ")",
         "user.departure",
         typed=True,
+        gate="leaving leave leaves departing depart departs flying",
     ),
     _p(
         "attribute",
@@ -476,6 +502,7 @@ _ATTRIBUTES = (
         "{owner}.{attr}",
         head=True,
         typed=True,
+        gate="# monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays saturday saturdays sunday sundays jan january feb february mar march apr april may jun june jul july aug august sep sept september oct october nov november dec december",
     ),
     _p(
         "attribute",
@@ -483,6 +510,7 @@ _ATTRIBUTES = (
         _DETERMINER + _SUBJECT + r" (?:now )?go(?:es)? to (?P<value>" + _NAME + ")",
         "{owner}.{attr}",
         head=True,
+        gate="go goes",
     ),
     _p(
         "plan",
@@ -493,6 +521,7 @@ _ATTRIBUTES = (
         r"[^.;]{0,40}? for (?:our|my|the|his|her) (?P<attr>[a-z]+)\b",
         "plan.{attr}",
         intent=True,
+        gate="for",
     ),
     _p(
         "plan",
@@ -506,6 +535,7 @@ _ATTRIBUTES = (
         "plan.{attr}",
         head=True,
         intent=True,
+        gate="migrate migrating move moving switch switching going",
     ),
     _p(
         "plan",
@@ -513,6 +543,7 @@ _ATTRIBUTES = (
         r"\b(?:learn|learning|studying|study) (?P<value>(?-i:[A-Z][a-z]+))\b",
         "user.learning",
         intent=True,
+        gate="learn learning study studying",
     ),
     _p(
         "attribute",
@@ -528,6 +559,7 @@ _ATTRIBUTES = (
         r" (?P<attr>[a-z]{3,20})\b",
         "{owner}.{attr}",
         head=True,
+        gate="moved",
     ),
     _p(
         "state",
@@ -535,6 +567,7 @@ _ATTRIBUTES = (
         r"(?:in|at) (?P<value>[^.;]+)",
         "{owner}.{attr}",
         head=True,
+        gate="keep keeps store stores park parks",
     ),
     _p(
         "state",
@@ -542,6 +575,7 @@ _ATTRIBUTES = (
         r"(?:(?!from\b)(?P<attr>[a-z][a-z -]{1,30}?) )?(?:from (?P<previous>.+?) )?to (?P<value>.+)",
         "{owner}.{attr}",
         head=True,
+        gate="to",
     ),
 )
 _STATE_CHANGE = re.compile(
@@ -552,7 +586,17 @@ _STATE_CHANGE = re.compile(
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE.split(" ".join(text.split())) if s.strip()]
+    sentences: list[str] = []
+    parts = _SENTENCE.split(" ".join(text.split()))  # text, its end mark, text, ...
+    pieces = [
+        parts[i] + (parts[i + 1] if i + 1 < len(parts) else "") for i in range(0, len(parts), 2)
+    ]
+    for piece in pieces:
+        if sentences and _TITLE.search(sentences[-1]):
+            sentences[-1] += " " + piece  # "Dr." ends no sentence
+        elif piece.strip():
+            sentences.append(piece.strip())
+    return sentences
 
 
 _SUBORDINATE = re.compile(
@@ -712,6 +756,12 @@ def _fact_of(
     return dataclasses.replace(fact, value=value, previous=_value(previous))
 
 
+def _gate_words(text: str) -> frozenset[str]:
+    """The words patterns are gated on, and "#" when the text has a digit."""
+    words = re.findall(r"[a-z]+", text.casefold())
+    return frozenset([*words, "#"] if any(c.isdigit() for c in text) else words)
+
+
 def _facts_of(sentence: str, stated: str, episode: Episode, confirmed: bool) -> list[Fact]:
     """The facts of one sentence (`stated` is the part of it that states something): every
     single-valued claim in it, one per clause (the first, most specific, pattern matching in a
@@ -719,8 +769,11 @@ def _facts_of(sentence: str, stated: str, episode: Episode, confirmed: bool) -> 
     found: list[Fact] = []
     taken: list[tuple[int, int]] = []
     hedged = _HEDGE.search(_SUBORDINATE.split(stated, maxsplit=1)[0]) is not None
+    present = _gate_words(stated)
     for pattern in (*_PROCEDURES, *_DECISIONS, *_ATTRIBUTES):
         if (hedged and not pattern.intent) or (not pattern.key and found):
+            continue
+        if pattern.gate is not None and pattern.gate.isdisjoint(present):
             continue
         for match in pattern.regex.finditer(stated):
             span = _clause_span(stated, match.start(), match.end())
@@ -772,8 +825,8 @@ def _statements(episode: Episode) -> Iterable[tuple[str, bool]]:
     if episode.role == "user":
         yield from ((sentence, False) for sentence in _sentences(episode.text))
         return
-    if episode.role != "assistant":
-        return
+    if episode.role != "assistant" or _OPENS_ANYWHERE.search(episode.text) is None:
+        return  # no sentence of it can open a confirmation: not worth splitting
     confirmed = False
     for sentence in _sentences(episode.text):
         opening = _CONFIRMATION.match(sentence)
