@@ -76,6 +76,21 @@ def parse_digest(content: str) -> Digest | None:
     )
 
 
+_OPENING_CHARS = 240
+_LAST_END = re.compile(r"^.*[.!?](?=\s|$)", re.DOTALL)
+
+
+def _opening(text: str) -> str:
+    """What a turn contributes: its opening, cut to whole sentences within `_OPENING_CHARS`
+    (or the cut itself when its first sentence is longer). A digest is the gist; the long
+    answers that make most of a session's text would only cost the fold its time."""
+    if len(text) <= _OPENING_CHARS:
+        return text
+    head = text[:_OPENING_CHARS]
+    whole = _LAST_END.match(head)
+    return whole.group(0) if whole else head
+
+
 def fold_digest(
     session_id: str,
     previous: Digest | None,
@@ -87,7 +102,7 @@ def fold_digest(
 ) -> Digest:
     """The digest of a session after a chunk of `covered` turns, of which `turns` (in seq
     order) are retold, folded into `previous` (the digest of the turns before, or None)."""
-    folded = [Folded(t.seq, t.role, t.text) for t in turns]
+    folded = [Folded(t.seq, t.role, _opening(t.text)) for t in turns]
     lines = summarize(previous.lines if previous else None, folded, share, tokenizer)
     days = [t.day for t in turns] + ([previous.first, previous.last] if previous else [])
     return Digest(
