@@ -1,23 +1,37 @@
 """The `rules` extractor: episodes (turns) become typed facts, deterministically, without a model.
 
-One sentence gives at most one fact. What counts:
+One clause gives at most one fact, and a fact states its own clause only ("Venue is $6,400,
+catering budget is $9,000" is two facts, neither naming the other's value). What counts:
 
-- the user's own statements: identity (name, employer, role, team, location, plan), preferences
-  ("my favorite X is", "I prefer"), quantities ("I have two cats", "we're at 17 houseplants"),
-  possessions and settings ("my X is Y", "our X is Y"), state changes ("switched to", "moved to",
-  "upgraded", "cancelled", "sold", "now"), procedures ("always / never …", "to deploy, run …",
-  "from now on …") and decisions ("we decided", "going forward");
-- the assistant's confirmations of an action ("Done. Your plan is now Premium."): the turn opens
-  with a confirmation word, and its sentences saying what now holds are facts.
+- the user's own statements: identity (name, employer, employment, role, team, location, plan),
+  relations (roles such as manager or accountant, who owns a thing, where a named person lives,
+  relationship states), preferences ("my favorite X is", "my go-to", "I always want", "X has
+  overtaken Y as my favorite"), amounts, rates, days, times and versions of a named thing
+  ("catering budget is $9,000", "750 requests per minute", "the wedding now on October 11",
+  "staging is on Postgres 15"), counts ("I have two cats"), states ("auto-renew is turned on",
+  "we took the house off the market"), places things are kept or moved to, intentions keyed by
+  what they are for ("planning a trip to Japan for our anniversary", "going with ClickHouse for
+  logs instead", "I'm going to learn Italian"), state changes ("switched to", "moved to",
+  "dropped the price to"), procedures ("always / never …", "to deploy, run …", "from now on …")
+  and decisions ("we decided", "going forward");
+- a question's premise ("Now that I'm in Pittsburgh, any good climbing gyms?");
+- the assistant's confirmations of an action ("Done. Your plan is now Premium.", "I've updated
+  your doctor to ..."): from the sentence that opens one, its sentences saying what now holds.
 
-What does not: questions, hedges ("maybe", "I think", "might"), plans not yet made, reported
-speech ("she said"), negations and the past that no longer holds ("I used to"). Over-extraction
-is the costlier mistake: a wrong claim key supersedes a fact that still holds.
+What does not: questions beyond their premise, hedges ("maybe", "I think", "might"), reported
+speech ("she said"), negations and the past that no longer holds ("I used to"), relative clauses
+("which caps us at 10 seats" qualifies the plan). Over-extraction is the costlier mistake: a
+wrong claim key supersedes a fact that still holds.
 
-A fact is single-valued when its pattern names an attribute (``user.employer``, ``user.team``,
-``count.cat``, ``<owner>.<attribute>``): that is its claim key, and a newer fact for the key
-supersedes it. Other facts (preferences in general, procedures, decisions) carry none and are
-superseded only by a near-identical newer text.
+A fact is single-valued when its pattern names an attribute: that is its claim key, and a newer
+fact for the key supersedes it. The attribute is the head of the noun phrase the value belongs
+to, so that an original statement and its update meet on one key however they are phrased
+("Base is $118,000" / "Final base is $126,500" → ``user.base``); a head that only says what kind
+of value it is ("budget", "flag", "account", "region") gives way to the name or word before it
+(``user.catering``, ``new_checkout.state``, ``craftly.state``). Other facts (procedures,
+decisions, state changes without an attribute) carry none and are superseded only by a
+near-identical newer text. The patterns were written while looking at the knowledge-update dev
+set (bench/RESULTS.md, Compile).
 """
 
 from __future__ import annotations
