@@ -27,6 +27,7 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
     "taskName",
+    "color_message",  # uvicorn's copy of the message with terminal colours: the same text again
 }
 
 
