@@ -102,7 +102,8 @@ class RankingWeights:
     # weighted, `hash` lost 8 points on LoCoMo and MiniLM gained at most one. Brevity (0.3 at a
     # 256-token half size) was kept from the LongMemEval sweep: a half size relative to the
     # candidates' median length lost a point or more on LoCoMo at every weight tried, since
-    # there the evidence turns are longer than the median, not shorter.
+    # there the evidence turns are longer than the median, not shorter. Kept as they are by
+    # rank/2026-12-02.1, which adds the agreement-scaled vector vote instead (agreement_depth).
     similarity: float = 0.0
     lexical: float = 0.30
     rrf: float = 0.25
