@@ -26,8 +26,8 @@ A score is the sum of weighted signals, each raw signal in [0, 1] with higher me
   median length of the live candidates (so brevity scales with the store's own memories).
 
 The statistics the adaptive priors read (:class:`PoolStatistics`) are a pure function of the live
-candidates ranked (and of the profile's ``agreement_depth``); receipts record them beside the candidates, so an exact replay can show that it
-ranked from the same ones.
+candidates ranked and of the profile's ``agreement_depth``; receipts record them beside the
+candidates, so an exact replay can show that it ranked from the same ones.
 
 Each weighted signal is rounded to integer micro-units (:mod:`gateway.core.fixed`) and the score is
 their exact integer sum, so the receipt's numbers add up and ordering never hinges on the last bit
