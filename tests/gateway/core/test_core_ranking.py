@@ -6,6 +6,7 @@ from datetime import timedelta
 import pytest
 import rfc8785
 
+from gateway.core.assembly import assemble
 from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.ranking import (
@@ -18,7 +19,8 @@ from gateway.core.ranking import (
     pool_statistics,
     rank,
 )
-from tests.gateway.core.core_samples import NOW, memory
+from gateway.core.tokens import load_tokenizer
+from tests.gateway.core.core_samples import NOW, memory, request, retrieved
 
 # The default with the raw cosine weighted again and age measured from `now`, so that every
 # signal moves a lone candidate's score.
@@ -333,3 +335,17 @@ def test_ranking_refuses_statistics_without_the_agreement_it_reads() -> None:
     pool = _pool(lexical_agrees=True)
     with pytest.raises(ValueError, match="agreement"):
         rank(pool, DEFAULT_PROFILE, NOW, pool_statistics(pool))
+
+
+def test_an_assembly_under_an_older_profile_records_what_its_receipts_did() -> None:
+    older = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-01.1", agreement_depth=None)
+    pool = retrieved(12)
+
+    def record(profile: RankingProfile) -> dict[str, object]:
+        built = assemble(
+            request(), pool, [], len(pool), profile=profile, tokenizer=load_tokenizer(), now=NOW
+        )
+        return built.ranking_input.to_record()
+
+    assert set(record(older)) == {"median_tokens", "newest_created_at"}
+    assert set(record(DEFAULT_PROFILE)) == {"median_tokens", "newest_created_at", "agreement"}
