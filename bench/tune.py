@@ -308,7 +308,7 @@ def main(argv: list[str]) -> int:
     print(f"{len(cases)} questions, embedder {args.embedder}; ranking-only recall@{TUNED_AT}")
     rows = [
         _row([p.version, "exact"], evaluate(cases, p, TUNED_AT), columns)
-        for p in (*PREVIOUS_PROFILES, DEFAULT_PROFILE)
+        for p in (PREVIOUS_PROFILE, DEFAULT_PROFILE)
     ]
     print(markdown_table(["profile", "packing", *header], rows))
     alone = [
@@ -340,18 +340,14 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-# The profiles before this sweep, for the before/after rows (as their receipts hold them).
-PREVIOUS_PROFILES = (
-    dataclasses.replace(
-        DEFAULT_PROFILE,
-        version="rank/2026-11-30.1",
-        weights=RankingWeights(similarity=0.35, lexical=0.15, rrf=0.25, brevity=0.30),
-        brevity_half_tokens=256,
-        brevity_half_medians=None,
-        recency_reference="now",
-        agreement_depth=None,
-    ),
-    dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-01.1", agreement_depth=None),
+# The profile before this sweep, for the before/after row (its canonical form as receipts hold it).
+PREVIOUS_PROFILE = dataclasses.replace(
+    DEFAULT_PROFILE,
+    version="rank/2026-11-30.1",
+    weights=RankingWeights(similarity=0.35, lexical=0.15, rrf=0.25, brevity=0.30),
+    brevity_half_tokens=256,
+    brevity_half_medians=None,
+    recency_reference="now",
 )
 
 
@@ -362,21 +358,19 @@ def _label(profile: RankingProfile) -> str:
         if profile.brevity_half_medians is None
         else f"{profile.brevity_half_medians:g} medians"
     )
-    depth = "whole" if profile.agreement_depth is None else f"agreement@{profile.agreement_depth}"
-    return (
-        f"sim {w.similarity:g} lex {w.lexical:g} rrf {w.rrf:g} ({depth}) "
-        f"brev {w.brevity:g} @ {half}"
-    )
+    return f"sim {w.similarity:g} lex {w.lexical:g} rrf {w.rrf:g} brev {w.brevity:g} @ {half}"
 
 
 def _grid() -> Iterable[tuple[str, RankingProfile]]:
-    # Around the default: the vector vote's agreement depth (None: the whole vote) against the
-    # relevance weights. The brevity half size and the cosine were swept before (RESULTS.md).
-    for depth, lexical, rrf, brevity in itertools.product(
-        (None, 10, 20, 40), (0.3, 0.4), (0.25, 0.4), (0.3, 0.4)
+    halves: tuple[tuple[int, float | None], ...] = ((256, None), (256, 2.0), (256, 4.0))
+    for similarity, lexical, rrf, brevity, (tokens, medians) in itertools.product(
+        (0.0, 0.35), (0.15, 0.3, 0.4), (0.15, 0.25), (0.3, 0.4), halves
     ):
         profile = dataclasses.replace(
-            DEFAULT_PROFILE.with_weights("tune", lexical=lexical, rrf=rrf, brevity=brevity),
-            agreement_depth=depth,
+            DEFAULT_PROFILE.with_weights(
+                "tune", similarity=similarity, lexical=lexical, rrf=rrf, brevity=brevity
+            ),
+            brevity_half_tokens=tokens,
+            brevity_half_medians=medians,
         )
         yield _label(profile), profile

@@ -200,7 +200,7 @@ def prepare(
     _check_inputs(request, [*retrieved, *index_only], found.total_live, now)
     live_retrieved = split_live(retrieved, now)
     live_index_only = split_live(index_only, now)
-    pool = pool_statistics(live_retrieved.live, profile.agreement_depth)
+    pool = pool_statistics(live_retrieved.live)
     return Prepared(
         request=request,
         profile=profile,

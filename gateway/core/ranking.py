@@ -5,13 +5,7 @@ A score is the sum of weighted signals, each raw signal in [0, 1] with higher me
 - ``similarity``: ``1 - cosine distance`` (pgvector ``<=>``), clamped to [0, 1]; 0 without a vector hit;
 - ``lexical``: full-text score divided by the best score among the ranked candidates; a candidate
   with a lexical rank but no score gets ``1 / rank``; 0 without a lexical hit;
-- ``rrf``: reciprocal rank fusion (:mod:`gateway.core.fusion`) divided by its maximum ``2/(k+1)``.
-  When the profile sets ``agreement_depth`` (d), the vector retriever's vote is scaled by how far
-  the two retrievers agree on this pool: the live candidates both rank in their top d, over the
-  fewer of the two lists' live top-d entries (1 when either list has none, so a query no word of
-  which is stored keeps its vector vote). A weak embedder on a kind of text (the ``hash`` one on
-  short chat turns) agrees little with BM25 there, and its vote shrinks where it is noise; a
-  strong one agrees more and keeps it;
+- ``rrf``: reciprocal rank fusion (:mod:`gateway.core.fusion`) divided by its maximum ``2/(k+1)``;
 - ``type_priority``: the profile's priority for the memory type;
 - ``confidence``: the memory's confidence, clamped to [0, 1];
 - ``recency``: ``0.5 ** (age / half-life)``, age measured at the pinned ``now`` (never negative),
@@ -26,8 +20,8 @@ A score is the sum of weighted signals, each raw signal in [0, 1] with higher me
   median length of the live candidates (so brevity scales with the store's own memories).
 
 The statistics the adaptive priors read (:class:`PoolStatistics`) are a pure function of the live
-candidates ranked and of the profile's ``agreement_depth``; receipts record them beside the
-candidates, so an exact replay can show that it ranked from the same ones.
+candidates ranked; receipts record them beside the candidates, so an exact replay can show that it
+ranked from the same ones.
 
 Each weighted signal is rounded to integer micro-units (:mod:`gateway.core.fixed`) and the score is
 their exact integer sum, so the receipt's numbers add up and ordering never hinges on the last bit
@@ -65,7 +59,6 @@ __all__ = [
     "RankingProfile",
     "RankingProfileError",
     "RankingWeights",
-    "RetrieverAgreement",
     "pool_statistics",
     "rank",
 ]
@@ -102,8 +95,7 @@ class RankingWeights:
     # weighted, `hash` lost 8 points on LoCoMo and MiniLM gained at most one. Brevity (0.3 at a
     # 256-token half size) was kept from the LongMemEval sweep: a half size relative to the
     # candidates' median length lost a point or more on LoCoMo at every weight tried, since
-    # there the evidence turns are longer than the median, not shorter. Kept as they are by
-    # rank/2026-12-02.1, which adds the agreement-scaled vector vote instead (agreement_depth).
+    # there the evidence turns are longer than the median, not shorter.
     similarity: float = 0.0
     lexical: float = 0.30
     rrf: float = 0.25
@@ -141,9 +133,6 @@ class RankingProfile:
     # When set, brevity's half size is this many times the candidates' median length instead.
     brevity_half_medians: float | None = None
     recency_reference: RecencyReference = "now"
-    # When set, the vector retriever's vote in `rrf` scales with the retrievers' agreement at
-    # this depth (see the module docstring).
-    agreement_depth: int | None = None
     digest: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -177,11 +166,6 @@ class RankingProfile:
             raise RankingProfileError("brevity_half_medians must be a positive number")
         if self.recency_reference not in RECENCY_REFERENCES:
             raise RankingProfileError(f"recency_reference must be one of {RECENCY_REFERENCES}")
-        depth = self.agreement_depth
-        if depth is not None and (
-            isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
-        ):
-            raise RankingProfileError("agreement_depth must be a positive integer")
 
     def __hash__(self) -> int:
         # The generated hash would hash the type_priority mapping, which is unhashable.
@@ -211,8 +195,6 @@ class RankingProfile:
             form["brevity_half_tokens"] = self.brevity_half_tokens
         if self.recency_reference != "now":
             form["recency_reference"] = self.recency_reference
-        if self.agreement_depth is not None:
-            form["agreement_depth"] = self.agreement_depth
         return form
 
     @classmethod
@@ -228,7 +210,6 @@ class RankingProfile:
             "brevity_half_tokens",
             "brevity_half_medians",
             "recency_reference",
-            "agreement_depth",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -255,11 +236,6 @@ class RankingProfile:
                     else _number(data["brevity_half_medians"])
                 ),
                 recency_reference=_recency_reference(data.get("recency_reference", "now")),
-                agreement_depth=(
-                    None
-                    if data.get("agreement_depth") is None
-                    else int(str(data["agreement_depth"]))
-                ),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, RankingProfileError):
@@ -287,76 +263,34 @@ def _number(value: object) -> float:
 
 
 # 2026-12-01.1: relevance by BM25 and RRF (no raw cosine), recency from the newest candidate.
-# 2026-12-02.1: the same weights; the vector vote in RRF scales with the retrievers' agreement
-# in their top 20 (bench/RESULTS.md, issue 15).
-DEFAULT_PROFILE = RankingProfile(
-    version="rank/2026-12-02.1", recency_reference="newest", agreement_depth=20
-)
+DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-01.1", recency_reference="newest")
 
 
 @dataclass(frozen=True, slots=True)
 class PoolStatistics:
     """What the adaptive priors read from the live candidates being ranked: their median length
-    in tokens (the lower median, an integer; 0 without candidates), the newest one's creation
-    instant (None without candidates) and, for a profile with an ``agreement_depth`` d (None
-    otherwise, and then absent from the record, as in receipts from before it existed), the
-    retrievers' agreement: how many candidates each list ranks in its top d, and how many both do.
-    """
+    in tokens (the lower median, an integer; 0 without candidates) and the newest one's creation
+    instant (None without candidates)."""
 
     median_tokens: int
     newest_created_at: datetime | None
-    agreement: RetrieverAgreement | None = None
 
     def to_record(self) -> dict[str, JSONValue]:
         newest = self.newest_created_at
-        record: dict[str, JSONValue] = {
+        return {
             "median_tokens": self.median_tokens,
             "newest_created_at": None if newest is None else rfc3339(newest),
         }
-        if self.agreement is not None:
-            record["agreement"] = self.agreement.to_record()
-        return record
 
 
-@dataclass(frozen=True, slots=True)
-class RetrieverAgreement:
-    """Live candidates in the vector list's top d, in the lexical list's, and in both."""
-
-    vector_top: int
-    lexical_top: int
-    both: int
-
-    def vector_vote(self) -> Fraction:
-        """The share of the shorter top-d list the other also holds; 1 when either is empty."""
-        shorter = min(self.vector_top, self.lexical_top)
-        return Fraction(1) if shorter == 0 else Fraction(self.both, shorter)
-
-    def to_record(self) -> dict[str, JSONValue]:
-        return {"vector_top": self.vector_top, "lexical_top": self.lexical_top, "both": self.both}
-
-
-def _agreement(candidates: Sequence[Candidate], depth: int) -> RetrieverAgreement:
-    def top(rank: int | None) -> bool:
-        return rank is not None and 1 <= rank <= depth
-
-    vector = {c.memory_id for c in candidates if top(c.vector_rank)}
-    lexical = {c.memory_id for c in candidates if top(c.lexical_rank)}
-    return RetrieverAgreement(len(vector), len(lexical), len(vector & lexical))
-
-
-def pool_statistics(
-    candidates: Sequence[Candidate], agreement_depth: int | None = None
-) -> PoolStatistics:
-    """The statistics of ``candidates`` (the live ones a ranking is over); the retrievers'
-    agreement only at an ``agreement_depth`` (the profile's)."""
-    agreement = None if agreement_depth is None else _agreement(candidates, agreement_depth)
+def pool_statistics(candidates: Sequence[Candidate]) -> PoolStatistics:
+    """The statistics of ``candidates`` (the live ones a ranking is over)."""
     if not candidates:
-        return PoolStatistics(median_tokens=0, newest_created_at=None, agreement=agreement)
+        return PoolStatistics(median_tokens=0, newest_created_at=None)
     lengths = sorted(max(0, c.tokens) for c in candidates)
     return PoolStatistics(
         median_tokens=lengths[(len(lengths) - 1) // 2],
         newest_created_at=max(c.created_at for c in candidates),
-        agreement=agreement,
     )
 
 
@@ -384,20 +318,11 @@ def _brevity_half(profile: RankingProfile, pool: PoolStatistics) -> float:
     return profile.brevity_half_medians * max(1, pool.median_tokens)
 
 
-def _vector_vote(profile: RankingProfile, pool: PoolStatistics) -> Fraction:
-    if profile.agreement_depth is None:
-        return Fraction(1)
-    if pool.agreement is None:
-        raise ValueError("the pool statistics lack the retrievers' agreement the profile reads")
-    return pool.agreement.vector_vote()
-
-
 @dataclass(frozen=True, slots=True)
 class _PoolScale:
     """What every candidate's signals are scaled by, computed once per ranking."""
 
     best_lexical: float
-    vector_vote: Fraction
     rrf_top: Fraction
 
 
@@ -416,9 +341,7 @@ def _raw_signals(
         lexical = 1.0 / candidate.lexical_rank
     else:
         lexical = 0.0
-    fused = scale.vector_vote * rrf_score(candidate.vector_rank, None, profile.rrf_k) + rrf_score(
-        None, candidate.lexical_rank, profile.rrf_k
-    )
+    fused = rrf_score(candidate.vector_rank, candidate.lexical_rank, profile.rrf_k)
     reference = now
     if profile.recency_reference == "newest" and pool.newest_created_at is not None:
         reference = min(now, pool.newest_created_at)
@@ -448,20 +371,15 @@ def rank(
     pool: PoolStatistics | None = None,
 ) -> tuple[Ranked, ...]:
     """Score live ``candidates`` at ``now``; order by score descending, then memory_id.
-    ``pool`` is :func:`pool_statistics` of ``candidates`` at the profile's ``agreement_depth``
-    (computed here when not given)."""
+    ``pool`` is :func:`pool_statistics` of ``candidates`` (computed here when not given)."""
     if pool is None:
-        pool = pool_statistics(candidates, profile.agreement_depth)
+        pool = pool_statistics(candidates)
     scores = [
         c.lexical_score
         for c in candidates
         if c.lexical_score is not None and math.isfinite(c.lexical_score)
     ]
-    scale = _PoolScale(
-        best_lexical=max(scores, default=0.0),
-        vector_vote=_vector_vote(profile, pool),
-        rrf_top=rrf_max(profile.rrf_k),
-    )
+    scale = _PoolScale(best_lexical=max(scores, default=0.0), rrf_top=rrf_max(profile.rrf_k))
     ranked: list[Ranked] = []
     for candidate in candidates:
         raw = _raw_signals(candidate, profile, now, scale, pool)

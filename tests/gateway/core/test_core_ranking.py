@@ -6,7 +6,6 @@ from datetime import timedelta
 import pytest
 import rfc8785
 
-from gateway.core.assembly import assemble
 from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.ranking import (
@@ -15,12 +14,10 @@ from gateway.core.ranking import (
     RankingProfile,
     RankingProfileError,
     RankingWeights,
-    RetrieverAgreement,
     pool_statistics,
     rank,
 )
-from gateway.core.tokens import load_tokenizer
-from tests.gateway.core.core_samples import NOW, memory, request, retrieved
+from tests.gateway.core.core_samples import NOW, memory
 
 # The default with the raw cosine weighted again and age measured from `now`, so that every
 # signal moves a lone candidate's score.
@@ -93,20 +90,18 @@ def test_digest_is_sha256_of_the_rfc8785_form_with_decimal_strings() -> None:
 
 
 def test_digest_is_stable_and_changes_with_any_weight() -> None:
-    again = RankingProfile(
-        version=DEFAULT_PROFILE.version, recency_reference="newest", agreement_depth=20
-    )
+    again = RankingProfile(version=DEFAULT_PROFILE.version, recency_reference="newest")
     assert again.digest == DEFAULT_PROFILE.digest
     # Pinned: a change to the digest rule or the default profile must be deliberate.
     assert DEFAULT_PROFILE.digest == (
-        "sha256:5901c0e4669393b531d6a0425119e3b4f5beed771dd95228410eb3ab551c3320"
+        "sha256:9a6bd21eb77034cf92be6c470aa7faebf0d9c3bd66d51cdec51b703bb7dd494f"
     )
     digests = {DEFAULT_PROFILE.digest}
     for name in SIGNALS:
         tuned = DEFAULT_PROFILE.with_weights(DEFAULT_PROFILE.version, **{name: 0.5})
         digests.add(tuned.digest)
     assert len(digests) == len(SIGNALS) + 1
-    renamed = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-02.2")
+    renamed = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-02.1")
     assert renamed.digest != DEFAULT_PROFILE.digest
 
 
@@ -162,8 +157,6 @@ def test_weights_change_the_order() -> None:
         lambda: RankingProfile.from_canonical({"version": "v", "surprise": 1}),
         lambda: RankingProfile(version="v", brevity_half_medians=0.0),
         lambda: RankingProfile.from_canonical({"version": "v", "recency_reference": "then"}),
-        lambda: RankingProfile(version="v", agreement_depth=0),
-        lambda: RankingProfile.from_canonical({"version": "v", "agreement_depth": "deep"}),
     ],
 )
 def test_malformed_profiles_are_refused(build: object) -> None:
@@ -173,9 +166,7 @@ def test_malformed_profiles_are_refused(build: object) -> None:
 
 
 def test_profiles_are_hashable_by_content() -> None:
-    same = RankingProfile(
-        version=DEFAULT_PROFILE.version, recency_reference="newest", agreement_depth=20
-    )
+    same = RankingProfile(version=DEFAULT_PROFILE.version, recency_reference="newest")
     assert hash(same) == hash(DEFAULT_PROFILE)
     assert len({DEFAULT_PROFILE, same}) == 1
 
@@ -251,101 +242,3 @@ def test_brevity_can_scale_with_the_candidates_median_length() -> None:
     tokens = probe.tokens
     median = pool_statistics(short_pool).median_tokens
     assert brevity_of_first(short_pool) == round(0.3 * 0.5 ** (tokens / (2 * median)) * 1e6)
-
-
-def test_the_default_of_2026_12_01_keeps_its_digest() -> None:
-    # rank/2026-12-01.1 as its receipts recorded it: no agreement_depth, so none in its form.
-    recorded = {
-        "version": "rank/2026-12-01.1",
-        "weights": {"similarity": "0", "lexical": "0.3", "rrf": "0.25", "type_priority": "0.05",
-                    "confidence": "0.1", "recency": "0.05", "validity": "0.05",
-                    "brevity": "0.3"},
-        "type_priority": {"semantic": "0.9", "episodic": "0.7", "procedural": "1",
-                          "working": "0.5"},
-        "recency_half_life_days": "30", "validity_horizon_days": "7", "rrf_k": 60,
-        "brevity_half_tokens": 256, "recency_reference": "newest",
-    }  # fmt: skip
-    old = RankingProfile.from_canonical(recorded)
-    assert old.agreement_depth is None
-    assert old.canonical() == recorded
-    assert old.digest == "sha256:9a6bd21eb77034cf92be6c470aa7faebf0d9c3bd66d51cdec51b703bb7dd494f"
-    # Its pool statistics record no agreement, as its receipts did not.
-    assert "agreement" not in pool_statistics([memory("a", vector_rank=1)]).to_record()
-
-
-def test_the_default_names_its_agreement_depth() -> None:
-    assert DEFAULT_PROFILE.agreement_depth == 20
-    assert DEFAULT_PROFILE.canonical()["agreement_depth"] == 20
-    assert RankingProfile.from_canonical(DEFAULT_PROFILE.canonical()) == DEFAULT_PROFILE
-
-
-def _pool(lexical_agrees: bool) -> list[Candidate]:
-    """A vector-only probe beside four memories both retrievers found, in the same (agreeing)
-    or in the reverse (disagreeing at depth 2) order."""
-    probe = memory("p", vector_rank=5, vector_distance=0.5)
-    others = [
-        memory(
-            f"o{i}",
-            vector_rank=i,
-            vector_distance=0.1 * i,
-            lexical_rank=i if lexical_agrees else 5 - i,
-            lexical_score=1.0 / (i if lexical_agrees else 5 - i),
-        )
-        for i in range(1, 5)
-    ]
-    return [probe, *others]
-
-
-def test_the_vector_vote_scales_with_the_retrievers_agreement() -> None:
-    profile = dataclasses.replace(
-        DEFAULT_PROFILE.with_weights("rank/test-agree"), agreement_depth=2
-    )
-
-    def rrf_of_probe(pool: list[Candidate], ranking: RankingProfile = profile) -> int:
-        ranked = {r.candidate.memory_id: r for r in rank(pool, ranking, NOW)}
-        return ranked[MemoryId("p")].signal_micros["rrf"]
-
-    agreeing, disagreeing = _pool(lexical_agrees=True), _pool(lexical_agrees=False)
-    assert pool_statistics(agreeing, 2).to_record()["agreement"] == {
-        "vector_top": 2,
-        "lexical_top": 2,
-        "both": 2,
-    }
-    assert pool_statistics(disagreeing, 2).agreement == RetrieverAgreement(2, 2, 0)
-    # Full agreement: the whole vote, 0.25 x (1/65) / (2/61); none: the vector list is mute.
-    assert rrf_of_probe(agreeing) == round(0.25 * 61 / 130 * 1e6)
-    assert rrf_of_probe(disagreeing) == 0
-    # A profile without a depth gives the whole vote whatever the lists say.
-    whole = DEFAULT_PROFILE.with_weights("rank/test-whole")
-    whole = dataclasses.replace(whole, agreement_depth=None)
-    assert rrf_of_probe(disagreeing, whole) == rrf_of_probe(agreeing)
-
-
-def test_a_pool_without_lexical_hits_keeps_the_whole_vector_vote() -> None:
-    pool = [memory(f"v{i}", vector_rank=i, vector_distance=0.1 * i) for i in range(1, 4)]
-    stats = pool_statistics(pool, DEFAULT_PROFILE.agreement_depth)
-    assert stats.agreement == RetrieverAgreement(vector_top=3, lexical_top=0, both=0)
-    assert stats.agreement.vector_vote() == 1
-    first = rank(pool, DEFAULT_PROFILE, NOW)[0]
-    assert first.candidate.memory_id == "v1"
-    assert first.signal_micros["rrf"] == round(0.25 * 61 / 122 * 1e6)
-
-
-def test_ranking_refuses_statistics_without_the_agreement_it_reads() -> None:
-    pool = _pool(lexical_agrees=True)
-    with pytest.raises(ValueError, match="agreement"):
-        rank(pool, DEFAULT_PROFILE, NOW, pool_statistics(pool))
-
-
-def test_an_assembly_under_an_older_profile_records_what_its_receipts_did() -> None:
-    older = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-01.1", agreement_depth=None)
-    pool = retrieved(12)
-
-    def record(profile: RankingProfile) -> dict[str, object]:
-        built = assemble(
-            request(), pool, [], len(pool), profile=profile, tokenizer=load_tokenizer(), now=NOW
-        )
-        return built.ranking_input.to_record()
-
-    assert set(record(older)) == {"median_tokens", "newest_created_at"}
-    assert set(record(DEFAULT_PROFILE)) == {"median_tokens", "newest_created_at", "agreement"}
