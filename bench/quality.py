@@ -68,6 +68,7 @@ from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, build_embedder
 from gateway.settings import Settings
 from gateway.store import retrieval
+from gateway.store.database import HNSW_SETTINGS
 from gateway.usecases.context import recall_limit
 
 __all__ = ["CORPORA", "main", "pack_raw", "run_quality", "sample_questions"]
@@ -328,6 +329,7 @@ async def _run_embedder(
         await psycopg.AsyncConnection.connect(database.url) as conn,
     ):
         await register_vector_async(conn)
+        await conn.execute(HNSW_SETTINGS)  # the gateway's own recall, not a starved one
         for corpus, questions in corpora.items():
             stored: dict[str, Stored] = {}
             records[corpus] = []

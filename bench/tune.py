@@ -53,6 +53,7 @@ from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, HashEmbedder, build_embedder
 from gateway.settings import Settings
 from gateway.store import retrieval
+from gateway.store.database import HNSW_SETTINGS
 from gateway.usecases.context import recall_limit
 from gateway.usecases.memories import memory_text
 
@@ -104,6 +105,7 @@ async def _recall_all(
     out: list[tuple[Candidate, ...]] = []
     async with await psycopg.AsyncConnection.connect(url) as conn:
         await register_vector_async(conn)
+        await conn.execute(HNSW_SETTINGS)  # the gateway's own recall, not a starved one
         now = datetime.now(UTC)
         for question in questions:
             scope = retrieval.Scope(tenant, (question.namespace,), None, now)

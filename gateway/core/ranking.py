@@ -40,6 +40,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from fractions import Fraction
 from types import MappingProxyType
 from typing import Literal
 
@@ -317,17 +318,25 @@ def _brevity_half(profile: RankingProfile, pool: PoolStatistics) -> float:
     return profile.brevity_half_medians * max(1, pool.median_tokens)
 
 
+@dataclass(frozen=True, slots=True)
+class _PoolScale:
+    """What every candidate's signals are scaled by, computed once per ranking."""
+
+    best_lexical: float
+    rrf_top: Fraction
+
+
 def _raw_signals(
     candidate: Candidate,
     profile: RankingProfile,
     now: datetime,
-    best_lexical: float,
+    scale: _PoolScale,
     pool: PoolStatistics,
 ) -> dict[str, float]:
     distance = candidate.vector_distance
     similarity = 0.0 if distance is None else _clamp(1.0 - distance)
-    if candidate.lexical_score is not None and best_lexical > 0:
-        lexical = _clamp(candidate.lexical_score / best_lexical)
+    if candidate.lexical_score is not None and scale.best_lexical > 0:
+        lexical = _clamp(candidate.lexical_score / scale.best_lexical)
     elif candidate.lexical_rank is not None and candidate.lexical_rank >= 1:
         lexical = 1.0 / candidate.lexical_rank
     else:
@@ -346,7 +355,7 @@ def _raw_signals(
     return {
         "similarity": similarity,
         "lexical": lexical,
-        "rrf": float(fused / rrf_max(profile.rrf_k)),
+        "rrf": float(fused / scale.rrf_top),
         "type_priority": profile.type_priority[candidate.memory_type],
         "confidence": _clamp(candidate.confidence),
         "recency": 0.5 ** (age_days / profile.recency_half_life_days),
@@ -370,10 +379,10 @@ def rank(
         for c in candidates
         if c.lexical_score is not None and math.isfinite(c.lexical_score)
     ]
-    best_lexical = max(scores, default=0.0)
+    scale = _PoolScale(best_lexical=max(scores, default=0.0), rrf_top=rrf_max(profile.rrf_k))
     ranked: list[Ranked] = []
     for candidate in candidates:
-        raw = _raw_signals(candidate, profile, now, best_lexical, pool)
+        raw = _raw_signals(candidate, profile, now, scale, pool)
         micros = {name: to_micros(weight * raw[name]) for name, weight in profile.weights.items()}
         total = sum(micros.values())
         ranked.append(

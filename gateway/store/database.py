@@ -35,6 +35,7 @@ from gateway.store.overflow import bound_instants
 __all__ = [
     "APP_ROLE",
     "ENTER_TENANT",
+    "HNSW_SETTINGS",
     "Connection",
     "EmbeddedPostgres",
     "Pool",
@@ -235,13 +236,14 @@ _MAY_ASSUME = (
 
 # relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8; the recall's final
 # ORDER BY restores exact distance order among what it found), and ef_search 100 keeps enough
-# candidates for it. Set once per connection, so no request spends a round trip on them.
-_HNSW_SETTINGS = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100"
+# candidates for it. Set once per connection, so no request spends a round trip on them; a tool
+# that runs the store's recall on its own connection sets them too, or it ranks another pool.
+HNSW_SETTINGS = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100"
 
 
 async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
     await register_vector_async(conn)
-    await conn.execute(_HNSW_SETTINGS)
+    await conn.execute(HNSW_SETTINGS)
     bound_instants(conn)
     cur = await conn.execute(_MAY_ASSUME, {"role": APP_ROLE})
     row = await cur.fetchone()
