@@ -12,7 +12,7 @@ depend on how a platform prints a float. The conventions, used everywhere in the
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import Decimal
 from typing import TypeAlias
 
 __all__ = [
@@ -29,14 +29,27 @@ __all__ = [
 JSONValue: TypeAlias = str | int | bool | list["JSONValue"] | dict[str, "JSONValue"] | None
 
 MICROS = 1_000_000
-_ONE = Decimal(1)
+# The largest magnitude in millionths, 10²⁸, is where the decimal quantization this replaced
+# ran out of its 28 digits.
+_MICROS_LIMIT = 10**28
 
 
 def to_micros(value: float) -> int:
-    """``value`` in millionths, rounded half to even from its exact binary value."""
+    """``value`` in millionths, rounded half to even from its exact binary value.
+
+    In integers (the float's exact ratio, whose denominator is a power of two): the same result
+    as ``Decimal(value) * 10⁶`` quantized half to even, at a fraction of the cost; a bundle's
+    ranking converts hundreds of signals."""
     if not math.isfinite(value):
         raise ValueError(f"cannot express {value!r} in fixed point")
-    return int((Decimal(value) * MICROS).quantize(_ONE, rounding=ROUND_HALF_EVEN))
+    numerator, denominator = value.as_integer_ratio()
+    quotient, remainder = divmod(numerator * MICROS, denominator)  # floor, 0 <= remainder
+    twice = 2 * remainder
+    if twice > denominator or (twice == denominator and quotient % 2 == 1):
+        quotient += 1
+    if abs(quotient) >= _MICROS_LIMIT:
+        raise ValueError(f"{value!r} is beyond the fixed-point range")
+    return quotient
 
 
 def from_micros(micros: int) -> float:

@@ -8,6 +8,7 @@ fraction so that equal fusions compare equal on every platform; ties are broken 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -29,6 +30,9 @@ class Fused:
     rank: int
 
 
+# Ranks are small integers, so the few scores a process meets are kept (a Fraction sum costs
+# microseconds, and every candidate of every bundle needs one).
+@functools.lru_cache(maxsize=8192)
 def rrf_score(vector_rank: int | None, lexical_rank: int | None, k: int = RRF_K) -> Fraction:
     """``1/(k + vector_rank) + 1/(k + lexical_rank)``, a missing rank contributing nothing."""
     if k < 1:
@@ -43,6 +47,7 @@ def rrf_score(vector_rank: int | None, lexical_rank: int | None, k: int = RRF_K)
     return total
 
 
+@functools.cache
 def rrf_max(k: int = RRF_K) -> Fraction:
     """The best possible fused score: first in both lists."""
     return rrf_score(1, 1, k)

@@ -1,6 +1,9 @@
 import math
+from decimal import ROUND_HALF_EVEN, Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gateway.core.fixed import basis_points, decimal_string, parse_decimal, to_micros
 
@@ -13,6 +16,23 @@ def test_micros_round_from_the_exact_binary_value() -> None:
     assert to_micros(-0.25) == -250_000
     with pytest.raises(ValueError):
         to_micros(math.nan)
+
+
+@settings(max_examples=5000)
+@given(
+    st.floats(-1e21, 1e21)
+    | st.integers(-(10**9), 10**9).map(lambda n: n / 2_000_000)  # exact half-micros and near
+    | st.floats(-2.0, 2.0)
+)
+def test_micros_are_the_decimal_quantization(value: float) -> None:
+    exact = int((Decimal(value) * 1_000_000).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    assert to_micros(value) == exact
+
+
+def test_micros_have_a_range() -> None:
+    assert to_micros(1e21) == 10**27  # 1e21 is exact in binary
+    with pytest.raises(ValueError, match="range"):
+        to_micros(1e22)
 
 
 def test_basis_points_round_down() -> None:
