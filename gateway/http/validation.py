@@ -9,6 +9,7 @@ instant outside `gateway.instant_range`) is rejected by path.
 from __future__ import annotations
 
 import difflib
+import functools
 from collections.abc import Collection, Mapping
 from datetime import datetime
 from typing import Any, Literal, TypeVar, get_args, get_origin
@@ -134,10 +135,15 @@ def _summary(errors: list[FieldError]) -> str:
     return f"{len(errors)} invalid field{'s' if len(errors) > 1 else ''}: {head}{more}"
 
 
+# msgspec resolves a struct's type hints each time it is asked for its fields; the wire types
+# are fixed, so each is asked once.
+_fields_of = functools.cache(msgspec.structs.fields)
+
+
 def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> list[FieldError]:
     if not isinstance(data, dict):
         return [FieldError(prefix.rstrip("/") or "/", "expected a JSON object")]
-    fields = msgspec.structs.fields(struct_type)
+    fields = _fields_of(struct_type)
     known = [f.encode_name for f in fields]
     errors: list[FieldError] = []
     for key in data:
