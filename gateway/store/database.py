@@ -42,6 +42,7 @@ __all__ = [
     "SyncConnection",
     "app_login_url",
     "begin",
+    "begin_after",
     "check_login",
     "check_pgvector",
     "connect",
@@ -320,10 +321,36 @@ async def begin(conn: Connection, tenant_id: str | None = None) -> AsyncIterator
     opening = (
         sql.SQL("BEGIN") if tenant_id is None else sql.SQL("BEGIN; {}").format(_entering(tenant_id))
     )
+    async with _opened_by(conn, opening):
+        yield conn
+
+
+@asynccontextmanager
+async def begin_after(
+    conn: Connection, tenant_id: str, query: str, params: dict[str, Any]
+) -> AsyncIterator[psycopg.AsyncCursor[tuple[object, ...]]]:
+    """`in_tenant`, then `begin` in the same wall, in one round trip: `query` runs on its own and
+    commits first (its row locks last that one statement), then the transaction opens. The
+    block gets the cursor on the statement's result; the transaction ends with it as `begin`'s
+    does. If the statement fails, nothing after it runs and no transaction is open."""
+    statement = psycopg.AsyncClientCursor(conn).mogrify(query, params)
+    entering = _entering(tenant_id)
+    opening = sql.SQL("{}; {}; COMMIT; BEGIN; {}").format(entering, sql.SQL(statement), entering)
+    async with _opened_by(conn, opening) as cur:
+        cur.nextset()
+        yield cur
+
+
+@asynccontextmanager
+async def _opened_by(
+    conn: Connection, opening: sql.SQL | sql.Composed
+) -> AsyncIterator[psycopg.AsyncCursor[tuple[object, ...]]]:
+    """The transaction that `opening` leaves open on `conn`: committed when the block ends,
+    rolled back on error. The block gets the cursor on `opening`'s results."""
     try:
-        await conn.execute(opening)
+        cur = await conn.execute(opening)
         try:
-            yield conn
+            yield cur
         except BaseException:
             if not conn.broken:
                 await conn.execute("ROLLBACK")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import psycopg
 from psycopg.rows import class_row
 
-from gateway.store.database import ENTER_TENANT, Connection, in_tenant
+from gateway.store.database import ENTER_TENANT, Connection, begin_after, in_tenant
 
 __all__ = [
     "BURST_SECONDS",
@@ -16,6 +19,7 @@ __all__ = [
     "KeyRow",
     "ensure_tenant",
     "find_key",
+    "find_key_then_begin",
     "insert_key",
     "list_keys",
     "revoke_key",
@@ -160,20 +164,43 @@ async def find_key(
     the bucket's burst, so that a batch larger than the burst can still pass when it is full).
     Run on a connection outside any transaction: the buckets' row locks last one statement."""
     # Inside the tenant's wall (row-level security, migration 0010), in the same round trip.
-    cur = await in_tenant(
-        conn,
-        tenant_id,
-        _FIND_KEY,
-        {
-            "tenant_id": tenant_id,
-            "key_id": key_id,
-            "secret_sha256": secret_sha256,
-            "requests": requests,
-            "writes": writes,
-            "burst": BURST_SECONDS,
-        },
-    )
-    row = await cur.fetchone()
+    params = _find_params(tenant_id, key_id, secret_sha256, requests, writes)
+    cur = await in_tenant(conn, tenant_id, _FIND_KEY, params)
+    return _found(await cur.fetchone())
+
+
+@asynccontextmanager
+async def find_key_then_begin(
+    conn: psycopg.AsyncConnection[tuple[object, ...]],
+    tenant_id: str,
+    key_id: str,
+    *,
+    secret_sha256: bytes,
+    requests: int,
+    writes: int,
+) -> AsyncIterator[KeyFound | None]:
+    """As `find_key` (charged and committed on its own, so the buckets' row locks still last
+    one statement), then a transaction opened in the tenant's wall, all in one round trip; the
+    transaction ends with the block (`gateway.store.database.begin_after`)."""
+    params = _find_params(tenant_id, key_id, secret_sha256, requests, writes)
+    async with begin_after(conn, tenant_id, _FIND_KEY, params) as cur:
+        yield _found(await cur.fetchone())
+
+
+def _find_params(
+    tenant_id: str, key_id: str, secret_sha256: bytes, requests: int, writes: int
+) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant_id,
+        "key_id": key_id,
+        "secret_sha256": secret_sha256,
+        "requests": requests,
+        "writes": writes,
+        "burst": BURST_SECONDS,
+    }
+
+
+def _found(row: tuple[object, ...] | None) -> KeyFound | None:
     if row is None:
         return None
     *key, limited, per_second, wait = row

@@ -13,8 +13,8 @@ import hmac
 import math
 import re
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -23,9 +23,9 @@ from gateway.errors import InvalidRequestError, RateLimitedError, Unauthenticate
 from gateway.principal import ALL_NAMESPACES, Principal
 from gateway.settings import ROLES, Role
 from gateway.store import keys as key_store
-from gateway.store.database import Connection, SyncConnection
+from gateway.store.database import Connection, SyncConnection, begin
 
-__all__ = ["IssuedKey", "authenticate", "issue_key", "parse_bearer", "vouching"]
+__all__ = ["IssuedKey", "authenticate", "authenticated", "issue_key", "parse_bearer", "vouching"]
 
 TENANT_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
@@ -143,17 +143,50 @@ async def authenticate(conn: Connection, header: str | None, *, writes: int = 0)
     missing, malformed, unknown or revoked key, 429 when a bucket is empty."""
     tenant_id, key_id, secret = parse_bearer(header)
     digest = _digest(secret)
-    vouch = _VOUCHED.get()
-    vouched = vouch is not None and (vouch.tenant_id, vouch.key_id) == (tenant_id, key_id)
-    if vouch is not None and vouched and hmac.compare_digest(vouch.secret_sha256, digest):
-        if writes == 0:
-            return vouch.principal
-        requests = 0  # charged when the edge authenticated it
-    else:
-        requests = 1
+    vouched, requests = _vouched(tenant_id, key_id, digest, writes)
+    if vouched is not None:
+        return vouched
     found = await key_store.find_key(
         conn, tenant_id, key_id, secret_sha256=digest, requests=requests, writes=writes
     )
+    return _principal(found, digest)
+
+
+@asynccontextmanager
+async def authenticated(
+    conn: Connection, header: str | None, *, writes: int = 0
+) -> AsyncIterator[Principal]:
+    """As `authenticate`, with the request's transaction opened in the key's tenant in the same
+    round trip (`gateway.store.keys.find_key_then_begin`): it commits when the block ends and
+    rolls back on error, a refused key's included."""
+    tenant_id, key_id, secret = parse_bearer(header)
+    digest = _digest(secret)
+    vouched, requests = _vouched(tenant_id, key_id, digest, writes)
+    if vouched is not None:
+        async with begin(conn, vouched.tenant_id):
+            yield vouched
+        return
+    async with key_store.find_key_then_begin(
+        conn, tenant_id, key_id, secret_sha256=digest, requests=requests, writes=writes
+    ) as found:
+        yield _principal(found, digest)
+
+
+def _vouched(
+    tenant_id: str, key_id: str, digest: bytes, writes: int
+) -> tuple[Principal | None, int]:
+    """The principal the edge vouched for (`vouching`) when the request needs no lookup, as it
+    writes nothing; else None and the requests the lookup charges (none for a vouched key: the
+    edge charged it)."""
+    vouch = _VOUCHED.get()
+    vouched = vouch is not None and (vouch.tenant_id, vouch.key_id) == (tenant_id, key_id)
+    if vouch is not None and vouched and hmac.compare_digest(vouch.secret_sha256, digest):
+        return (vouch.principal if writes == 0 else None), 0
+    return None, 1
+
+
+def _principal(found: key_store.KeyFound | None, digest: bytes) -> Principal:
+    """The principal of a key found by its id, once its secret, revocation and buckets allow."""
     row = found.key if found is not None else None
     # Compare even when the key is unknown, so that timing does not reveal which key ids exist.
     expected = row.secret_sha256 if row is not None else b"\0" * 32

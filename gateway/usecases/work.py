@@ -13,8 +13,8 @@ from contextlib import asynccontextmanager
 from gateway.errors import PolicyRefusedError
 from gateway.principal import Principal
 from gateway.request_record import note_principal
-from gateway.store.database import Connection, Pool, begin, connection
-from gateway.usecases.keys import authenticate
+from gateway.store.database import Connection, Pool, connection
+from gateway.usecases.keys import authenticated
 
 __all__ = ["unit_of_work"]
 
@@ -28,7 +28,8 @@ async def unit_of_work(
     """Authenticate, charging the key's rate limits (one request, and `writes` memories or turns
     written), then open the request's transaction; it commits before the response is built, so
     nothing is answered that is not durably recorded. The key is looked up before the
-    transaction, in a statement of its own, so a key's bucket is never locked for longer.
+    transaction, in a statement of its own that commits first, so a key's bucket is never
+    locked for longer; that statement and the transaction's BEGIN share one round trip.
 
     Errors roll it back, but one: a policy refusal whose receipt was written leaves the block
     normally (the transaction commits what the refusal wrote), then fails the request. The
@@ -36,16 +37,17 @@ async def unit_of_work(
     connection), so if this commit fails the request is refused all the same, with it."""
     refused: PolicyRefusedError | None = None
     try:
-        async with connection(pool) as conn:
-            principal = await authenticate(conn, authorization, writes=writes)
+        async with (
+            connection(pool) as conn,
+            authenticated(conn, authorization, writes=writes) as principal,
+        ):
             note_principal(principal)
-            async with begin(conn, principal.tenant_id):
-                try:
-                    yield conn, principal
-                except PolicyRefusedError as exc:
-                    if exc.receipt_id is None:
-                        raise
-                    refused = exc  # leave the block normally: the refusal receipt commits
+            try:
+                yield conn, principal
+            except PolicyRefusedError as exc:
+                if exc.receipt_id is None:
+                    raise
+                refused = exc  # leave the block normally: the refusal receipt commits
     except Exception as exc:
         if refused is None:
             raise
