@@ -32,6 +32,7 @@ __all__ = [
     "OUT_DIR",
     "Database",
     "Server",
+    "cpu_seconds",
     "embedded_postgres",
     "machine",
     "markdown_table",
@@ -123,14 +124,30 @@ class Server:
     pid: int | None = None  # the serving process (with workers, their parent)
 
 
-def resident_mib(pid: int) -> dict[int, float]:
-    """Resident memory (VmRSS, MiB) of a process and of each of its children, by pid."""
-    found: dict[int, float] = {}
+def _with_children(pid: int) -> list[int]:
     pids = [pid]
     with contextlib.suppress(OSError):
         for task in Path(f"/proc/{pid}/task").iterdir():
             pids += [int(c) for c in (task / "children").read_text().split()]
-    for each in pids:
+    return pids
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system, seconds) a process and its children (the workers) have used.
+    Divided by the requests served between two readings, it is the serving cost of a request,
+    which a busy machine inflates far less than it inflates latency."""
+    total = 0
+    for each in _with_children(pid):
+        with contextlib.suppress(OSError, ValueError):
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime (proc(5), from field 3)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def resident_mib(pid: int) -> dict[int, float]:
+    """Resident memory (VmRSS, MiB) of a process and of each of its children, by pid."""
+    found: dict[int, float] = {}
+    for each in _with_children(pid):
         with contextlib.suppress(OSError, ValueError):
             for line in Path(f"/proc/{each}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):

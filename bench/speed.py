@@ -28,6 +28,7 @@ from bench.corpus import CORPORA, MemorySource, bulk_load, load_corpus, load_tur
 from bench.harness import (
     OUT_DIR,
     Database,
+    cpu_seconds,
     embedded_postgres,
     machine,
     markdown_table,
@@ -199,10 +200,14 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
                         ("context", "/v1/context", context_bodies),
                         ("search", "/v1/search", search_bodies),
                     ):
+                        used = cpu_seconds(server.pid) if server.pid else 0.0
                         found = asyncio.run(
                             run_count(server, path, bodies, concurrency=c, count=count)
                         )
-                        run[f"{name}_c{c}"] = found.summary()
+                        used = (cpu_seconds(server.pid) if server.pid else 0.0) - used
+                        run[f"{name}_c{c}"] = found.summary() | {
+                            "server_cpu_ms": round(1000 * used / count, 2)
+                        }
                         print(size, name, c, run[f"{name}_c{c}"], flush=True)
             for c, count in ((1, args.requests), (16, args.requests16)):
                 for kind, name in (("recall", "floor"), ("vector", "hnsw"), ("text", "fts")):
@@ -244,6 +249,7 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
                         f"{cell['per_second']:.0f}",
                         f"{cell['p50_ms'] / bare:.1f}×",
                         f"{cell['p50_ms'] / own:.1f}×",
+                        cell.get("server_cpu_ms", ""),
                     ]
                 )
     table = markdown_table(
@@ -257,6 +263,7 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
             "req/s",
             "÷ bare floor (HNSW + FTS p50)",
             "÷ own recall",
+            "server CPU ms / request",
         ],
         rows,
     )
