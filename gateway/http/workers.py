@@ -20,7 +20,7 @@ from uvicorn.supervisors import Multiprocess
 from gateway.http.slow_clients import http_protocol
 from gateway.settings import Settings
 
-__all__ = ["run_workers", "with_tcp_protocol"]
+__all__ = ["WORKER_HEALTHCHECK_SECONDS", "run_workers", "with_tcp_protocol", "worker_config"]
 
 
 def run_workers(
@@ -45,10 +45,20 @@ def run_workers(
         _supervise(host, port, workers, log_level, access_log, header_timeout)
 
 
-def _supervise(
+# uvicorn's supervisor pings every worker each half second and kills one that has not answered
+# within `timeout_worker_healthcheck` (5 s by default), counting from its spawn. A worker answers
+# from a thread it starts once its interpreter has booted and imported uvicorn, which on cores
+# other work keeps busy takes longer than 5 s: each replacement was killed in turn, the restarts
+# burned the CPU, and one worker served alone (`python -m bench mixed --workers 2` at load 13).
+# A hung worker is still replaced, a minute later.
+WORKER_HEALTHCHECK_SECONDS = 60
+
+
+def worker_config(
     host: str, port: int, workers: int, log_level: str, access_log: bool, header_timeout: float
-) -> None:
-    config = uvicorn.Config(
+) -> uvicorn.Config:
+    """What the supervisor runs: the app factory in `workers` processes."""
+    return uvicorn.Config(
         "gateway.http.asgi:from_environment",
         factory=True,
         host=host,
@@ -58,7 +68,14 @@ def _supervise(
         http=http_protocol(header_timeout),
         log_config=None,  # each worker configures itself (gateway.http.asgi, GATEWAY_LOG_FORMAT)
         access_log=access_log,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
     )
+
+
+def _supervise(
+    host: str, port: int, workers: int, log_level: str, access_log: bool, header_timeout: float
+) -> None:
+    config = worker_config(host, port, workers, log_level, access_log, header_timeout)
     Multiprocess(config, sockets=[with_tcp_protocol(config.bind_socket())]).run()
 
 

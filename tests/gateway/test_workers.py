@@ -7,7 +7,7 @@ import socket
 
 import uvicorn
 
-from gateway.http.workers import with_tcp_protocol
+from gateway.http.workers import WORKER_HEALTHCHECK_SECONDS, with_tcp_protocol, worker_config
 
 
 async def _nodelay_of_accepted(listener: socket.socket) -> int:
@@ -48,3 +48,11 @@ def test_the_socket_uvicorn_binds_comes_out_as_tcp() -> None:
     fixed = with_tcp_protocol(config.bind_socket())
     assert fixed.proto == socket.IPPROTO_TCP and fixed.getsockname()[0] == "127.0.0.1"
     fixed.close()
+
+
+def test_a_slowly_booting_worker_is_not_killed_for_it() -> None:
+    # uvicorn's default (5 s from spawn) killed every replacement worker on busy cores.
+    config = worker_config("127.0.0.1", 0, 2, "warning", access_log=False, header_timeout=10)
+    assert config.timeout_worker_healthcheck == WORKER_HEALTHCHECK_SECONDS >= 30
+    assert uvicorn.Config("x").timeout_worker_healthcheck < WORKER_HEALTHCHECK_SECONDS
+    assert config.workers == 2 and config.factory
