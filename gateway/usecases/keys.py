@@ -179,8 +179,11 @@ def _vouched(
     writes nothing; else None and the requests the lookup charges (none for a vouched key: the
     edge charged it)."""
     vouch = _VOUCHED.get()
-    vouched = vouch is not None and (vouch.tenant_id, vouch.key_id) == (tenant_id, key_id)
-    if vouch is not None and vouched and hmac.compare_digest(vouch.secret_sha256, digest):
+    if (
+        vouch is not None
+        and (vouch.tenant_id, vouch.key_id) == (tenant_id, key_id)
+        and hmac.compare_digest(vouch.secret_sha256, digest)
+    ):
         return (vouch.principal if writes == 0 else None), 0
     return None, 1
 

@@ -14,7 +14,6 @@ from gateway.store.lag import checkpoint_lag
 __all__ = ["CompileJobs", "LedgerReadings", "PoolUsage", "observe_ledger", "pool_usage"]
 
 JOB_STATUSES = ("pending", "running", "completed", "failed")
-FACT_OUTCOMES = ("created", "superseded", "conflicts", "skipped")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +70,10 @@ async def observe_ledger(pool: Pool, now: datetime, reclaim_seconds: float) -> L
             oldest_open_seconds=max(open_ages, default=0.0),
             stalled=sum(s.stalled for s in statuses),
             written={
-                outcome: sum(int(getattr(s, outcome)) for s in statuses)
-                for outcome in FACT_OUTCOMES
+                "created": sum(s.created for s in statuses),
+                "superseded": sum(s.superseded for s in statuses),
+                "conflicts": sum(s.conflicts for s in statuses),
+                "skipped": sum(s.skipped for s in statuses),
             },
         ),
     )
