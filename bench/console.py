@@ -196,8 +196,8 @@ def main(argv: list[str]) -> int:
             members = _template(served.base_url, db, auditor)
             wide_id, rare, rate = asyncio.run(_append(db, keyring, members, args.receipts))
             with psycopg.connect(db.url, autocommit=True) as conn:
-                # What autovacuum does after a bulk load: without the statistics, the planner
-                # takes a memory every receipt disclosed for a rare one.
+                # What autovacuum does after a bulk load, so that plans are those of a store
+                # that has its statistics.
                 conn.execute("ANALYZE receipts")
             common = members["included"][0]["memory_id"]  # disclosed by every receipt
             headers = {"Authorization": f"Bearer {auditor}", "Accept": "text/html"}
