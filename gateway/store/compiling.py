@@ -302,12 +302,16 @@ class EpisodeRow:
     occurred_at: datetime
 
 
-# The remembered copy of a turn is found by its idempotency key (`turn:<turn_id>`, unique).
+# The remembered copy of a turn is found by its idempotency key (`turn:<turn_id>`, unique), in a
+# subquery per turn: its unique index makes that one index probe whatever the statistics say. As a
+# join, on a conversation imported just before its compile (not yet analysed), the planner took
+# the tenant's whole memories per turn: 0.8 s instead of 4 ms for 500 turns of 3,000.
 _SESSION_EPISODES = """
-SELECT t.seq, t.turn_id, m.memory_id, t.role, t.content, t.occurred_at
+SELECT t.seq, t.turn_id,
+       (SELECT m.memory_id FROM memories m
+         WHERE m.tenant_id = t.tenant_id AND m.idempotency_key = 'turn:' || t.turn_id) AS memory_id,
+       t.role, t.content, t.occurred_at
   FROM session_turns t
-  LEFT JOIN memories m
-    ON m.tenant_id = t.tenant_id AND m.idempotency_key = 'turn:' || t.turn_id
  WHERE t.tenant_id = %(tenant_id)s AND t.session_id = %(session_id)s AND t.seq > %(after)s
  ORDER BY t.seq
  LIMIT %(limit)s
