@@ -93,7 +93,8 @@ def _covered_sha256(hashes: Sequence[str]) -> str:
 def without_verbatim(found: Found, shown: set[str]) -> Found:
     """`found` without the remembered copies of turns the context shows verbatim: the same
     words twice would spend the budget twice. The receipt's candidates are what is left, so a
-    replay composes from exactly these."""
+    replay composes from exactly these. The open conflicts stay: their sides are facts, never
+    turns."""
 
     def kept(c: Candidate) -> bool:
         return not (c.source_type == "turn" and c.source_ref in shown)
@@ -102,6 +103,7 @@ def without_verbatim(found: Found, shown: set[str]) -> Found:
         tuple(filter(kept, found.candidates)),
         tuple(filter(kept, found.index_entries)),
         found.total_live,
+        found.conflicts,
     )
 
 

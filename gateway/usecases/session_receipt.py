@@ -27,6 +27,7 @@ from gateway.usecases.receipting import rfc3339
 from gateway.usecases.records import (
     assembly_members,
     candidate_record,
+    conflicts_member,
     context_payload,
     context_request,
 )
@@ -103,6 +104,7 @@ async def record_session_context(
             "policy": policy.record(memory.evaluation),
             "shown": laid.memory_shown,
             **assembly_members(memory.assembly),
+            **conflicts_member(memory.found.conflicts),
         }
     receipt_id = await discloser.recorder.record(
         conn,

@@ -10,7 +10,7 @@ from typing import Any
 from litestar.testing import TestClient
 
 from tests.conftest import Key, KeyFactory
-from tests.gateway.sessions_helpers import open_session
+from tests.gateway.sessions_helpers import context, open_session, receipt_body
 
 AT = "2024-05-01T09:00:00Z"
 ASK = {"task": "Which team am I on?", "namespaces": ["team"], "budget_tokens": 800}
@@ -68,3 +68,36 @@ def test_two_writers_conflicting_facts_are_shown_together_and_replay_exactly(
     ).json()
     assert exact["identical"] is True, exact["problems"]
     assert exact["replayed"]["bundle_sha256"] == original["bundle_sha256"]
+
+
+def test_a_session_context_shows_the_conflict_and_replays_it_after_resolution(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    planner = make_key(agent_id="planner", namespaces=("team",))
+    coder = make_key(agent_id="coder", namespaces=("team",))
+    say_and_compile(client, planner, "I'm on the Payments team.")
+    assert say_and_compile(client, coder, "I'm on the Fraud team.")["conflicts"] == 1
+    session_id = open_session(client, coder, namespace="team", budget_tokens=1200)["session_id"]
+    step = {"query": "Which team am I on?"}
+    original = context(client, coder, session_id, **step).json()
+    section = original["text"][original["text"].index("### Conflicting memories: user.team") :]
+    assert "written by planner" in section and "written by coder" in section
+    recorded = receipt_body(client, make_key, original["receipt_id"])["memory"]["conflicts"]
+    assert [c["claim_key"] for c in recorded] == ["user.team"]
+
+    [conflict] = client.get("/v1/conflicts", headers=coder.headers).json()["conflicts"]
+    fraud = next(s["memory_id"] for s in conflict["sides"] if "Fraud" in s["heading"])
+    resolve = {"winner": fraud, "reason": "the transfer went through"}
+    path = f"/v1/conflicts/{conflict['conflict_id']}/resolve"
+    assert client.post(path, json=resolve, headers=coder.headers).status_code == 200
+    after = context(client, coder, session_id, **step).json()["text"]
+    assert "Conflicting memories" not in after and "Fraud" in after
+
+    auditor = make_key(role="auditor")
+    exact = client.post(
+        f"/v1/receipts/{original['receipt_id']}/replay",
+        json={"mode": "exact"},
+        headers=auditor.headers,
+    ).json()
+    assert exact["identical"] is True, exact["problems"]
+    assert exact["text"] == original["text"]
