@@ -109,13 +109,20 @@ class Assembler:
     # Two delivered memories in an open conflict are rendered together under a "Conflicting
     # memories" heading, each with its writer and time, at the better one's position.
     conflicts_section: bool = False
+    # A side of an open conflict among the top_k brings its admitted partner from below them:
+    # one side alone would read as the settled value.
+    conflict_partners: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
 COMPACT = Assembler(version="assemble/2026-12-01.1")
 # 2026-12-02.1: open conflicts shown together under "Conflicting memories" (ARCHITECTURE §12).
-ASSEMBLER = Assembler(version="assemble/2026-12-02.1", conflicts_section=True)
-_ASSEMBLERS = {a.version: a for a in (COMPACT, ASSEMBLER)}
+CONFLICTS = Assembler(version="assemble/2026-12-02.1", conflicts_section=True)
+# 2026-12-02.2: and a conflict's other side joins the top_k when one side is in them.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-02.2", conflicts_section=True, conflict_partners=True
+)
+_ASSEMBLERS = {a.version: a for a in (COMPACT, CONFLICTS, ASSEMBLER)}
 
 
 class UnknownAssemblerError(LookupError):
@@ -253,8 +260,11 @@ class Selection:
         return tuple(r.candidate.memory_id for r in self.top)
 
 
-def select(prepared: Prepared, verdict: Verdict = ADMIT_ALL) -> Selection:
-    """Apply the policy's verdict on :attr:`Prepared.judged`, then top_k."""
+def select(
+    prepared: Prepared, verdict: Verdict = ADMIT_ALL, assembler: Assembler = ASSEMBLER
+) -> Selection:
+    """Apply the policy's verdict on :attr:`Prepared.judged`, then top_k (with the partners of
+    the conflicts in them, as ``assembler`` says)."""
     request = prepared.request
     check_verdict(verdict, {c.memory_id for c in prepared.judged})
     excluded: dict[MemoryId, Exclusion] = {e.memory_id: e for e in prepared.dead}
@@ -274,7 +284,12 @@ def select(prepared: Prepared, verdict: Verdict = ADMIT_ALL) -> Selection:
         else:
             admitted.append(r)
     top = admitted[: request.top_k]
-    for position, r in enumerate(admitted[request.top_k :], start=request.top_k + 1):
+    if assembler.conflict_partners:
+        top += _partners(top, admitted[request.top_k :], prepared.conflicts)
+    chosen = {r.candidate.memory_id for r in top}
+    for position, r in enumerate(admitted, start=1):
+        if position <= request.top_k or r.candidate.memory_id in chosen:
+            continue
         excluded[r.candidate.memory_id] = Exclusion(
             r.candidate.memory_id,
             "below_top_k",
@@ -426,7 +441,7 @@ def assemble(
     benchmarks, a policy that rewrites nothing): ``rewritten`` may name any judged memory; only
     the texts of memories the selection may show are used."""
     found = Found(tuple(candidates), tuple(index_entries), total_live, tuple(conflicts))
-    selection = select(prepare(request, found, profile=profile, now=now), verdict)
+    selection = select(prepare(request, found, profile=profile, now=now), verdict, assembler)
     shown = {*selection.headings, *selection.full}
     check_texts(rewritten, {c.memory_id for c in selection.prepared.judged})
     texts = {m: t for m, t in rewritten.items() if m in shown}
@@ -452,6 +467,23 @@ def _conflicting(
         pairs[low] = (high, conflict)
         paired |= {low, high}
     return dict(sorted(pairs.items()))
+
+
+def _partners(
+    top: Sequence[Ranked], rest: Sequence[Ranked], conflicts: Sequence[OpenConflict]
+) -> list[Ranked]:
+    """The admitted candidates below the top_k that are the other side of an open conflict
+    with a side in ``top``, in rank order. One side is all that can be shown of a conflict whose
+    other side the recall did not reach or the policy did not admit."""
+    in_top = {r.candidate.memory_id for r in top}
+    wanted = {
+        other.memory_id
+        for conflict in conflicts
+        if any(s.memory_id in in_top for s in conflict.sides)
+        for other in conflict.sides
+        if other.memory_id not in in_top
+    }
+    return [r for r in rest if r.candidate.memory_id in wanted]
 
 
 def _side(conflict: OpenConflict, memory_id: MemoryId) -> ConflictSide:

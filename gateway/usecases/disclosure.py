@@ -128,7 +128,7 @@ def compose(
     if admitted.scope:
         views = [{**view, **admitted.scope} for view in views]
     judgement = admitted.judging.judge(views)
-    selection = select(prepared, verdict_of(judgement))
+    selection = select(prepared, verdict_of(judgement), makers.assembler)
     texts = shown_texts(judgement, selection.headings, selection.full)
     assembly = lay_out(
         selection,

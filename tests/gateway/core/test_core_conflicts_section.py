@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gateway.core.assembly import ASSEMBLER, COMPACT, Assembler, assemble
-from gateway.core.model import Candidate, ConflictSide, MemoryId, OpenConflict
+from gateway.core.assembly import ASSEMBLER, COMPACT, CONFLICTS, Assembler, assemble
+from gateway.core.model import Candidate, ConflictSide, Exclusion, MemoryId, OpenConflict
 from gateway.core.outcome import Assembly
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import CONFLICTS_TITLE
 from gateway.core.tokens import load_tokenizer
+from gateway.core.verdict import Verdict
 from tests.gateway.core.core_samples import NOW, memory, request
 
 TOKENIZER = load_tokenizer()
@@ -77,16 +78,46 @@ def test_a_pair_fits_whole_or_not_at_all() -> None:
             assert reasons["c-fraud"] == reasons["c-payments"] == "over_budget"
 
 
-def test_no_section_when_only_one_side_is_delivered() -> None:
-    out = run(top_k=2)
+def test_a_side_in_the_top_k_brings_its_partner_from_below_them() -> None:
+    out = run(top_k=1)
+    section = out.bundle[out.bundle.index(CONFLICTS_TITLE) :]
+    assert "Fraud team" in section and "Payments team" in section
+    assert {i.memory_id for i in out.included} == {"c-fraud", "c-payments"}
+    [below] = [e for e in out.excluded if e.reason == "below_top_k"]
+    # The memory between them keeps its own rank in the exclusion's detail.
+    assert below.memory_id == "m-other" and below.detail.startswith("ranked 2 ")
+
+
+def test_the_previous_version_shows_a_lone_side_as_any_memory() -> None:
+    out = run(top_k=2, assembler=CONFLICTS)
     assert CONFLICTS_TITLE not in out.bundle
-    assert "Fraud team" in out.bundle  # shown as any memory; its partner ranked below top_k
+    assert "Fraud team" in out.bundle and "Payments team" not in out.bundle
+
+
+def test_a_partner_the_policy_did_not_admit_stays_out() -> None:
+    denied = Verdict(
+        denied={MemoryId("c-payments"): Exclusion(MemoryId("c-payments"), "policy_denied", "r")}
+    )
+    out = assemble(
+        request(budget_tokens=800, include_index=False, top_k=1),
+        facts(),
+        (),
+        3,
+        profile=DEFAULT_PROFILE,
+        tokenizer=TOKENIZER,
+        now=NOW,
+        conflicts=(TEAM,),
+        verdict=denied,
+    )
+    assert CONFLICTS_TITLE not in out.bundle and "Payments team" not in out.bundle
+    assert {i.memory_id for i in out.included} == {"c-fraud"}
 
 
 def test_the_previous_assembler_renders_as_before_and_a_bundle_without_conflicts_is_unchanged() -> (
     None
 ):
     assert run(assembler=COMPACT).bundle == run(conflicts=()).bundle
+    assert run(top_k=2, assembler=COMPACT).bundle == run(top_k=2, conflicts=()).bundle
     assert run(conflicts=()).bundle == run(conflicts=(), assembler=COMPACT).bundle
     assert ASSEMBLER.conflicts_section and not COMPACT.conflicts_section
     assert run().bundle_sha256 == run().bundle_sha256  # the same inputs, the same bytes

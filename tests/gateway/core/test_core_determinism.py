@@ -68,8 +68,9 @@ def test_the_sample_bundles_are_pinned() -> None:
     # The rendered format is part of the replay contract: a change here must come with a new
     # assembler version, because exact replay of old receipts compares bundle hashes.
     # 2026-12-01.1 renders compactly: per-bundle references, one short provenance line;
-    # 2026-12-02.1 adds the conflicts section, so bundles without a conflict are unchanged.
-    assert ASSEMBLER.version == "assemble/2026-12-02.1"
+    # 2026-12-02.1 adds the conflicts section and 2026-12-02.2 a conflict's partner in the
+    # top_k, so bundles without a conflict are unchanged.
+    assert ASSEMBLER.version == "assemble/2026-12-02.2"
     assert sample_assembly(700).bundle_sha256 == (
         "7a012b6f0873fc016528d25113844f380944f87b1f41895d12c1ec7e54800e27"
     )
