@@ -209,11 +209,18 @@ def test_serve_with_two_workers(data_dir: Path) -> None:
         # Whichever worker answers the scrape, it sums every worker's counts (multiprocess mode).
         scraped = {httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text for _ in range(4)}
     finally:
-        process.terminate()
+        process.terminate()  # SIGTERM to the supervisor: it stops both workers, then PostgreSQL
         output = process.communicate(timeout=60)[0]
     assert output.count("Started server process") == 2
+    assert output.count("Finished server process") == 2, output
+    assert process.returncode == 0, output
     searches = 'ctxgw_http_requests_total{method="POST",route="/v1/search",status="200"} 6.0'
     assert all(searches in text for text in scraped), scraped
+    deadline = time.monotonic() + 10
+    while _postgres_running(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _postgres_running(data_dir)
+    assert _handles(data_dir) == []
 
 
 def test_session_create_append_from_jsonl_and_print_a_context(
