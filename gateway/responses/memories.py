@@ -52,7 +52,8 @@ class Deleted(msgspec.Struct, frozen=True):
 class Erased(msgspec.Struct, frozen=True):
     """POST /v1/memories/{id}/erase and /v1/sessions/{id}/turns/{seq}/erase: every id whose
     text was blanked (a turn takes the summaries covering it and the memories remembered from
-    either), and the signed `erasure` receipt that says so."""
+    either; a memory, the compiled facts derived from it), and the signed `erasure` receipt that
+    names them all."""
 
     erased_at: Timestamp
     reason: str

@@ -17,24 +17,27 @@ ErasedKind = Literal["turn", "summary", "memory"]
 
 async def erase_memory(
     conn: Connection, tenant_id: str, memory_id: str, reason: str, at: datetime
-) -> bool:
-    """Blank one version's heading, content and embedding; False when none is left to erase."""
+) -> list[str] | None:
+    """Blank one version's heading, content and embedding, and the facts derived from it: every
+    id erased, `memory_id` first; None when it has nothing left to erase."""
     try:
         async with conn.transaction():  # a savepoint: the refusal leaves the request usable
-            await conn.execute(
-                "SELECT erase_memory(%(tenant_id)s, %(memory_id)s, %(reason)s, %(at)s)",
+            cur = await conn.execute(
+                "SELECT * FROM erase_memory(%(tenant_id)s, %(memory_id)s, %(reason)s, %(at)s)",
                 {"tenant_id": tenant_id, "memory_id": memory_id, "reason": reason, "at": at},
             )
+            rows = await cur.fetchall()
     except psycopg.errors.NoDataFound:
-        return False
-    return True
+        return None
+    return [str(erased_id) for (erased_id,) in rows]
 
 
 async def erase_turn(
     conn: Connection, tenant_id: str, session_id: str, seq: int, reason: str, at: datetime
 ) -> list[tuple[ErasedKind, str]] | None:
-    """Blank one turn, the summaries covering it and the memories remembered from either: what
-    was erased, the turn first; None when there is no such turn left to erase."""
+    """Blank one turn, the summaries covering it, the memories remembered from either and the
+    facts derived from any of them: what was erased, the turn first; None when there is no such
+    turn left to erase."""
     params = {
         "tenant_id": tenant_id,
         "session_id": session_id,

@@ -35,21 +35,20 @@ class Eraser:
     clock: Clock
 
     async def erase_memory(self, authorization: str | None, memory_id: str, reason: str) -> Erased:
-        """Blank one version (any state: live, deleted or superseded). 404 when the admin's key
-        may not see it, 409 `already_erased` the second time."""
+        """Blank one version (any state: live, deleted or superseded) and the facts derived from
+        it. 404 when the admin's key may not see it, 409 `already_erased` the second time."""
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("admin")
             state = await memory_store.lock_for_retire(conn, principal.tenant_id, memory_id)
             if state is None or not principal.may_use(state.namespace):
                 raise NotFoundError(f"memory {memory_id} not found")
             at = self.clock()
-            if not await erasure_store.erase_memory(
-                conn, principal.tenant_id, memory_id, reason, at
-            ):
+            # Compiled facts derived from the memory (their sources name it) go with it, each
+            # with its own row in `erasures`, and the receipt names them all.
+            ids = await erasure_store.erase_memory(conn, principal.tenant_id, memory_id, reason, at)
+            if ids is None:
                 raise ConflictError(f"memory {memory_id} is already erased", code="already_erased")
-            # Compiled facts derived from the memory (their sources name it) go with it, inside
-            # erase_memory() (migration 0013), each with its own row in `erasures`.
-            erased = _Erased(memories=[memory_id])
+            erased = _Erased(memories=ids)
             receipt_id = await self._record(
                 conn, principal, at, {"memory_id": memory_id}, reason, erased
             )
@@ -58,8 +57,8 @@ class Eraser:
     async def erase_turn(
         self, authorization: str | None, session_id: str, seq: int, reason: str
     ) -> Erased:
-        """Blank one turn of a session, the summaries that cover it and the memories remembered
-        from either. 404 for an unknown session or turn, 409 `already_erased` the second time."""
+        """Blank one turn of a session, the summaries that cover it, the memories remembered
+        from either and the facts derived from them. 404 for an unknown session or turn, 409 `already_erased` the second time."""
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("admin")
             session = await open_session(conn, principal, session_id, lock=True)

@@ -223,3 +223,39 @@ def test_an_erased_turn_takes_the_facts_compiled_from_it(
             "SELECT count(*) FROM erasures WHERE memory_id = %s", (facts[0][0],)
         ).fetchone()
     assert left == (0,) and recorded == (1,)
+    # The response and the signed receipt name every memory erased: the fact, the session's
+    # digest retelling the turn and, with remember_turns, the turn's remembered copy.
+    named = erased.json()["memories"]
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute(
+            "SELECT memory_id FROM erasures WHERE erased_at = %s", (erased.json()["erased_at"],)
+        ).fetchall()
+    assert facts[0][0] in named and sorted(named) == sorted(r[0] for r in rows)
+    assert len(named) == (3 if remember_turns else 2)
+    receipt = client.get(f"/v1/receipts/{erased.json()['receipt_id']}", headers=admin.headers)
+    assert receipt.json()["body"]["erasure"]["memories"] == erased.json()["memories"]
+
+
+def test_an_erased_memory_names_the_facts_derived_from_it(
+    client: TestClient[Any], agent: Key, admin: Key, database_url: str
+) -> None:
+    session_id = plan_session(client, agent, remember_turns=True)
+    compiled = client.post("/v1/compile", json={"session_id": session_id}, headers=agent.headers)
+    assert compiled.status_code == 200, compiled.text
+    with psycopg.connect(database_url) as conn:
+        [(remembered,)] = conn.execute(
+            "SELECT memory_id FROM memories WHERE source_type = 'turn' AND content LIKE '%Premium%'"
+        ).fetchall()
+        derived = {
+            r[0]
+            for r in conn.execute(
+                "SELECT memory_id FROM memories WHERE sources @> ARRAY[%s]", (remembered,)
+            ).fetchall()
+        }
+    assert derived  # the Premium fact, and the digest retelling the turn
+    erased = client.post(f"/v1/memories/{remembered}/erase", json={"reason": "subject request"}, headers=admin.headers)  # fmt: skip
+    assert erased.status_code == 200, erased.text
+    named = erased.json()["memories"]
+    assert named[0] == remembered and set(named[1:]) == derived
+    receipt = client.get(f"/v1/receipts/{erased.json()['receipt_id']}", headers=admin.headers)
+    assert receipt.json()["body"]["erasure"]["memories"] == named
