@@ -68,15 +68,15 @@ async def find_visible(
 def check_index(row: receipt_store.ReceiptRow) -> None:
     """The row's index columns (`agent_id`, `disclosed_ids`), which filtered lists and exports
     select by, against what the signed body says; `IndexMismatchError` when they disagree (a
-    changed column would quietly drop a receipt from a filtered answer). Bodies from before
-    `disclosed_ids` was signed check the agent only."""
+    changed column would quietly drop a receipt from a filtered answer). Every body signs its
+    `disclosed_ids`, so one without them disagrees with any row."""
     body = decode_body(bytes(row.body))
     subject = body.get("subject")
     agent = subject.get("agent_id") if isinstance(subject, dict) else None
     if row.agent_id != agent:
         raise IndexMismatchError("the stored agent_id is not the signed subject's", seq=row.seq)
     signed = body.get("disclosed_ids")
-    if signed is not None and sorted(set(row.disclosed_ids)) != signed:
+    if signed is None or sorted(set(row.disclosed_ids)) != signed:
         raise IndexMismatchError("the stored disclosed_ids are not the signed ones", seq=row.seq)
 
 
