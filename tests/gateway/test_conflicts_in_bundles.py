@@ -27,6 +27,28 @@ def say_and_compile(client: TestClient[Any], key: Key, text: str) -> dict[str, A
     return result
 
 
+def resolve_for_fraud(client: TestClient[Any], key: Key) -> None:
+    """Resolve the one open conflict for its Fraud side."""
+    [conflict] = client.get("/v1/conflicts", headers=key.headers).json()["conflicts"]
+    fraud = next(s["memory_id"] for s in conflict["sides"] if "Fraud" in s["heading"])
+    resolved = client.post(
+        f"/v1/conflicts/{conflict['conflict_id']}/resolve",
+        json={"winner": fraud, "reason": "the transfer went through"},
+        headers=key.headers,
+    )
+    assert resolved.status_code == 200, resolved.text
+
+
+def replay_exactly(client: TestClient[Any], auditor: Key, receipt_id: str) -> dict[str, Any]:
+    replayed = client.post(
+        f"/v1/receipts/{receipt_id}/replay", json={"mode": "exact"}, headers=auditor.headers
+    )
+    assert replayed.status_code == 200, replayed.text
+    result: dict[str, Any] = replayed.json()
+    assert result["identical"] is True, result["problems"]
+    return result
+
+
 def test_two_writers_conflicting_facts_are_shown_together_and_replay_exactly(
     client: TestClient[Any], make_key: KeyFactory
 ) -> None:
@@ -49,24 +71,11 @@ def test_two_writers_conflicting_facts_are_shown_together_and_replay_exactly(
     assert recorded["claim_key"] == "user.team"
     assert {s["agent_id"] for s in recorded["sides"]} == {"planner", "coder"}
 
-    [conflict] = client.get("/v1/conflicts", headers=coder.headers).json()["conflicts"]
-    fraud = next(s["memory_id"] for s in conflict["sides"] if "Fraud" in s["heading"])
-    resolved = client.post(
-        f"/v1/conflicts/{conflict['conflict_id']}/resolve",
-        json={"winner": fraud, "reason": "the transfer went through"},
-        headers=coder.headers,
-    )
-    assert resolved.status_code == 200, resolved.text
+    resolve_for_fraud(client, coder)
     after = client.post("/v1/context", json=ASK, headers=coder.headers).json()["bundle"]
     assert "Conflicting memories" not in after and "Fraud" in after
 
-    auditor = make_key(role="auditor")
-    exact = client.post(
-        f"/v1/receipts/{original['receipt_id']}/replay",
-        json={"mode": "exact"},
-        headers=auditor.headers,
-    ).json()
-    assert exact["identical"] is True, exact["problems"]
+    exact = replay_exactly(client, make_key(role="auditor"), original["receipt_id"])
     assert exact["replayed"]["bundle_sha256"] == original["bundle_sha256"]
 
 
@@ -85,19 +94,9 @@ def test_a_session_context_shows_the_conflict_and_replays_it_after_resolution(
     recorded = receipt_body(client, make_key, original["receipt_id"])["memory"]["conflicts"]
     assert [c["claim_key"] for c in recorded] == ["user.team"]
 
-    [conflict] = client.get("/v1/conflicts", headers=coder.headers).json()["conflicts"]
-    fraud = next(s["memory_id"] for s in conflict["sides"] if "Fraud" in s["heading"])
-    resolve = {"winner": fraud, "reason": "the transfer went through"}
-    path = f"/v1/conflicts/{conflict['conflict_id']}/resolve"
-    assert client.post(path, json=resolve, headers=coder.headers).status_code == 200
+    resolve_for_fraud(client, coder)
     after = context(client, coder, session_id, **step).json()["text"]
     assert "Conflicting memories" not in after and "Fraud" in after
 
-    auditor = make_key(role="auditor")
-    exact = client.post(
-        f"/v1/receipts/{original['receipt_id']}/replay",
-        json={"mode": "exact"},
-        headers=auditor.headers,
-    ).json()
-    assert exact["identical"] is True, exact["problems"]
+    exact = replay_exactly(client, make_key(role="auditor"), original["receipt_id"])
     assert exact["text"] == original["text"]
