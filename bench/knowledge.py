@@ -133,6 +133,7 @@ async def run_case(client: httpx.AsyncClient, case: Case, compile_: bool) -> dic
         "category": case.category,
         "compile_seconds": compile_seconds,
         **score(case, context["bundle"]),
+        "bundle": context["bundle"],
     }
 
 
@@ -222,6 +223,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--no-longmemeval", action="store_true", help="skip the 9 LongMemEval_S questions"
     )
+    parser.add_argument(
+        "--show", action="store_true", help="print the bundle of every case that is not clean"
+    )
     args = parser.parse_args(argv)
     cases = load_cases()[: args.limit]
     questions = [] if args.no_longmemeval else _knowledge_update_questions()
@@ -236,6 +240,11 @@ def main(argv: list[str]) -> int:
     table = markdown_table(["category", "n", "clean %", "gold %", "stale as current %"], rows)
     print(table)
     misses = [r["case_id"] for r in records if not r["clean"]]
+    if args.show:
+        for record in records:
+            if not record["clean"]:
+                print(f"--- {record['case_id']} (gold {record['gold']}, stale {record['stale']})")
+                print(record["bundle"])
     print("not clean:", " ".join(misses))
     if answered:
         found = sum(a["answer_in_bundle"] for a in answered)
@@ -248,7 +257,7 @@ def main(argv: list[str]) -> int:
         {
             "machine": info,
             "compile": args.compile,
-            "records": records,
+            "records": [{k: v for k, v in r.items() if k != "bundle"} for r in records],
             "table": rows,
             "longmemeval": answered,
         },

@@ -43,11 +43,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from gateway.core.known_claims import Known, KnownClaims
 from gateway.core.supersession import CLAIM_KEY
 
-__all__ = ["RULES", "Episode", "Fact", "extract"]
+__all__ = ["RULES", "Episode", "Fact", "Known", "extract"]
 
-RULES = ("rules", "2026-12-02.1")  # name, version: bump the version when an output can change
+# 2026-12-03.1: type lexicons (phones, schools, races), a role by its cue ("1:1 with Marcus"),
+# partners as one slot, a named place's state, an amount or a race named without its noun
+# resolved against the known claims, a request to save a value answered by the next sentence.
+RULES = ("rules", "2026-12-03.1")  # name, version: bump the version when an output can change
 
 FactType = Literal["semantic", "procedural"]
 
@@ -162,6 +166,29 @@ _DAY = (
 _CLOCK = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?|\d{1,2}\s?[ap]\.?m\b\.?"
 _VERSION = r"(?-i:[A-Z][\w+#-]*)(?: (?-i:[A-Z][\w+#-]*))? v?\d+(?:\.\d+)*\b"
 _TYPED = "(?:" + "|".join((_MONEY, _CLOCK, _DAY, _VERSION)) + ")"
+# Type lexicons: values whose kind names the attribute they are a value of.
+_PHONES = r"(?-i:iPhone|Pixel|Galaxy|OnePlus|Xperia|Fairphone|Motorola|Nokia|Xiaomi|Huawei)"
+_SCHOOL = (
+    r"(?-i:(?:UC|CU|SUNY|CUNY|Cal) [A-Z][\w-]+|University of [A-Z][\w-]+(?: [A-Z][\w-]+)?|"
+    r"[A-Z][\w-]+(?: [A-Z][\w-]+){0,2} (?:University|College|State|Institute|Tech|Polytechnic))"
+)
+_RACES = r"Marathon|Half Marathon|Half|Triathlon|Ultra|Ironman|10K|5K"
+_RACE_KINDS = frozenset({"marathon", "half_marathon", "half", "triathlon", "ultra", "ironman"})
+# A partner is one slot whatever the word: a boyfriend becomes a fiancé, then a husband.
+_PARTNER_ROLES = frozenset(
+    {
+        "boyfriend",
+        "girlfriend",
+        "partner",
+        "husband",
+        "wife",
+        "fiance",
+        "fiancé",
+        "fiancee",
+        "fiancée",
+        "spouse",
+    }
+)
 _NAME = r"(?-i:(?:Dr\. |Team )?[A-Z][\w'&.-]*(?: [A-Z][\w'&.-]*){0,3})"
 # A noun phrase naming what a value belongs to ("catering budget", "primary database region",
 # "escalations for the payments service"); its head is found by `_attribute`.
@@ -331,6 +358,56 @@ _ATTRIBUTES = (
         "account.plan",
     ),
     _p(
+        "identity",
+        # "My Pixel keeps dying", "the iPhone camera is great", "got a new Galaxy": the phone
+        # the user has, by its brand (a type lexicon: the brand names the attribute).
+        r"\b(?:my|the|(?:got|bought|switched to|upgraded to)(?: an?| the)?)(?: new)? "
+        r"(?P<value>" + _PHONES + r")\b",
+        "user.phone_model",
+        gate="iphone pixel galaxy oneplus xperia fairphone motorola nokia xiaomi huawei",
+    ),
+    _p(
+        "identity",
+        # "got into UC Davis", "move-in weekend at Oregon State", "enrolled at Carleton
+        # College": the school someone of the household attends, by its name's shape.
+        r"\b(?:got into|accepted (?:at|to|into)|admitted to|enrolled (?:at|in)|attending|"
+        r"committed to|transferring to|transferred to|freshman at|sophomore at|"
+        r"move-in (?:day|weekend) at|orientation at)(?: the)? (?P<value>" + _SCHOOL + r")\b",
+        "user.school",
+        gate="into accepted admitted enrolled attending committed transferring transferred "
+        "freshman sophomore move orientation",
+    ),
+    _p(
+        "plan",
+        # "I got into the Chicago Marathon", "signed up for the Berlin Half": the race the user
+        # is in, keyed by its kind.
+        r"\b(?:got into|signed up for|registered for|entered|training for|running)(?: the)? "
+        r"(?P<value>(?-i:[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)) (?P<attr>(?-i:" + _RACES + r"))\b",
+        "user.{attr}",
+        intent=True,
+        gate="into signed registered entered training running",
+    ),
+    _p(
+        "plan",
+        # "So I'm running Berlin instead!": a race named without its kind replaces the race
+        # known (the newest claim keyed by a race's kind).
+        r"\b(?:running|racing|doing) (?:the )?(?P<value>(?-i:[A-Z][\w'-]+(?: [A-Z][\w'-]+)?))"
+        r" instead\b",
+        "{race}",
+        intent=True,
+        gate="instead",
+    ),
+    _p(
+        "identity",
+        # "I play center back for the Riverside Rovers", "First match with Eastside Athletic":
+        # the team the user plays for.
+        r"\bi play (?:[a-z]+ ){0,3}?for (?:the )?(?P<value>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}))"
+        r"|\b(?:first|my|our) (?:match|game|season|practice) (?:with|for) (?:the )?"
+        r"(?P<v2>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,3}))",
+        "user.sports_team",
+        gate="play match game season practice",
+    ),
+    _p(
         "relation",
         # "my manager, Priya", "my accountant is Roger Hollis", "a new accountant: Anjali Mehta",
         # "our building's property manager is now listed as ...".
@@ -339,6 +416,35 @@ _ATTRIBUTES = (
         r"girlfriend|partner|husband|wife|fiancée?|lawyer|coach|tutor|mentor|vet|realtor)"
         r"(?:,| is| was|:| named| to)?(?: now)?(?: listed as)? (?P<value>" + _NAME + ")",
         "user.{attr}",
+    ),
+    _p(
+        "relation",
+        # "my first 1:1 with Marcus", "I now report to Dana": the user's manager, by the
+        # meeting or the line only a manager has with them.
+        r"\b(?:1:1|1-on-1|one-on-one)s? with (?P<value>" + _NAME + r")"
+        r"|\bi(?:'m| am)? (?:now )?report(?:ing)? (?:directly )?to (?P<v2>" + _NAME + ")",
+        "user.manager",
+        gate="with report reporting",
+    ),
+    _p(
+        "relation",
+        # "Tariq is taking me to a jazz club for our three-month anniversary": whoever shares
+        # the user's anniversary is their partner.
+        r"^(?!(?:it|this|that|there|today|tomorrow|tonight|next|last|what|we|i)\b)"
+        r"(?P<value>(?-i:[A-Z][a-z]+)) (?:is|was|and i|took|takes|surprised|booked|planned)\b"
+        r"[^.!?]{0,80}?\b(?:our|my) (?:[\w-]+ )?anniversary"
+        r"|\bwith (?P<v2>(?-i:[A-Z][a-z]+))\b[^.!?]{0,60}?\bour (?:[\w-]+ )?anniversary",
+        "user.partner",
+        gate="anniversary",
+    ),
+    _p(
+        "relation",
+        # "Jonah and I broke up": the partner claim ends, and the partner's name with it.
+        r"\b(?-i:[A-Z][a-z]+) and i (?:just |finally )?(?P<value>broke up|split up|divorced)\b"
+        r"|\bi (?:just |finally )?(?P<v2>broke up|split up) with (?-i:[A-Z][a-z]+)\b",
+        "user.partner",
+        typed=True,
+        gate="broke split divorced",
     ),
     _p(
         "relation",
@@ -369,6 +475,20 @@ _ATTRIBUTES = (
         "{attr}.relationship",
         typed=True,
         gate="engaged married divorced separated reconciled together broke split",
+    ),
+    _p(
+        "state",
+        # "My favorite bakery, Lindenhof, is closed for renovations", "at Lindenhof this
+        # morning, the first time since they reopened": a named place's state.
+        r"\b(?:my|our|the) [a-z][\w -]{1,30}?, (?P<attr>(?-i:[A-Z][\w'&-]*(?: [A-Z][\w'&-]*){0,2})),"
+        r" (?:is|was|has been|got)(?: now| officially| temporarily| finally)? "
+        r"(?P<value>closed|reopened|open again|shut down)\b"
+        r"|\b(?:at|to|from|of) (?P<a2>(?-i:[A-Z][\w'&-]*(?: [A-Z][\w'&-]*){0,2}))\b[^.;!?]{0,60}?"
+        r"\bsince (?:they|it) (?P<v2>reopened|closed|shut down)\b",
+        "{attr}.state",
+        head=True,
+        typed=True,
+        gate="closed reopened shut",
     ),
     _p(
         "state",
@@ -517,6 +637,18 @@ _ATTRIBUTES = (
         head=True,
         typed=True,
         gate="# monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays saturday saturdays sunday sundays jan january feb february mar march apr april may jun june jul july aug august sep sept september oct october nov november dec december",
+    ),
+    _p(
+        "quantity",
+        # "Now that I'm paying $1,975 a month", "we're down to about $31,500 a month now": an
+        # amount with a cadence and without its noun updates the known amount it is near.
+        r"\b(?:paying|spending|down to|up to|sitting at|we're at|i'm at|it's at|now at)"
+        r"(?: (?:about|around|roughly|approximately|only|just))? (?P<value>" + _MONEY + r")"
+        r"(?= (?:a|per|each|every) (?:month|year|week)\b|/(?:mo|month|yr|year|wk)\b)"
+        r"(?![^.;,]{0,14}\b(?:for|on)\b)",
+        "{amount}",
+        typed=True,
+        gate="#",
     ),
     _p(
         "attribute",
@@ -675,9 +807,13 @@ def _attribute(raw: str, *, head: bool = False) -> str | None:
     return name
 
 
-def _claim_key(pattern: _Pattern, groups: dict[str, str | None]) -> str | None:
+def _claim_key(pattern: _Pattern, groups: dict[str, str | None], claims: KnownClaims) -> str | None:
     if not pattern.key:
         return None
+    if pattern.key == "{amount}":
+        return claims.amount(groups.get("value") or "")
+    if pattern.key == "{race}":
+        return claims.newest_of(_RACE_KINDS)
     fields: dict[str, str] = {}
     if "{attr}" in pattern.key:
         raw = groups.get("attr") or groups.get("a2")
@@ -687,6 +823,8 @@ def _claim_key(pattern: _Pattern, groups: dict[str, str | None]) -> str | None:
         if attribute is None:
             return None
         fields["attr"] = attribute
+        if pattern.key == "user.{attr}" and attribute in _PARTNER_ROLES:
+            fields["attr"] = "partner"
     if "{per}" in pattern.key:
         fields["per"] = groups.get("per") or ""
     # Whose attribute: the people talking to the assistant ("my", "our", and "your" when the
@@ -753,9 +891,10 @@ def _fact_of(
     span: tuple[int, int],
     episode: Episode,
     confirmed: bool,
+    claims: KnownClaims,
 ) -> Fact | None:
     groups = match.groupdict()
-    claim_key = _claim_key(pattern, groups)
+    claim_key = _claim_key(pattern, groups, claims)
     if pattern.key and claim_key is None and not groups.get("previous"):
         return None  # an attribute pattern without a usable attribute
     raw = stated[match.end() :] if pattern.tail else groups.get("value") or groups.get("v2")
@@ -776,7 +915,9 @@ def _gate_words(text: str) -> frozenset[str]:
     return frozenset([*words, "#"] if any(c.isdigit() for c in text) else words)
 
 
-def _facts_of(sentence: str, stated: str, episode: Episode, confirmed: bool) -> list[Fact]:
+def _facts_of(
+    sentence: str, stated: str, episode: Episode, confirmed: bool, claims: KnownClaims
+) -> list[Fact]:
     """The facts of one sentence (`stated` is the part of it that states something): every
     single-valued claim in it, one per clause (the first, most specific, pattern matching in a
     clause wins it), or failing that one fact without a claim key."""
@@ -795,7 +936,7 @@ def _facts_of(sentence: str, stated: str, episode: Episode, confirmed: bool) -> 
                 found and _RELATIVE.match(stated, span[0])
             ):
                 continue  # a clause is one fact; a relative clause qualifies, it states none
-            fact = _fact_of(pattern, match, stated, span, episode, confirmed)
+            fact = _fact_of(pattern, match, stated, span, episode, confirmed, claims)
             if fact is None:
                 continue
             if not pattern.key:
@@ -832,12 +973,37 @@ def _build(
     )
 
 
+# "Can you save my shipping address? 14 Elm Court, ...": a request naming what the next
+# sentence is the value of.
+_SAVE_REQUEST = re.compile(
+    r"^(?:can|could|would|will) you (?:please )?(?:save|store|remember|note|update|change|set|"
+    r"keep|add) (?P<owner>my|our) (?P<attr>[a-z][a-z -]{1,30}?)(?: (?:as|to|for me|on file))?\?$",
+    re.IGNORECASE,
+)
+
+
+def _answered_requests(sentences: Sequence[str]) -> Iterable[str]:
+    """The sentences of a user's turn, a request to save a value and the sentence giving it
+    read as one statement ("My shipping address is 14 Elm Court, ...")."""
+    index = 0
+    while index < len(sentences):
+        request = _SAVE_REQUEST.match(sentences[index])
+        answer = sentences[index + 1] if index + 1 < len(sentences) else None
+        if request and answer and not answer.endswith("?"):
+            owner = request.group("owner").capitalize()
+            yield f"{owner} {request.group('attr')} is {answer}"
+            index += 2
+            continue
+        yield sentences[index]
+        index += 1
+
+
 def _statements(episode: Episode) -> Iterable[tuple[str, bool]]:
     """The sentences of a turn that may state facts, each with whether it is the assistant's
     confirmation: all of the user's; the assistant's only from a confirmation of an action on
     ("Done. Your plan is now Premium.", "... Noted: Wingspan is your new favorite.")."""
     if episode.role == "user":
-        yield from ((sentence, False) for sentence in _sentences(episode.text))
+        yield from ((sentence, False) for sentence in _answered_requests(_sentences(episode.text)))
         return
     if episode.role != "assistant" or _OPENS_ANYWHERE.search(episode.text) is None:
         return  # no sentence of it can open a confirmation: not worth splitting
@@ -854,20 +1020,25 @@ def _statements(episode: Episode) -> Iterable[tuple[str, bool]]:
             yield sentence, True
 
 
-def _from_episode(episode: Episode) -> Iterable[Fact]:
+def _from_episode(episode: Episode, claims: KnownClaims) -> Iterable[Fact]:
     seen: set[str | None] = set()
     for sentence, confirmed in _statements(episode):
         stated = _judged(sentence)
         if stated is None:
             continue
-        for fact in _facts_of(sentence, stated, episode, confirmed):
+        for fact in _facts_of(sentence, stated, episode, confirmed, claims):
             # One value per claim per turn: the first statement of it (a turn restating a key
             # in a second sentence is elaborating, not changing it).
             if fact.claim_key is None or fact.claim_key not in seen:
                 seen.add(fact.claim_key)
+                if fact.claim_key is not None and fact.value:
+                    claims.add(fact.claim_key, fact.value)
                 yield fact
 
 
-def extract(episodes: Sequence[Episode]) -> list[Fact]:
-    """The facts of `episodes`, in episode order then sentence order. Same input, same output."""
-    return [fact for episode in episodes for fact in _from_episode(episode)]
+def extract(episodes: Sequence[Episode], known: Iterable[Known] = ()) -> list[Fact]:
+    """The facts of `episodes`, in episode order then sentence order, given the live claims
+    `known` before them (what an update that does not name its claim may refer to). Same
+    input, same output."""
+    claims = KnownClaims(known)
+    return [fact for episode in episodes for fact in _from_episode(episode, claims)]

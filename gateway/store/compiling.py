@@ -16,6 +16,7 @@ __all__ = [
     "JobCounts",
     "JobRow",
     "JobsInStatus",
+    "LiveClaim",
     "Watermark",
     "advance_watermark",
     "claim_job",
@@ -24,6 +25,7 @@ __all__ = [
     "finish_job",
     "heartbeat",
     "insert_job",
+    "live_claims",
     "live_digest",
     "lock_watermark",
     "namespace_episodes",
@@ -324,6 +326,30 @@ async def session_episodes(
     params = {"tenant_id": tenant_id, "session_id": session_id, "after": after, "limit": limit}
     async with conn.cursor(row_factory=class_row(EpisodeRow)) as cur:
         await cur.execute(_SESSION_EPISODES, params)
+        return await cur.fetchall()
+
+
+@dataclass(frozen=True, slots=True)
+class LiveClaim:
+    claim_key: str
+    value: str
+
+
+# The claims an update may refer to without naming them: every live memory of the namespace
+# with a claim key and a stated value, oldest first (the newest of a key is the one that holds).
+_LIVE_CLAIMS = """
+SELECT claim_key, claim_value AS value FROM memories
+ WHERE tenant_id = %(tenant_id)s AND namespace = %(namespace)s
+   AND claim_key IS NOT NULL AND claim_value IS NOT NULL
+   AND superseded_by IS NULL AND deleted_at IS NULL AND erased_at IS NULL
+ ORDER BY coalesce(valid_from, created_at), created_at, memory_id
+"""
+
+
+async def live_claims(conn: Connection, tenant_id: str, namespace: str) -> list[LiveClaim]:
+    params = {"tenant_id": tenant_id, "namespace": namespace}
+    async with conn.cursor(row_factory=class_row(LiveClaim)) as cur:
+        await cur.execute(_LIVE_CLAIMS, params)
         return await cur.fetchall()
 
 

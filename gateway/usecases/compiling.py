@@ -27,7 +27,7 @@ from datetime import timedelta
 
 from gateway.clock import Clock, IdFactory
 from gateway.core.digest import DIGEST, DigestTurn, fold_digest, parse_digest
-from gateway.core.extraction import Episode, Fact
+from gateway.core.extraction import Episode, Fact, Known
 from gateway.core.tokens import load_tokenizer
 from gateway.errors import (
     FieldError,
@@ -281,7 +281,11 @@ class Compiler:
                 )
                 for r in rows
             ]
-            facts = await extractor.extract(episodes)
+            known = [
+                Known(c.claim_key, c.value)
+                for c in await store.live_claims(conn, job.tenant_id, job.namespace)
+            ]
+            facts = await extractor.extract(episodes, known)
             drafts = [_draft(f, job.namespace, job.extractor) for f in facts]
             results = await writer.write(conn, principal, drafts)
             if job.session_id is not None:

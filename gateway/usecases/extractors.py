@@ -17,7 +17,7 @@ import httpx
 import msgspec
 from msgspec import Meta
 
-from gateway.core.extraction import RULES, Episode, Fact, extract
+from gateway.core.extraction import RULES, Episode, Fact, Known, extract
 from gateway.core.supersession import CLAIM_KEY
 from gateway.errors import GatewayError
 from gateway.settings import Settings
@@ -46,8 +46,10 @@ class Extractor(Protocol):
     @property
     def version(self) -> str: ...
 
-    async def extract(self, episodes: Sequence[Episode]) -> list[Fact]:
-        """The facts of `episodes`; raises `ExtractorError` (the job fails, nothing written)."""
+    async def extract(self, episodes: Sequence[Episode], known: Sequence[Known]) -> list[Fact]:
+        """The facts of `episodes`, given the scope's live claims before them (`known`: what
+        an update that does not name its claim may refer to); raises `ExtractorError` (the
+        job fails, nothing written)."""
         ...
 
     async def aclose(self) -> None: ...
@@ -58,8 +60,8 @@ class RulesExtractor:
     name: str = RULES[0]
     version: str = RULES[1]
 
-    async def extract(self, episodes: Sequence[Episode]) -> list[Fact]:
-        return extract(episodes)
+    async def extract(self, episodes: Sequence[Episode], known: Sequence[Known]) -> list[Fact]:
+        return extract(episodes, known)
 
     async def aclose(self) -> None:
         return None
@@ -121,7 +123,9 @@ class OpenAIChatExtractor:
     def version(self) -> str:
         return self._chat.model
 
-    async def extract(self, episodes: Sequence[Episode]) -> list[Fact]:
+    async def extract(self, episodes: Sequence[Episode], known: Sequence[Known]) -> list[Fact]:
+        # `known` is not sent: the model reads the turns alone, as it was tested.
+        del known
         if not episodes:
             return []
         turns = "\n".join(f"{i}. {e.role}: {e.text}" for i, e in enumerate(episodes))
