@@ -122,7 +122,7 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(
-    r"\b(not|no longer|never|used to|n't|didn't|don't|doesn't|isn't|aren't|wasn't|won't)\b",
+    r"\b(?:not|no longer|never|used to|\w*n['’]t)\b",
     re.IGNORECASE,
 )
 _NOT_FACT_WORDS = re.compile(r"\b(any tips|any ideas|what should|how do|can you|could you)\b", re.I)
@@ -382,7 +382,9 @@ _ATTRIBUTES = (
         # "I got into the Chicago Marathon", "signed up for the Berlin Half": the race the user
         # is in, keyed by its kind.
         r"\b(?:got into|signed up for|registered for|entered|training for|running)(?: the)? "
-        r"(?P<value>(?-i:[A-Z][\w'-]+(?: [A-Z][\w'-]+)?)) (?P<attr>(?-i:" + _RACES + r"))\b",
+        r"(?P<value>(?-i:[A-Z][\w'-]+(?: (?!Half\b)[A-Z][\w'-]+)?)) (?P<attr>(?-i:"
+        + _RACES
+        + r"))\b",
         "user.{attr}",
         intent=True,
         gate="into signed registered entered training running",

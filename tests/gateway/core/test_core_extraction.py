@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.core.extraction import RULES, Episode, extract
+from gateway.core.extraction import RULES, Episode, Known, extract
 
 AT = datetime(2024, 3, 5, 14, 30, tzinfo=UTC)
 
@@ -194,7 +194,7 @@ def claims(text: str, role: str = "user") -> list[tuple[str | None, str | None]]
             "Our building's property manager is Gareth Lyle.",
             [("user.property_manager", "Gareth Lyle")],
         ),
-        ("My boyfriend Jonah and I are cooking.", [("user.boyfriend", "Jonah")]),
+        ("My boyfriend Jonah and I are cooking.", [("user.partner", "Jonah")]),
         (
             "Escalations for the payments service go to Sven Eriksson.",
             [("user.escalation", "Sven Eriksson")],
@@ -324,3 +324,135 @@ def test_an_assistant_turn_states_facts_from_its_confirmation_on() -> None:
         ("user.dentist", "Dr. Osei"),
     ]
     assert claims("Your dentist is Dr. Osei. Glad it went well!", role="assistant") == []
+
+
+def known_claims(text: str, known: list[Known]) -> list[tuple[str | None, str | None]]:
+    return [(f.claim_key, f.value) for f in extract([Episode(("t",), "user", text, AT)], known)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Type lexicons: a value whose kind names its attribute.
+        ("My Pixel keeps dying by 4pm.", [("user.phone_model", "Pixel")]),
+        ("The iPhone camera is great.", [("user.phone_model", "iPhone")]),
+        ("I finally switched to a Galaxy.", [("user.phone_model", "Galaxy")]),
+        ("My daughter got into UC Davis for animal science.", [("user.school", "UC Davis")]),
+        (
+            "Flights to Corvallis for move-in weekend at Oregon State.",
+            [("user.school", "Oregon State")],
+        ),
+        ("He's enrolled at Carleton College.", [("user.school", "Carleton College")]),
+        ("I got into the Chicago Marathon through the lottery!", [("user.marathon", "Chicago")]),
+        ("I signed up for the Porto Half Marathon.", [("user.half_marathon", "Porto")]),
+        (
+            "I play center back for the Riverside Rovers in a Sunday league.",
+            [("user.sports_team", "Riverside Rovers")],
+        ),
+        ("First match with Eastside Athletic today.", [("user.sports_team", "Eastside Athletic")]),
+        # A role by the cue only it has: the manager's 1:1, the line one reports on.
+        ("Post-reorg, my first 1:1 with Marcus was today.", [("user.manager", "Marcus")]),
+        ("I now report to Dana Whitfield.", [("user.manager", "Dana Whitfield")]),
+        # A partner is one slot: named by a role word, by a shared anniversary, ended by a
+        # breakup.
+        ("My girlfriend Ines loves hiking.", [("user.partner", "Ines")]),
+        (
+            "Tariq is taking me to a jazz club for our three-month anniversary.",
+            [("user.partner", "Tariq")],
+        ),
+        ("Dinner with Leon tonight for our first anniversary.", [("user.partner", "Leon")]),
+        ("Jonah and I broke up last month.", [("user.partner", "broke up")]),
+        # A named place's state, its pronoun resolved within the sentence.
+        (
+            "My favorite bakery, Lindenhof, is closed for renovations.",
+            [("lindenhof.state", "closed")],
+        ),
+        (
+            "Grabbed a bun at Lindenhof this morning, the first time since they reopened.",
+            [("lindenhof.state", "reopened")],
+        ),
+        # A request to save a value, answered by the next sentence.
+        (
+            "Can you save my shipping address? 14 Elm Court, Apt 2, Raleigh, NC 27601.",
+            [("user.address", "Elm Court")],
+        ),
+    ],
+)
+def test_values_named_by_their_kind_their_cue_or_the_sentence_before(
+    text: str, expected: list[tuple[str, str | None]]
+) -> None:
+    assert claims(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I don't have an iPhone.",
+        "Is the iPhone camera better than the Pixel?",
+        "Maybe I'll get a Pixel.",
+        "She said the Pixel is great.",
+        "I didn't get into UC Davis.",
+        "I might transfer to Oregon State.",
+        "I used to play for the Riverside Rovers.",
+        "I haven't had a 1:1 with Marcus yet.",
+        "Should I ask for a 1:1 with Marcus?",
+        "Maybe Tariq will take me out for our anniversary.",
+        "It was our anniversary last week.",
+        "I think my favorite bakery, Lindenhof, is closed.",
+        "Is Lindenhof open since they reopened?",
+        "Can you save my shipping address?",
+        "Can you save my shipping address? Which one do you have?",
+        "I'm not running Berlin instead.",
+    ],
+)
+def test_negated_hedged_reported_and_asked_values_by_kind_or_cue_are_not_facts(text: str) -> None:
+    assert known_claims(text, [Known("user.marathon", "Chicago")]) == []
+
+
+RENT = [Known("user.rent", "$1,850"), Known("user.spot", "$120"), Known("user.phone", "$45")]
+
+
+@pytest.mark.parametrize(
+    ("text", "known", "expected"),
+    [
+        # An amount with a cadence and without its noun updates the known amount nearest it.
+        (
+            "Now that I'm paying $1,975 a month, I need to cut back.",
+            RENT,
+            [("user.rent", "$1,975")],
+        ),
+        (
+            "We're down to about $31,500 a month now.",
+            [Known("user.aws", "$42,000")],
+            [("user.aws", "$31,500")],
+        ),
+        ("Now that I'm paying $130 a month, ugh.", RENT, [("user.spot", "$130")]),
+        # None near enough, none known, or a noun named after it: no fact.
+        ("Now that I'm paying $3,100 a month, I need to cut back.", RENT, []),
+        ("Now that I'm paying $1,975 a month, I need to cut back.", [], []),
+        ("I'm paying $1,975 a month for the new studio.", RENT, []),
+        ("Maybe I'm paying $1,975 a month.", RENT, []),
+        # A race named without its kind replaces the race known.
+        (
+            "So I'm running Berlin instead!",
+            [Known("user.marathon", "Chicago")],
+            [("user.marathon", "Berlin")],
+        ),
+        ("So I'm running Berlin instead!", [Known("user.rent", "$1,850")], []),
+    ],
+)
+def test_an_update_without_its_noun_is_resolved_against_the_known_claims(
+    text: str, known: list[Known], expected: list[tuple[str, str | None]]
+) -> None:
+    assert known_claims(text, known) == expected
+
+
+def test_the_claims_of_earlier_episodes_are_known_to_later_ones() -> None:
+    episodes = [
+        Episode(("t1",), "user", "Rent is $1,850.", AT),
+        Episode(("t2",), "user", "Signed the renewal. Now I'm paying $1,975 a month.", AT),
+    ]
+    assert [(f.claim_key, f.value) for f in extract(episodes)] == [
+        ("user.rent", "$1,850"),
+        ("user.rent", "$1,975"),
+    ]
