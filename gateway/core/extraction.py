@@ -400,6 +400,18 @@ _ATTRIBUTES = (
         gate="instead",
     ),
     _p(
+        "plan",
+        # "I'm planning to apply to MBA programs", "First week of my data science bootcamp":
+        # the programme the user is applying to or in.
+        r"\b(?:apply(?:ing)? to|applied to|enroll(?:ed|ing)? in|start(?:ed|ing)?|doing|"
+        r"join(?:ed|ing)?|of|in) (?:an? |the |my )?(?:part-time |full-time |online )?"
+        r"(?P<value>(?:[a-z-]+ ){0,2}?(?:bootcamp|apprenticeship)|(?-i:MBA|PhD|MFA|MSc)"
+        r"|(?:master's|masters|degree|certificate) program)(?:me)?s?\b",
+        "user.program",
+        intent=True,
+        gate="bootcamp apprenticeship mba phd mfa msc program programs",
+    ),
+    _p(
         "identity",
         # "I play center back for the Riverside Rovers", "First match with Eastside Athletic":
         # the team the user plays for.

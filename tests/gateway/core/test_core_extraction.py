@@ -350,6 +350,11 @@ def known_claims(text: str, known: list[Known]) -> list[tuple[str | None, str | 
             [("user.sports_team", "Riverside Rovers")],
         ),
         ("First match with Eastside Athletic today.", [("user.sports_team", "Eastside Athletic")]),
+        ("I'm planning to apply to MBA programs this fall.", [("user.program", "MBA")]),
+        (
+            "First week of my data science bootcamp done.",
+            [("user.program", "data science bootcamp")],
+        ),
         # A role by the cue only it has: the manager's 1:1, the line one reports on.
         ("Post-reorg, my first 1:1 with Marcus was today.", [("user.manager", "Marcus")]),
         ("I now report to Dana Whitfield.", [("user.manager", "Dana Whitfield")]),
@@ -394,6 +399,8 @@ def test_values_named_by_their_kind_their_cue_or_the_sentence_before(
         "I didn't get into UC Davis.",
         "I might transfer to Oregon State.",
         "I used to play for the Riverside Rovers.",
+        "I'm not applying to MBA programs after all.",
+        "Would a bootcamp be worth it?",
         "I haven't had a 1:1 with Marcus yet.",
         "Should I ask for a 1:1 with Marcus?",
         "Maybe Tariq will take me out for our anniversary.",
