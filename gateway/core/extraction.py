@@ -361,8 +361,11 @@ _ATTRIBUTES = (
         "identity",
         # "My Pixel keeps dying", "the iPhone camera is great", "got a new Galaxy": the phone
         # the user has, by its brand (a type lexicon: the brand names the attribute).
-        r"\b(?:my|the|(?:got|bought|switched to|upgraded to)(?: an?| the)?)(?: new)? "
-        r"(?P<value>" + _PHONES + r")\b",
+        # After "the" only with a model number or a part: "the Guide to the Galaxy" is a book.
+        r"\b(?:my|(?:got|bought|switched to|upgraded to)(?: an?| the)?)(?: new)? "
+        r"(?P<value>" + _PHONES + r")\b"
+        r"|\bthe (?:new )?(?P<v2>" + _PHONES + r")(?= \d| (?:camera|battery|screen|display|"
+        r"charger|case|keyboard|update)s?\b)",
         "user.phone_model",
         gate="iphone pixel galaxy oneplus xperia fairphone motorola nokia xiaomi huawei",
     ),

@@ -393,6 +393,7 @@ def test_values_named_by_their_kind_their_cue_or_the_sentence_before(
     "text",
     [
         "I don't have an iPhone.",
+        "I just finished The Hitchhiker's Guide to the Galaxy.",
         "Is the iPhone camera better than the Pixel?",
         "Maybe I'll get a Pixel.",
         "She said the Pixel is great.",
