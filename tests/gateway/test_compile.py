@@ -145,6 +145,34 @@ def test_a_namespace_compile_reads_its_episodic_memories(
     assert compile_(client, agent, namespace="notes").json()["created"] == 0
 
 
+def test_an_update_without_its_noun_supersedes_the_claim_an_earlier_compile_wrote(
+    client: TestClient[Any], agent: Key
+) -> None:
+    # Two sessions compiled one after the other: the second names no noun for its amount, and
+    # the live claims of its namespace (not of another) say which amount it changes.
+    def session(namespace: str, content: str, at: str) -> str:
+        session_id: str = open_session(client, agent, namespace=namespace)["session_id"]
+        turns(client, agent, session_id, ("user", content, at))
+        return session_id
+
+    budget = "Fixed costs: rent is $1,850, my parking spot is $120 a month."
+    update = "Signed the renewal. Now that I'm paying $1,975 a month, I need to cut back."
+    first = compile_(client, agent, session_id=session("rent", budget, "2024-05-12T12:00:00Z"))
+    assert first.json()["created"] == 2
+    second = compile_(client, agent, session_id=session("rent", update, "2024-08-06T12:00:00Z"))
+    # The new rent, superseding the old one (and what stated it).
+    assert (second.json()["created"], second.json()["superseded"]) == (1, 2)
+    context = client.post(
+        "/v1/context",
+        json={"task": "How much is my rent?", "namespaces": ["rent"], "budget_tokens": 800},
+        headers=agent.headers,
+    ).json()
+    assert "$1,975" in context["bundle"] and "$1,850" not in context["bundle"]
+    # Another namespace's claims are not known to it: nothing to resolve, no fact.
+    elsewhere = compile_(client, agent, session_id=session("other", update, "2024-08-06T12:00:00Z"))
+    assert (elsewhere.json()["created"], elsewhere.json()["superseded"]) == (0, 0)
+
+
 def test_an_empty_scope_compiles_to_zeros(client: TestClient[Any], agent: Key) -> None:
     done = compile_(client, agent, namespace="nothing-here")
     assert done.status_code == 200
