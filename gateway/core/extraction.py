@@ -15,6 +15,15 @@ catering budget is $9,000" is two facts, neither naming the other's value). What
   "dropped the price to"), procedures ("always / never …", "to deploy, run …", "from now on …")
   and decisions ("we decided", "going forward");
 - a question's premise ("Now that I'm in Pittsburgh, any good climbing gyms?");
+- values whose kind names their attribute (a phone by its brand, a school by its name's shape,
+  a race by its kind, a programme, the team one plays for), a role by the cue only it has ("my
+  first 1:1 with Marcus": a manager), a partner whatever the word for them (a shared
+  anniversary names one, a breakup ends it), a named place's state ("since they reopened");
+- an update that does not name what it changes, resolved against the known claims (the scope's
+  live claims before the compile, then those found since): an amount with a cadence ("we're down
+  to about $31,500 a month") and a race named alone ("running Berlin instead");
+- a request to save a value, with the sentence that gives it ("Can you save my shipping
+  address? 14 Elm Court, ...");
 - the assistant's confirmations of an action ("Done. Your plan is now Premium.", "I've updated
   your doctor to ..."): from the sentence that opens one, its sentences saying what now holds.
 
@@ -274,7 +283,9 @@ _GENERIC_HEADS = frozenset(
 class _Pattern:
     kind: str  # what the fact is about, for its heading
     regex: re.Pattern[str]
-    key: str  # claim key template: {attr}, {owner} from the groups; "" for no claim key
+    # Claim key template: {attr}, {owner} from the groups; "" for no claim key; "{amount}" or
+    # "{race}" for the known claim the value updates (`KnownClaims`), no fact when none is.
+    key: str
     memory_type: FactType = "semantic"
     tail: bool = False  # the value is what follows the match
     head: bool = False  # the attribute is its phrase's head noun, not its last three words
@@ -396,7 +407,7 @@ _ATTRIBUTES = (
         "plan",
         # "So I'm running Berlin instead!": a race named without its kind replaces the race
         # known (the newest claim keyed by a race's kind).
-        r"\b(?:running|racing|doing) (?:the )?(?P<value>(?-i:[A-Z][\w'-]+(?: [A-Z][\w'-]+)?))"
+        r"\b(?:running|racing) (?:the )?(?P<value>(?-i:[A-Z][\w'-]+(?: [A-Z][\w'-]+)?))"
         r" instead\b",
         "{race}",
         intent=True,

@@ -447,6 +447,11 @@ RENT = [Known("user.rent", "$1,850"), Known("user.spot", "$120"), Known("user.ph
             [("user.marathon", "Berlin")],
         ),
         ("So I'm running Berlin instead!", [Known("user.rent", "$1,850")], []),
+        (
+            "We're doing Portugal instead for the anniversary.",
+            [Known("user.marathon", "Chicago")],
+            [("plan.anniversary", "Portugal")],
+        ),
     ],
 )
 def test_an_update_without_its_noun_is_resolved_against_the_known_claims(
