@@ -375,7 +375,7 @@ _ATTRIBUTES = (
         # After "the" only with a model number or a part: "the Guide to the Galaxy" is a book.
         r"\b(?:my|(?:got|bought|switched to|upgraded to)(?: an?| the)?)(?: new)? "
         r"(?P<value>" + _PHONES + r")\b"
-        r"|\bthe (?:new )?(?P<v2>" + _PHONES + r")(?= \d| (?:camera|battery|screen|display|"
+        r"|\bthe (?:new )?(?P<v2>" + _PHONES + r")(?= [A-Z]?\d| (?:camera|battery|screen|display|"
         r"charger|case|keyboard|update)s?\b)",
         "user.phone_model",
         gate="iphone pixel galaxy oneplus xperia fairphone motorola nokia xiaomi huawei",
@@ -513,8 +513,7 @@ _ATTRIBUTES = (
         r"(?P<value>closed|reopened|open again|shut down)\b"
         r"|\b(?:at|to|from|of) (?P<a2>(?-i:[A-Z][\w'&-]*(?: [A-Z][\w'&-]*){0,2}))\b[^.;!?]{0,60}?"
         r"\bsince (?:they|it) (?P<v2>reopened|closed|shut down)\b",
-        "{attr}.state",
-        head=True,
+        "{attr}.state",  # the whole name: "Blue Door" is not a door
         typed=True,
         gate="closed reopened shut",
     ),

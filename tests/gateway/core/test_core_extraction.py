@@ -337,6 +337,7 @@ def known_claims(text: str, known: list[Known]) -> list[tuple[str | None, str | 
         ("My Pixel keeps dying by 4pm.", [("user.phone_model", "Pixel")]),
         ("The iPhone camera is great.", [("user.phone_model", "iPhone")]),
         ("I finally switched to a Galaxy.", [("user.phone_model", "Galaxy")]),
+        ("The Galaxy S24 battery is amazing.", [("user.phone_model", "Galaxy")]),
         ("My daughter got into UC Davis for animal science.", [("user.school", "UC Davis")]),
         (
             "Flights to Corvallis for move-in weekend at Oregon State.",
@@ -375,6 +376,10 @@ def known_claims(text: str, known: list[Known]) -> list[tuple[str | None, str | 
         (
             "Grabbed a bun at Lindenhof this morning, the first time since they reopened.",
             [("lindenhof.state", "reopened")],
+        ),
+        (
+            "Went to Blue Door today since they reopened.",
+            [("blue_door.state", "reopened")],
         ),
         # A request to save a value, answered by the next sentence.
         (
