@@ -131,7 +131,9 @@ _REPORTED = re.compile(
     re.IGNORECASE,
 )
 _NEGATED = re.compile(
-    r"\b(?:not|no longer|never|used to|\w*n['’]t)\b",
+    # Any word ending in n't ("haven't", "can't"), found by its ending: a leading \w* would
+    # be tried at every letter.
+    r"\b(?:not|no longer|never|used to)\b|n['’]t\b",
     re.IGNORECASE,
 )
 _NOT_FACT_WORDS = re.compile(r"\b(any tips|any ideas|what should|how do|can you|could you)\b", re.I)
