@@ -20,7 +20,7 @@ import asyncio
 import gzip
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +30,8 @@ import httpx
 
 from bench.harness import (
     OUT_DIR,
+    Server,
+    cpu_seconds,
     embedded_postgres,
     machine,
     markdown_table,
@@ -125,7 +127,13 @@ def _append_everything(turns: Sequence[dict[str, Any]]) -> int:
     return TOKENIZER.count("\n\n".join(blocks))
 
 
-async def run_tokens(client: httpx.AsyncClient, asked: Asked, limit: int) -> dict[str, Any]:
+# The CPU seconds used so far by the serving process and by the database's processes.
+Meter = Callable[[], tuple[float, float]]
+
+
+async def run_tokens(
+    client: httpx.AsyncClient, asked: Asked, limit: int, meter: Meter
+) -> dict[str, Any]:
     turns = _turns(asked.question)[:limit]
     sessions = {
         label: await _session(client, f"tok-{label}", budget, memory)
@@ -134,6 +142,7 @@ async def run_tokens(client: httpx.AsyncClient, asked: Asked, limit: int) -> dic
     rows: list[dict[str, Any]] = []
     appends: list[float] = []
     contexts: dict[str, list[tuple[float, bool]]] = {label: [] for label in SERIES}
+    cpu: dict[str, list[tuple[float, float]]] = {label: [] for label in SERIES}
     for n, turn in enumerate(turns, start=1):
         row: dict[str, Any] = {"turn": n, "append_everything": _append_everything(turns[:n])}
         for label, session_id in sessions.items():
@@ -142,26 +151,57 @@ async def run_tokens(client: httpx.AsyncClient, asked: Asked, limit: int) -> dic
             await _post(client, f"/v1/sessions/{session_id}/turns", {"turns": [turn]})
             if label == "2000":
                 appends.append(time.perf_counter() - started)
-            started = time.perf_counter()
+            used, started = meter(), time.perf_counter()
             step = await _post(client, f"/v1/sessions/{session_id}/context", {})
             contexts[label].append(
                 (time.perf_counter() - started, step["compaction"]["folded"] is not None)
             )
+            after = meter()
+            cpu[label].append((after[0] - used[0], after[1] - used[1]))
             assert step["tokens_used"] <= budget, step["tokens_used"]
             row[f"context_{label}"] = step["tokens_used"]
         rows.append(row)
 
-    def around(values: Sequence[float], mark: int) -> float:
-        window = values[max(0, mark - 10) : mark]
-        return round(percentile(window, 50) * 1000, 2) if window else float("nan")
+    speed = _speed(appends, contexts, len(turns)) | {"context_cpu_ms_by_hundred": _cpu(cpu)}
+    return {"question_id": asked.question.question_id, "rows": rows, "speed": speed}
 
-    speed: dict[str, Any] = {"append_p50_ms": {}, "context_p50_ms": {}, "compaction": {}}
+
+def _around(values: Sequence[float], mark: int) -> float:
+    window = values[max(0, mark - 10) : mark]
+    return round(percentile(window, 50) * 1000, 2) if window else float("nan")
+
+
+def _speed(
+    appends: Sequence[float], contexts: dict[str, list[tuple[float, bool]]], count: int
+) -> dict[str, Any]:
+    """The speed figures of a tokens run: append and context p50 around the marks, by hundred
+    calls, every call, and what compaction costs."""
+    speed: dict[str, Any] = {
+        "append_p50_ms": {},
+        "context_p50_ms": {},
+        "context_p50_ms_by_hundred": {},
+        "context_ms": {},
+        "compaction": {},
+    }
     for mark in (10, 100, 500):
-        if mark <= len(turns):
-            speed["append_p50_ms"][mark] = around(appends, mark)
+        if mark <= count:
+            speed["append_p50_ms"][mark] = _around(appends, mark)
             for label in SERIES:
                 latencies = [s for s, _ in contexts[label]]
-                speed["context_p50_ms"].setdefault(label, {})[mark] = around(latencies, mark)
+                speed["context_p50_ms"].setdefault(label, {})[mark] = _around(latencies, mark)
+    # Ten calls are a narrow window: what a growing store costs comes and goes with autovacuum
+    # (statistics, index maintenance), so the p50 of each hundred calls and every call's latency
+    # are kept as well.
+    for label in SERIES:
+        latencies = [s for s, _ in contexts[label]]
+        speed["context_p50_ms_by_hundred"].setdefault(label, {})
+        for start in range(0, len(latencies), 100):
+            hundred = latencies[start : start + 100]
+            span = f"{start + 1}-{start + len(hundred)}"
+            speed["context_p50_ms_by_hundred"][label][span] = round(
+                percentile(hundred, 50) * 1000, 2
+            )
+        speed["context_ms"][label] = [round(s * 1000, 2) for s in latencies]
     for label in SERIES:
         folding = [s for s, folded in contexts[label] if folded]
         plain = [s for s, folded in contexts[label] if not folded]
@@ -170,7 +210,21 @@ async def run_tokens(client: httpx.AsyncClient, asked: Asked, limit: int) -> dic
             "folding_p50_ms": round(percentile(folding, 50) * 1000, 2) if folding else None,
             "plain_p50_ms": round(percentile(plain, 50) * 1000, 2) if plain else None,
         }
-    return {"question_id": asked.question.question_id, "rows": rows, "speed": speed}
+    return speed
+
+
+def _cpu(cpu: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
+    """Mean CPU per context call of each hundred calls, the gateway's and the database's: the
+    growth a store's size causes, as a busy machine inflates it far less than latency."""
+    by_hundred: dict[str, Any] = {}
+    for label, used in cpu.items():
+        for start in range(0, len(used), 100):
+            hundred = used[start : start + 100]
+            by_hundred.setdefault(label, {})[f"{start + 1}-{start + len(hundred)}"] = {
+                "gateway": round(sum(g for g, _ in hundred) / len(hundred) * 1000, 2),
+                "database": round(sum(d for _, d in hundred) / len(hundred) * 1000, 2),
+            }
+    return by_hundred
 
 
 def _sliding_window(turns: Sequence[dict[str, Any]], budget: int) -> str:
@@ -297,18 +351,16 @@ def chart(tokens: dict[str, Any], path: Path) -> Path:
     return path
 
 
-async def _run(
-    args: argparse.Namespace, server_url: str, headers: dict[str, str]
-) -> dict[str, Any]:
+async def _run(args: argparse.Namespace, app: Server, meter: Meter) -> dict[str, Any]:
     answers = _answers()
     questions = [Asked(q, answers[q.question_id]) for q in load_questions()]
     if args.sample:
         questions = questions[: args.sample]
     result: dict[str, Any] = {}
-    async with httpx.AsyncClient(base_url=server_url, headers=headers, timeout=300) as client:
+    async with httpx.AsyncClient(base_url=app.base_url, headers=app.headers, timeout=300) as client:
         if args.part in ("tokens", "all"):
             longest = max(questions, key=lambda a: len(a.question.turns))
-            result["tokens"] = await run_tokens(client, longest, args.turns)
+            result["tokens"] = await run_tokens(client, longest, args.turns, meter)
         if args.part in ("survive", "all"):
             semaphore = asyncio.Semaphore(args.concurrency)
 
@@ -330,8 +382,13 @@ def main(argv: list[str]) -> int:
     started = time.perf_counter()
     with embedded_postgres() as server:
         database = new_database(server, "bench_sessions")
+        postmaster = int((server.pgdata / "postmaster.pid").read_text().split()[0])
         with serve(database) as app:
-            result = asyncio.run(_run(args, app.base_url, app.headers))
+
+            def meter() -> tuple[float, float]:
+                return cpu_seconds(app.pid) if app.pid else 0.0, cpu_seconds(postmaster)
+
+            result = asyncio.run(_run(args, app, meter))
         result |= {
             "benchmark": "sessions",
             "command": "python -m bench sessions " + " ".join(argv),
@@ -342,7 +399,8 @@ def main(argv: list[str]) -> int:
     if "tokens" in result:
         svg = chart(result["tokens"], path.with_suffix(".svg"))
         print(tokens_table(result["tokens"]))
-        print(json.dumps(result["tokens"]["speed"], indent=2))
+        speed = {k: v for k, v in result["tokens"]["speed"].items() if k != "context_ms"}
+        print(json.dumps(speed, indent=2))
         print(f"chart: {svg.name}")
     if "survive" in result:
         print(f"\n{len(result['survive'])} questions\n")

@@ -102,3 +102,20 @@ def test_lexical_scores_are_bm25_over_the_stored_tsvectors(
         assert math.isclose(lexical[memory_id].lexical_score or 0, score, rel_tol=1e-9)
     by_score = sorted(expected, key=lambda i: (-expected[i], i))
     assert [lexical[i].lexical_rank for i in by_score] == list(range(1, 6))
+
+
+def test_written_memories_leave_nothing_pending_in_the_full_text_index(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    """Every write goes into the GIN index itself (migration 0020): a pending list would be read
+    whole by every full-text probe of every recall until something flushed it."""
+    for text in CONTENTS:
+        written = client.post("/v1/memories", json=memory(content=text), headers=agent.headers)
+        assert written.status_code == 201, written.text
+    with psycopg.connect(database_url) as conn:
+        options = conn.execute(
+            "SELECT reloptions FROM pg_class WHERE oid = 'memories_tsv'::regclass"
+        ).fetchone()
+        flushed = conn.execute("SELECT gin_clean_pending_list('memories_tsv'::regclass)").fetchone()
+    assert options == (["fastupdate=off"],)
+    assert flushed == (0,)  # pages that were waiting in the pending list
