@@ -128,6 +128,7 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
 
     def _ensure_database(self) -> None:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
+            _analyse_promptly(conn)
             exists = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %(name)s", {"name": APP_DATABASE}
             ).fetchone()
@@ -135,6 +136,25 @@ class EmbeddedPostgres(AbstractContextManager["EmbeddedPostgres"]):
                 # Another process may create it between our check and our create.
                 with suppress(psycopg.errors.DuplicateDatabase):
                     conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(APP_DATABASE)))
+
+
+# How often autovacuum looks for tables to analyse. PostgreSQL's default, a minute, leaves a table
+# that just grew from nothing planned as if empty for up to that long: a conversation imported and
+# compiled at once then ran the compile's retirements by primary key on a walk of the tenant's
+# partial index of live memories (8 ms instead of 1.3 each at 10k turns; bench compile). The
+# embedded server is ours to tune; for an external one the README recommends the same.
+AUTOVACUUM_NAPTIME = "5s"
+
+
+def _analyse_promptly(conn: SyncConnection) -> None:
+    shown = conn.execute("SHOW autovacuum_naptime").fetchone()
+    if shown is None or shown[0] != AUTOVACUUM_NAPTIME:
+        conn.execute(
+            sql.SQL("ALTER SYSTEM SET autovacuum_naptime = {}").format(
+                sql.Literal(AUTOVACUUM_NAPTIME)
+            )
+        )
+        conn.execute("SELECT pg_reload_conf()")
 
 
 # pgserver counts the processes using a data directory in this file (a JSON list of pids), and
