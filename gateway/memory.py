@@ -98,4 +98,5 @@ def candidate_of(row: Mapping[str, Any]) -> Candidate:
         erased_at=row["erased_at"],
         superseded_decision=row.get("superseded_decision"),
         claim_key=row.get("claim_key"),
+        neighbours=tuple(MemoryId(n) for n in row.get("neighbours") or ()),
     )

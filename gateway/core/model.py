@@ -87,6 +87,11 @@ class Candidate:
     superseded_decision: str | None = None
     # Names a single-valued fact (ARCHITECTURE §12): only such a memory can be in a conflict.
     claim_key: str | None = None
+    # The live memories written just before and just after this one in its namespace, looked
+    # up by the store for its strongest hits only (empty otherwise): a memory's neighbours in
+    # write order are the turns of the same conversation, which the ranking's context signal
+    # reads (a reply rarely repeats the words of the question it answers).
+    neighbours: tuple[MemoryId, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,13 @@ A score is the sum of weighted signals, each raw signal in [0, 1] with higher me
 - ``brevity``: ``0.5 ** (tokens / half)``: the bundle is a token budget, and of two memories about
   as relevant the shorter one leaves room for another, so it is worth more. ``half`` is the
   profile's ``brevity_half_tokens``, or, when ``brevity_half_medians`` is set, that many times the
-  median length of the live candidates (so brevity scales with the store's own memories).
+  median length of the live candidates (so brevity scales with the store's own memories);
+- ``context``: how relevant the best hit is that this memory was written next to: the maximum,
+  over the live candidates whose :attr:`~gateway.core.model.Candidate.neighbours` name it, of
+  that hit's relevance (its weighted similarity, lexical and rrf signals) over the best
+  relevance among the candidates; 0 when no hit names it. Memories written one after the other
+  in a namespace are the turns of one conversation, and the turn that answers a question often
+  shares no word with it while the turn before it does (bench/RESULTS.md, issue 15).
 
 The statistics the adaptive priors read (:class:`PoolStatistics`) are a pure function of the live
 candidates ranked; receipts record them beside the candidates, so an exact replay can show that it
@@ -72,7 +78,10 @@ SIGNALS: tuple[str, ...] = (
     "recency",
     "validity",
     "brevity",
+    "context",
 )
+# The signals a hit's relevance is made of, which the context signal passes to its neighbours.
+_RELEVANCE: tuple[str, ...] = ("similarity", "lexical", "rrf")
 _DAY = timedelta(days=1)
 
 
@@ -92,10 +101,12 @@ class RankingWeights:
     # relevance enters by BM25 (lexical) and by reciprocal rank fusion, not by the raw cosine. A
     # cosine's scale is the embedder's (the hash embedder's are compressed and noisy on short
     # turns, MiniLM's are not), while ranks mean the same under every embedder; with the cosine
-    # weighted, `hash` lost 8 points on LoCoMo and MiniLM gained at most one. Brevity (0.3 at a
-    # 256-token half size) was kept from the LongMemEval sweep: a half size relative to the
-    # candidates' median length lost a point or more on LoCoMo at every weight tried, since
-    # there the evidence turns are longer than the median, not shorter.
+    # weighted, `hash` lost 8 points on LoCoMo and MiniLM gained at most one. Brevity keeps an
+    # absolute 256-token half size: one relative to the candidates' median length lost a point
+    # or more on LoCoMo at every weight tried, since there the evidence turns are longer than
+    # the median, not shorter. Context (the neighbours in write order of the strongest hits)
+    # and brevity 0.5 were chosen together (rank/2026-12-02.2): the plateau point that came
+    # second on each fold, each fold's winner within a point of it.
     similarity: float = 0.0
     lexical: float = 0.30
     rrf: float = 0.25
@@ -103,7 +114,8 @@ class RankingWeights:
     confidence: float = 0.10
     recency: float = 0.05
     validity: float = 0.05
-    brevity: float = 0.30
+    brevity: float = 0.50
+    context: float = 0.25
 
     def __post_init__(self) -> None:
         for name, weight in self.items():
@@ -174,8 +186,8 @@ class RankingProfile:
     def canonical(self) -> dict[str, JSONValue]:
         """The float-free form the digest is computed over (and that :meth:`from_canonical` reads).
 
-        Without brevity (weight 0) the form is the one profiles had before that signal existed,
-        and the adaptive fields appear only when set, so the digests of older profiles, recorded
+        Without brevity or context (weight 0) the form is the one profiles had before that
+        signal existed, and the adaptive fields appear only when set, so the digests of older profiles, recorded
         in old receipts, stay the same.
         """
         weights: dict[str, JSONValue] = {n: decimal_string(w) for n, w in self.weights.items()}
@@ -187,6 +199,8 @@ class RankingProfile:
             "validity_horizon_days": decimal_string(self.validity_horizon_days),
             "rrf_k": self.rrf_k,
         }
+        if self.weights.context == 0:
+            del weights["context"]
         if self.weights.brevity == 0:
             del weights["brevity"]
         elif self.brevity_half_medians is not None:
@@ -221,9 +235,14 @@ class RankingProfile:
                 raise RankingProfileError("weights and type_priority must be objects")
             return cls(
                 version=str(data["version"]),
-                # A profile recorded before brevity existed has no such weight: it had none.
+                # A profile recorded before brevity or context existed has no such weight: it
+                # had none.
                 weights=RankingWeights(
-                    **{"brevity": 0.0, **{k: _number(v) for k, v in weights.items()}}
+                    **{
+                        "brevity": 0.0,
+                        "context": 0.0,
+                        **{k: _number(v) for k, v in weights.items()},
+                    }
                 ),
                 type_priority={k: _number(v) for k, v in priorities.items()},
                 recency_half_life_days=_number(data.get("recency_half_life_days", "30")),
@@ -263,7 +282,8 @@ def _number(value: object) -> float:
 
 
 # 2026-12-01.1: relevance by BM25 and RRF (no raw cosine), recency from the newest candidate.
-DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-01.1", recency_reference="newest")
+# 2026-12-02.2: the same, and the context signal (the neighbours in write order of strong hits).
+DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-02.2", recency_reference="newest")
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,8 +380,27 @@ def _raw_signals(
         "confidence": _clamp(candidate.confidence),
         "recency": 0.5 ** (age_days / profile.recency_half_life_days),
         "validity": validity,
+        "context": 0.0,  # relative to the other candidates: filled in by `rank`
         "brevity": 0.5 ** (max(0, candidate.tokens) / _brevity_half(profile, pool)),
     }
+
+
+def _context(
+    candidates: Sequence[Candidate], raws: Sequence[dict[str, float]], profile: RankingProfile
+) -> list[float]:
+    """Each candidate's context signal: the best relevance, over the pool's best, of a hit that
+    names it among its neighbours (see the module doc)."""
+    weights = dict(profile.weights.items())
+    relevance = [sum(weights[name] * raw[name] for name in _RELEVANCE) for raw in raws]
+    best = max(relevance, default=0.0)
+    if best <= 0:
+        return [0.0] * len(candidates)
+    passed: dict[str, float] = {}
+    for hit, value in zip(candidates, relevance, strict=True):
+        for neighbour in hit.neighbours:
+            if neighbour != hit.memory_id:
+                passed[neighbour] = max(passed.get(neighbour, 0.0), value / best)
+    return [_clamp(passed.get(c.memory_id, 0.0)) for c in candidates]
 
 
 def rank(
@@ -380,9 +419,12 @@ def rank(
         if c.lexical_score is not None and math.isfinite(c.lexical_score)
     ]
     scale = _PoolScale(best_lexical=max(scores, default=0.0), rrf_top=rrf_max(profile.rrf_k))
+    raws = [_raw_signals(c, profile, now, scale, pool) for c in candidates]
+    if profile.weights.context:
+        for raw, context in zip(raws, _context(candidates, raws, profile), strict=True):
+            raw["context"] = context
     ranked: list[Ranked] = []
-    for candidate in candidates:
-        raw = _raw_signals(candidate, profile, now, scale, pool)
+    for candidate, raw in zip(candidates, raws, strict=True):
         micros = {name: to_micros(weight * raw[name]) for name, weight in profile.weights.items()}
         total = sum(micros.values())
         ranked.append(

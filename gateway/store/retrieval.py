@@ -36,6 +36,11 @@ BM25_B = 0.75
 # on LongMemEval_S: recall unchanged (0.78 at 2000 tokens), and /v1/context p50 grows 1.7x from 1k
 # to 100k memories (3.1x with a cap of 1,000). See bench/RESULTS.md, Speed.
 COMMON_TERM_CAP = 300
+# The strongest hits of each retriever whose neighbours in write order (the live memory written
+# just before and just after, in the same namespace) are looked up and recalled too, for the
+# ranking's context signal: two index probes per hit. Tuned with the ranking profile
+# (bench/RESULTS.md, issue 15, 2026-12-02 second session).
+CONTEXT_HITS = 10
 
 _OTHER_COLUMNS = (
     "m.confidence::float8 AS confidence, m.labels, m.source_type, m.source_ref, m.created_at, "
@@ -184,6 +189,12 @@ async def recall(
         return [candidate_of(row) for row in await cur.fetchall()]
 
 
+# Each candidate's neighbours in write order, where `adjacent` looked them up (its strongest hits).
+_NEIGHBOURS = sql.SQL(
+    "(SELECT array_agg(a.neighbour ORDER BY a.neighbour) FROM adjacent a"
+    " WHERE a.memory_id = m.memory_id) AS neighbours"
+)
+
 _NAMES = (
     "memory_id, namespace, memory_type, heading, content, confidence, labels, source_type, "
     "source_ref, created_at, expires_at, deleted_at, superseded_by, content_sha256, tokens, "
@@ -214,16 +225,17 @@ async def context_candidates(
         {ctes},
         recalled AS (
             SELECT 1 AS part, {columns}, vec.vector_rank, vec.distance AS vector_distance,
-                   lex.lexical_rank, lex.score::float8 AS lexical_score
+                   lex.lexical_rank, lex.score::float8 AS lexical_score, {neighbours}
               FROM memories m
               LEFT JOIN vec ON vec.memory_id = m.memory_id
               LEFT JOIN lex ON lex.memory_id = m.memory_id
              WHERE m.tenant_id = %(tenant_id)s
-               AND m.memory_id IN (SELECT memory_id FROM vec UNION SELECT memory_id FROM lex)
+               AND m.memory_id IN (SELECT memory_id FROM recalled_ids)
         ),
         indexed AS (
             SELECT 2 AS part, {names}, NULL::bigint AS vector_rank, NULL::float8 AS vector_distance,
-                   NULL::bigint AS lexical_rank, NULL::float8 AS lexical_score
+                   NULL::bigint AS lexical_rank, NULL::float8 AS lexical_score,
+                   NULL::text[] AS neighbours
               FROM (SELECT {index_columns},
                            sum(m.heading_tokens + {overhead}) OVER (
                                ORDER BY m.confidence DESC, m.memory_id) AS running
@@ -242,6 +254,7 @@ async def context_candidates(
         live=scope.live(),
         ctes=_recall_ctes(scope, len(query_vector), "live"),
         columns=_COLUMNS,
+        neighbours=_NEIGHBOURS,
         names=sql.SQL(_NAMES),
         index_columns=_COLUMNS if index_content else _HEADING_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
@@ -279,15 +292,15 @@ def _recall_query(
         """
         WITH {ctes}
         SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
-               lex.lexical_rank, lex.score::float8 AS lexical_score
+               lex.lexical_rank, lex.score::float8 AS lexical_score, {neighbours}
           FROM memories m
           LEFT JOIN vec ON vec.memory_id = m.memory_id
           LEFT JOIN lex ON lex.memory_id = m.memory_id
          WHERE m.tenant_id = %(tenant_id)s
-           AND m.memory_id IN (SELECT memory_id FROM vec UNION SELECT memory_id FROM lex)
+           AND m.memory_id IN (SELECT memory_id FROM recalled_ids)
          ORDER BY m.memory_id
         """
-    ).format(ctes=_recall_ctes(scope, dim, corpus_size), columns=_COLUMNS)
+    ).format(ctes=_recall_ctes(scope, dim, corpus_size), columns=_COLUMNS, neighbours=_NEIGHBOURS)
     return query, _recall_params(
         scope,
         task=task,
@@ -299,7 +312,8 @@ def _recall_query(
 
 
 def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | None) -> sql.Composed:
-    """The recall's common table expressions, ending with `vec` and `lex`. BM25's N is the
+    """The recall's common table expressions: `vec` and `lex`, `adjacent` (the neighbours of
+    their strongest hits) and `recalled_ids` (all of them). BM25's N is the
     `corpus_size` parameter, or the `live` CTE's count (the caller defines it), or counted here
     when it is None."""
     vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
@@ -369,12 +383,38 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
                      GROUP BY h.memory_id
                      ORDER BY score DESC, h.memory_id
                      LIMIT %(limit)s) l
+        ),
+        adjacent AS (
+            -- The live memory written just before and just after each strong hit in its
+            -- namespace: two probes of memories_written per hit, whatever the corpus size.
+            SELECT h.memory_id, n.memory_id AS neighbour
+              FROM memories h
+              CROSS JOIN LATERAL (
+                  (SELECT m.memory_id FROM memories m
+                    WHERE {filters} AND {live} AND m.namespace = h.namespace
+                      AND (m.created_at, m.memory_id) < (h.created_at, h.memory_id)
+                    ORDER BY m.created_at DESC, m.memory_id DESC LIMIT 1)
+                  UNION ALL
+                  (SELECT m.memory_id FROM memories m
+                    WHERE {filters} AND {live} AND m.namespace = h.namespace
+                      AND (m.created_at, m.memory_id) > (h.created_at, h.memory_id)
+                    ORDER BY m.created_at, m.memory_id LIMIT 1)
+              ) n
+             WHERE h.tenant_id = %(tenant_id)s
+               AND h.memory_id IN (SELECT memory_id FROM vec WHERE vector_rank <= %(context_hits)s
+                                   UNION
+                                   SELECT memory_id FROM lex WHERE lexical_rank <= %(context_hits)s)
+        ),
+        recalled_ids AS (
+            SELECT memory_id FROM vec UNION SELECT memory_id FROM lex
+            UNION SELECT neighbour FROM adjacent
         )
         """
     ).format(
         vtype=vector_type,
         dim=sql.Literal(dim),
         filters=scope.filters(),
+        live=scope.live(),
         corpus_size=sql.SQL("(SELECT live_count FROM live)")
         if corpus_size == "live"
         else sql.SQL("%(corpus_size)s")
@@ -402,5 +442,6 @@ def _recall_params(
         "k1": BM25_K1,
         "b": BM25_B,
         "common_cap": COMMON_TERM_CAP,
+        "context_hits": CONTEXT_HITS,
         "corpus_size": corpus_size,
     }

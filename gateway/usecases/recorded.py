@@ -182,6 +182,7 @@ async def found_of_record(
                 "vector_distance": _float(recorded_signals["vector_distance"]),
                 "lexical_rank": recorded_signals["lexical_rank"],
                 "lexical_score": _float(recorded_signals["lexical_score"]),
+                "neighbours": recorded_signals.get("neighbours") or (),
             }
         return candidate_of(fields)
 

@@ -33,7 +33,7 @@ __all__ = [
 
 
 def candidate_record(c: Candidate) -> dict[str, Any]:
-    return {
+    record: dict[str, Any] = {
         "memory_id": c.memory_id,
         "content_sha256": c.content_sha256,
         "vector_rank": c.vector_rank,
@@ -41,6 +41,11 @@ def candidate_record(c: Candidate) -> dict[str, Any]:
         "lexical_rank": c.lexical_rank,
         "lexical_score": float_text(c.lexical_score),
     }
+    # Only the strongest hits have neighbours looked up; a record without any keeps the form
+    # receipts had before the context signal, so their bytes do not change.
+    if c.neighbours:
+        record["neighbours"] = list(c.neighbours)
+    return record
 
 
 def conflicts_member(conflicts: Sequence[OpenConflict]) -> dict[str, Any]:

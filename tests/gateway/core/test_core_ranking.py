@@ -80,7 +80,8 @@ def test_digest_is_sha256_of_the_rfc8785_form_with_decimal_strings() -> None:
         "confidence": "0.1",
         "recency": "0.05",
         "validity": "0.05",
-        "brevity": "0.3",
+        "brevity": "0.5",
+        "context": "0.25",
     }
     assert canonical["brevity_half_tokens"] == 256
     assert canonical["recency_reference"] == "newest"
@@ -94,11 +95,11 @@ def test_digest_is_stable_and_changes_with_any_weight() -> None:
     assert again.digest == DEFAULT_PROFILE.digest
     # Pinned: a change to the digest rule or the default profile must be deliberate.
     assert DEFAULT_PROFILE.digest == (
-        "sha256:9a6bd21eb77034cf92be6c470aa7faebf0d9c3bd66d51cdec51b703bb7dd494f"
+        "sha256:43c785d26292ad6b3cf7cdd4e52768a63880e641c1d85eae1806963336b8660d"
     )
     digests = {DEFAULT_PROFILE.digest}
     for name in SIGNALS:
-        tuned = DEFAULT_PROFILE.with_weights(DEFAULT_PROFILE.version, **{name: 0.5})
+        tuned = DEFAULT_PROFILE.with_weights(DEFAULT_PROFILE.version, **{name: 0.7})
         digests.add(tuned.digest)
     assert len(digests) == len(SIGNALS) + 1
     renamed = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-02.1")
@@ -241,4 +242,52 @@ def test_brevity_can_scale_with_the_candidates_median_length() -> None:
     assert brevity_of_first(short_pool) < brevity_of_first(long_pool)
     tokens = probe.tokens
     median = pool_statistics(short_pool).median_tokens
-    assert brevity_of_first(short_pool) == round(0.3 * 0.5 ** (tokens / (2 * median)) * 1e6)
+    assert brevity_of_first(short_pool) == round(
+        DEFAULT_PROFILE.weights.brevity * 0.5 ** (tokens / (2 * median)) * 1e6
+    )
+
+
+def test_context_passes_a_hits_relevance_to_its_neighbours() -> None:
+    hit = memory("hit", vector_rank=1, lexical_rank=1, lexical_score=2.0)
+    weaker = memory("weaker", vector_rank=2, lexical_rank=2, lexical_score=1.0)
+    hit = dataclasses.replace(hit, neighbours=(MemoryId("reply"), MemoryId("hit")))
+    weaker = dataclasses.replace(weaker, neighbours=(MemoryId("reply"), MemoryId("aside")))
+    pool = [hit, weaker, memory("reply"), memory("aside"), memory("stranger")]
+    ranked = {r.candidate.memory_id: r for r in rank(pool, DEFAULT_PROFILE, NOW)}
+
+    def context(memory_id: str) -> int:
+        return ranked[MemoryId(memory_id)].signal_micros["context"]
+
+    weight = DEFAULT_PROFILE.weights.context
+    # The best hit's neighbour gets the whole weight (the better of its two hits decides); the
+    # weaker hit's own neighbour gets its share of the best relevance; a hit is not its own
+    # neighbour, and a memory no hit names gets nothing.
+    assert context("reply") == round(weight * 1_000_000)
+    relevance = {m: ranked[MemoryId(m)].signal_micros for m in ("hit", "weaker")}
+    share = sum(relevance["weaker"][s] for s in ("similarity", "lexical", "rrf")) / sum(
+        relevance["hit"][s] for s in ("similarity", "lexical", "rrf")
+    )
+    assert abs(context("aside") - weight * share * 1_000_000) <= 2
+    assert context("hit") == 0
+    assert context("stranger") == 0
+    # The signal off: the same pool ranks as the previous default did, neighbours or not.
+    previous = DEFAULT_PROFILE.with_weights("rank/test-no-context", context=0.0)
+    assert {r.signal_micros["context"] for r in rank(pool, previous, NOW)} == {0}
+
+
+def test_the_default_before_context_keeps_its_digest() -> None:
+    # rank/2026-12-01.1 as its receipts recorded it: no context weight.
+    recorded = {
+        "version": "rank/2026-12-01.1",
+        "weights": {"similarity": "0", "lexical": "0.3", "rrf": "0.25",
+                    "type_priority": "0.05", "confidence": "0.1", "recency": "0.05",
+                    "validity": "0.05", "brevity": "0.3"},
+        "type_priority": {"semantic": "0.9", "episodic": "0.7", "procedural": "1",
+                          "working": "0.5"},
+        "recency_half_life_days": "30", "validity_horizon_days": "7", "rrf_k": 60,
+        "brevity_half_tokens": 256, "recency_reference": "newest",
+    }  # fmt: skip
+    old = RankingProfile.from_canonical(recorded)
+    assert old.weights.context == 0
+    assert old.canonical() == recorded
+    assert old.digest == "sha256:9a6bd21eb77034cf92be6c470aa7faebf0d9c3bd66d51cdec51b703bb7dd494f"

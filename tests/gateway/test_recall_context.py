@@ -1,0 +1,73 @@
+"""Recall looks up the neighbours in write order of its strongest hits (the live memories written
+just before and just after, in the same namespace) and recalls them too, so the ranking's context
+signal can lift the turn that answers a question without sharing a word with it. Real HTTP
+writes, real PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+from litestar.testing import TestClient
+
+from gateway.core.fixed import to_micros
+from gateway.core.model import Candidate
+from gateway.core.ranking import DEFAULT_PROFILE, rank
+from gateway.embedding import HashEmbedder
+from gateway.store import retrieval
+from tests.conftest import Key
+from tests.gateway.test_memories_write import write
+
+TASK = "which cellist played the recital"
+
+
+async def _recalled(url: str, tenant_id: str) -> dict[str, Candidate]:
+    embedder = HashEmbedder()
+    scope = retrieval.Scope(tenant_id, ("chat",), None, datetime.now(UTC))
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        found = await retrieval.recall(
+            conn,
+            scope,
+            task=TASK,
+            query_vector=embedder.embed([TASK])[0],
+            embedding_model=embedder.model,
+            limit=1,  # each retriever's best only: the rest can come only as neighbours
+        )
+    return {c.heading: c for c in found}
+
+
+def test_the_strongest_hits_bring_their_neighbours_in_write_order(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    turns = [
+        ("chat", "opening", "Morning! Long week behind me."),
+        ("chat", "question", "Who was the cellist at the recital on Friday?"),
+        ("elsewhere", "other namespace", "Unrelated notes from another project."),
+        ("chat", "answer", "Oh, that was Ana Duarte, she studied in Porto."),
+        ("chat", "later", "Anyway, lunch tomorrow?"),
+    ]
+    for namespace, heading, content in turns:
+        response = write(
+            client, agent, namespace=namespace, heading=heading, content=content,
+            memory_type="episodic",
+        )  # fmt: skip
+        assert response.status_code == 201, response.text
+    recalled = asyncio.run(_recalled(database_url, agent.tenant_id))
+    question, answer = recalled["question"], recalled["answer"]
+    assert question.lexical_rank == 1
+    # The answer shares no stored word with the task; it is recalled as the question's
+    # neighbour (the other namespace's memory, written in between, is not one).
+    assert (answer.lexical_rank, answer.vector_rank) == (None, None)
+    assert set(question.neighbours) == {recalled["opening"].memory_id, answer.memory_id}
+    assert "other namespace" not in recalled
+    ranked = {
+        r.candidate.memory_id: r
+        for r in rank(list(recalled.values()), DEFAULT_PROFILE, datetime.now(UTC))
+    }
+    # The question is the best hit: its neighbours get the whole context weight.
+    assert ranked[answer.memory_id].signal_micros["context"] == to_micros(
+        DEFAULT_PROFILE.weights.context
+    )
+    assert ranked[question.memory_id].signal_micros["context"] == 0
