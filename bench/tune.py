@@ -142,7 +142,10 @@ def _reembed(
     everyone: Sequence[Candidate],
     limit: int,
 ) -> list[Candidate]:
-    """Lexical signals from SQL, vector signals recomputed with ``embedder`` over every memory."""
+    """Lexical signals from SQL, vector signals recomputed with ``embedder`` over every memory;
+    the neighbours (and the memories recalled only as neighbours) as the stored recall found
+    them."""
+    recalled = {c.memory_id: c for c in found}
     lexical = {c.memory_id: c for c in found if c.lexical_rank is not None}
     texts = [memory_text(c.heading, c.content) for c in everyone]
     vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
@@ -155,7 +158,7 @@ def _reembed(
     for c in everyone:
         hit = lexical.get(c.memory_id)
         vec = ranked.get(c.memory_id)
-        if hit is None and vec is None:
+        if hit is None and vec is None and c.memory_id not in recalled:
             continue
         out.append(
             dataclasses.replace(
@@ -164,6 +167,7 @@ def _reembed(
                 vector_distance=vec[1] if vec else None,
                 lexical_rank=hit.lexical_rank if hit else None,
                 lexical_score=hit.lexical_score if hit else None,
+                neighbours=recalled[c.memory_id].neighbours if c.memory_id in recalled else (),
             )
         )
     return out
@@ -343,11 +347,10 @@ def main(argv: list[str]) -> int:
 # The profile before this sweep, for the before/after row (its canonical form as receipts hold it).
 PREVIOUS_PROFILE = dataclasses.replace(
     DEFAULT_PROFILE,
-    version="rank/2026-11-30.1",
-    weights=RankingWeights(similarity=0.35, lexical=0.15, rrf=0.25, brevity=0.30),
+    version="rank/2026-12-01.1",
+    weights=RankingWeights(lexical=0.30, rrf=0.25, brevity=0.30, context=0.0),
     brevity_half_tokens=256,
     brevity_half_medians=None,
-    recency_reference="now",
 )
 
 
@@ -358,19 +361,19 @@ def _label(profile: RankingProfile) -> str:
         if profile.brevity_half_medians is None
         else f"{profile.brevity_half_medians:g} medians"
     )
-    return f"sim {w.similarity:g} lex {w.lexical:g} rrf {w.rrf:g} brev {w.brevity:g} @ {half}"
+    return (
+        f"sim {w.similarity:g} lex {w.lexical:g} rrf {w.rrf:g} brev {w.brevity:g} @ {half}"
+        f" ctx {w.context:g}"
+    )
 
 
 def _grid() -> Iterable[tuple[str, RankingProfile]]:
-    halves: tuple[tuple[int, float | None], ...] = ((256, None), (256, 2.0), (256, 4.0))
-    for similarity, lexical, rrf, brevity, (tokens, medians) in itertools.product(
-        (0.0, 0.35), (0.15, 0.3, 0.4), (0.15, 0.25), (0.3, 0.4), halves
+    # The cosine and a half size relative to the median did not pay in earlier sweeps
+    # (bench/RESULTS.md, issue 15): this grid is the one rank/2026-12-02.2 was chosen on.
+    for lexical, brevity, context in itertools.product(
+        (0.3, 0.4), (0.3, 0.4, 0.5), (0.0, 0.1, 0.15, 0.2, 0.25, 0.3)
     ):
-        profile = dataclasses.replace(
-            DEFAULT_PROFILE.with_weights(
-                "tune", similarity=similarity, lexical=lexical, rrf=rrf, brevity=brevity
-            ),
-            brevity_half_tokens=tokens,
-            brevity_half_medians=medians,
+        profile = DEFAULT_PROFILE.with_weights(
+            "tune", lexical=lexical, rrf=0.25, brevity=brevity, context=context
         )
         yield _label(profile), profile
