@@ -322,3 +322,39 @@ def test_exact_replay_ranks_from_the_recorded_statistics(
     assert statistics(exact["receipt_id"]) == recorded
     current = replay(client, auditor, original["receipt_id"], mode="current").json()
     assert statistics(current["receipt_id"])["newest_created_at"] > recorded["newest_created_at"]
+
+
+def test_exact_replay_passes_context_from_the_recorded_neighbours(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    # A question, then its answer, which shares no word with the task: the answer is ranked by
+    # the context its neighbour (the question) passes it, read back from the receipt's record.
+    turns = [
+        "Who was the cellist at the recital on Friday?",
+        "Oh, that was Ana Duarte, she studied in Porto.",
+        "Anyway, lunch tomorrow?",
+    ]
+    for text in turns:
+        written = client.post(
+            "/v1/memories",
+            json=memory(namespace="chat", heading=text, content=text, memory_type="episodic"),
+            headers=agent.headers,
+        )
+        assert written.status_code == 201, written.text
+    ask = {"task": "which cellist played the recital", "namespaces": ["chat"],
+           "budget_tokens": 600, "top_k": 3, "include_index": False}  # fmt: skip
+    original = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    auditor = make_key(role="auditor")
+
+    def context_of_included(receipt_id: str) -> dict[str, int]:
+        receipt = client.get(f"/v1/receipts/{receipt_id}", headers=auditor.headers).json()
+        return {
+            item["memory_id"]: item["signals_micros"]["context"]
+            for item in receipt["body"]["included"]
+        }
+
+    recorded = context_of_included(original["receipt_id"])
+    assert len(recorded) == 3 and max(recorded.values()) > 0
+    exact = replay(client, auditor, original["receipt_id"], mode="exact").json()
+    assert exact["identical"] is True and exact["problems"] == []
+    assert context_of_included(exact["receipt_id"]) == recorded
