@@ -5,37 +5,18 @@ writes, real PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-import psycopg
 from litestar.testing import TestClient
 
 from gateway.core.fixed import to_micros
-from gateway.core.model import Candidate
 from gateway.core.ranking import DEFAULT_PROFILE, rank
-from gateway.embedding import HashEmbedder
-from gateway.store import retrieval
 from tests.conftest import Key
+from tests.gateway.recall_helpers import recall
 from tests.gateway.test_memories_write import write
 
 TASK = "which cellist played the recital"
-
-
-async def _recalled(url: str, tenant_id: str) -> dict[str, Candidate]:
-    embedder = HashEmbedder()
-    scope = retrieval.Scope(tenant_id, ("chat",), None, datetime.now(UTC))
-    async with await psycopg.AsyncConnection.connect(url) as conn:
-        found = await retrieval.recall(
-            conn,
-            scope,
-            task=TASK,
-            query_vector=embedder.embed([TASK])[0],
-            embedding_model=embedder.model,
-            limit=1,  # each retriever's best only: the rest can come only as neighbours
-        )
-    return {c.heading: c for c in found}
 
 
 def test_the_strongest_hits_bring_their_neighbours_in_write_order(
@@ -54,7 +35,11 @@ def test_the_strongest_hits_bring_their_neighbours_in_write_order(
             memory_type="episodic",
         )  # fmt: skip
         assert response.status_code == 201, response.text
-    recalled = asyncio.run(_recalled(database_url, agent.tenant_id))
+    recalled = {
+        c.heading: c
+        # each retriever's best only: the rest can come only as neighbours
+        for c in recall(database_url, agent.tenant_id, "chat", TASK, limit=1)
+    }
     question, answer = recalled["question"], recalled["answer"]
     assert question.lexical_rank == 1
     # The answer shares no stored word with the task; it is recalled as the question's

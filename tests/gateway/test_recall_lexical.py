@@ -5,18 +5,17 @@ scope, df over the matches). Real HTTP writes, real PostgreSQL."""
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
 from litestar.testing import TestClient
 
-from gateway.embedding import HashEmbedder
+from gateway.core.model import Candidate
 from gateway.store import retrieval
 from tests.conftest import Key
+from tests.gateway.recall_helpers import recall
 from tests.gateway.test_memories_write import memory
 
 TASK = "how do we roll back the payments deploy"
@@ -72,21 +71,6 @@ def _expected(url: str, tenant_id: str) -> dict[str, float]:
     }
 
 
-async def _recalled(url: str, tenant_id: str) -> dict[str, Any]:
-    embedder = HashEmbedder()
-    scope = retrieval.Scope(tenant_id, ("ops",), None, datetime.now(UTC))
-    async with await psycopg.AsyncConnection.connect(url) as conn:
-        found = await retrieval.recall(
-            conn,
-            scope,
-            task=TASK,
-            query_vector=embedder.embed([TASK])[0],
-            embedding_model=embedder.model,
-            limit=40,
-        )
-    return {c.memory_id: c for c in found}
-
-
 def test_lexical_scores_are_bm25_over_the_stored_tsvectors(
     client: TestClient[Any], agent: Key, database_url: str
 ) -> None:
@@ -94,7 +78,9 @@ def test_lexical_scores_are_bm25_over_the_stored_tsvectors(
     written = client.post("/v1/memories/batch", json={"items": items}, headers=agent.headers)
     assert written.status_code in (200, 201), written.text
     expected = _expected(database_url, agent.tenant_id)
-    recalled = asyncio.run(_recalled(database_url, agent.tenant_id))
+    recalled: dict[str, Candidate] = {
+        c.memory_id: c for c in recall(database_url, agent.tenant_id, "ops", TASK, limit=40)
+    }
     lexical = {i: c for i, c in recalled.items() if c.lexical_rank is not None}
     assert len(expected) == 5  # every memory but the one without the task's words
     assert lexical.keys() == expected.keys()

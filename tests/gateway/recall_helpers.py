@@ -1,0 +1,33 @@
+"""The store's `recall` as a test drives it: one namespace, the hash embedder, now."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+
+import psycopg
+
+from gateway.core.model import Candidate
+from gateway.embedding import HashEmbedder
+from gateway.store import retrieval
+
+
+async def _recall(
+    url: str, tenant_id: str, namespace: str, task: str, limit: int
+) -> list[Candidate]:
+    embedder = HashEmbedder()
+    scope = retrieval.Scope(tenant_id, (namespace,), None, datetime.now(UTC))
+    async with await psycopg.AsyncConnection.connect(url) as conn:
+        return await retrieval.recall(
+            conn,
+            scope,
+            task=task,
+            query_vector=embedder.embed([task])[0],
+            embedding_model=embedder.model,
+            limit=limit,
+        )
+
+
+def recall(url: str, tenant_id: str, namespace: str, task: str, limit: int) -> list[Candidate]:
+    """What `retrieval.recall` returns for `task` in `namespace`, each retriever cut at `limit`."""
+    return asyncio.run(_recall(url, tenant_id, namespace, task, limit))
