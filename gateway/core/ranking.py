@@ -187,8 +187,8 @@ class RankingProfile:
         """The float-free form the digest is computed over (and that :meth:`from_canonical` reads).
 
         Without brevity or context (weight 0) the form is the one profiles had before that
-        signal existed, and the adaptive fields appear only when set, so the digests of older profiles, recorded
-        in old receipts, stay the same.
+        signal existed, and the adaptive fields appear only when set, so the digests of older
+        profiles, recorded in old receipts, stay the same.
         """
         weights: dict[str, JSONValue] = {n: decimal_string(w) for n, w in self.weights.items()}
         form: dict[str, JSONValue] = {

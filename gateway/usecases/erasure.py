@@ -58,7 +58,8 @@ class Eraser:
         self, authorization: str | None, session_id: str, seq: int, reason: str
     ) -> Erased:
         """Blank one turn of a session, the summaries that cover it, the memories remembered
-        from either and the facts derived from them. 404 for an unknown session or turn, 409 `already_erased` the second time."""
+        from either and the facts derived from them. 404 for an unknown session or turn, 409
+        `already_erased` the second time."""
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("admin")
             session = await open_session(conn, principal, session_id, lock=True)
