@@ -353,12 +353,12 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
               FROM probed WHERE df <= %(common_cap)s
         ),
         matched AS (
-            -- Each match keeps only the query's terms of its tsvector, cut in C (every lexeme
-            -- weighted D, the query's A, keep A), so the next CTE unnests a few lexemes, not
-            -- the hundreds of a long turn (unnesting them all was most of this statement).
+            -- Each match keeps only the query's terms of its tsvector, cut in C (the query's
+            -- lexemes weighted A, keep A; the stored tsvector carries no weights, which is D),
+            -- so the next CTE unnests a few lexemes, not the hundreds of a long turn (unnesting
+            -- them all was most of this statement).
             SELECT m.memory_id, length(m.tsv)::float8 AS len,
-                   ts_filter(setweight(setweight(m.tsv, 'D'), 'A', terms.lexemes), '{{a}}')
-                       AS query_terms
+                   ts_filter(setweight(m.tsv, 'A', terms.lexemes), '{{a}}') AS query_terms
               FROM memories m, terms
              WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {filters}
         ),
