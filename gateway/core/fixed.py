@@ -32,6 +32,8 @@ MICROS = 1_000_000
 # The largest magnitude in millionths, 10²⁸, is where the decimal quantization this replaced
 # ran out of its 28 digits.
 _MICROS_LIMIT = 10**28
+# Where `to_micros` may round the float product itself (see there).
+_FAST_LIMIT = 2.0**39
 
 
 def to_micros(value: float) -> int:
@@ -39,7 +41,14 @@ def to_micros(value: float) -> int:
 
     In integers (the float's exact ratio, whose denominator is a power of two): the same result
     as ``Decimal(value) * 10⁶`` quantized half to even, at a fraction of the cost; a bundle's
-    ranking converts hundreds of signals."""
+    ranking converts hundreds of signals, nearly all of them by the float product alone."""
+    scaled = value * MICROS
+    if -_FAST_LIMIT < scaled < _FAST_LIMIT:  # false for nan and the infinities
+        nearest = round(scaled)
+        # Below 2**39 the float product is within 2**-14 of the exact one, so when it is further
+        # than that from a half-integer, both round to the same integer.
+        if abs(scaled - nearest) < 0.499:
+            return nearest
     if not math.isfinite(value):
         raise ValueError(f"cannot express {value!r} in fixed point")
     numerator, denominator = value.as_integer_ratio()

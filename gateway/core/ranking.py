@@ -41,12 +41,12 @@ every non-integer number is a decimal string. Tuners build a new profile with
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from fractions import Fraction
 from types import MappingProxyType
 from typing import Literal
 
@@ -343,15 +343,36 @@ class _PoolScale:
     """What every candidate's signals are scaled by, computed once per ranking."""
 
     best_lexical: float
-    rrf_top: Fraction
+    recency_reference: datetime
+    brevity_half: float
+
+
+@functools.lru_cache(maxsize=4096)
+def _rrf_signal(vector_rank: int | None, lexical_rank: int | None, k: int) -> float:
+    """The rrf signal, exact (in fractions) then rounded once; a pool repeats few rank pairs."""
+    return float(rrf_score(vector_rank, lexical_rank, k) / rrf_max(k))
+
+
+def _pool_scale(
+    candidates: Sequence[Candidate], profile: RankingProfile, now: datetime, pool: PoolStatistics
+) -> _PoolScale:
+    scores = [
+        c.lexical_score
+        for c in candidates
+        if c.lexical_score is not None and math.isfinite(c.lexical_score)
+    ]
+    reference = now
+    if profile.recency_reference == "newest" and pool.newest_created_at is not None:
+        reference = min(now, pool.newest_created_at)
+    return _PoolScale(
+        best_lexical=max(scores, default=0.0),
+        recency_reference=reference,
+        brevity_half=_brevity_half(profile, pool),
+    )
 
 
 def _raw_signals(
-    candidate: Candidate,
-    profile: RankingProfile,
-    now: datetime,
-    scale: _PoolScale,
-    pool: PoolStatistics,
+    candidate: Candidate, profile: RankingProfile, now: datetime, scale: _PoolScale
 ) -> dict[str, float]:
     distance = candidate.vector_distance
     similarity = 0.0 if distance is None else _clamp(1.0 - distance)
@@ -361,11 +382,7 @@ def _raw_signals(
         lexical = 1.0 / candidate.lexical_rank
     else:
         lexical = 0.0
-    fused = rrf_score(candidate.vector_rank, candidate.lexical_rank, profile.rrf_k)
-    reference = now
-    if profile.recency_reference == "newest" and pool.newest_created_at is not None:
-        reference = min(now, pool.newest_created_at)
-    age_days = max(0.0, (reference - candidate.created_at) / _DAY)
+    age_days = max(0.0, (scale.recency_reference - candidate.created_at) / _DAY)
     if candidate.expires_at is None:
         validity = 1.0
     elif profile.validity_horizon_days == 0:
@@ -375,13 +392,13 @@ def _raw_signals(
     return {
         "similarity": similarity,
         "lexical": lexical,
-        "rrf": float(fused / scale.rrf_top),
+        "rrf": _rrf_signal(candidate.vector_rank, candidate.lexical_rank, profile.rrf_k),
         "type_priority": profile.type_priority[candidate.memory_type],
         "confidence": _clamp(candidate.confidence),
         "recency": 0.5 ** (age_days / profile.recency_half_life_days),
         "validity": validity,
         "context": 0.0,  # relative to the other candidates: filled in by `rank`
-        "brevity": 0.5 ** (max(0, candidate.tokens) / _brevity_half(profile, pool)),
+        "brevity": 0.5 ** (max(0, candidate.tokens) / scale.brevity_half),
     }
 
 
@@ -413,19 +430,16 @@ def rank(
     ``pool`` is :func:`pool_statistics` of ``candidates`` (computed here when not given)."""
     if pool is None:
         pool = pool_statistics(candidates)
-    scores = [
-        c.lexical_score
-        for c in candidates
-        if c.lexical_score is not None and math.isfinite(c.lexical_score)
-    ]
-    scale = _PoolScale(best_lexical=max(scores, default=0.0), rrf_top=rrf_max(profile.rrf_k))
-    raws = [_raw_signals(c, profile, now, scale, pool) for c in candidates]
+    scale = _pool_scale(candidates, profile, now, pool)
+    raws = [_raw_signals(c, profile, now, scale) for c in candidates]
     if profile.weights.context:
         for raw, context in zip(raws, _context(candidates, raws, profile), strict=True):
             raw["context"] = context
+    weights = profile.weights.items()
     ranked: list[Ranked] = []
     for candidate, raw in zip(candidates, raws, strict=True):
-        micros = {name: to_micros(weight * raw[name]) for name, weight in profile.weights.items()}
+        # A switched-off signal is worth exactly 0 (every raw signal is finite).
+        micros = {name: to_micros(weight * raw[name]) if weight else 0 for name, weight in weights}
         total = sum(micros.values())
         ranked.append(
             Ranked(
