@@ -17,6 +17,7 @@ import uvicorn
 
 from gateway.collector import settle_collector
 from gateway.http.app import create_app
+from gateway.http.slow_clients import http_protocol
 from gateway.http.workers import run_workers
 from gateway.settings import Settings
 
@@ -51,7 +52,15 @@ def main(argv: list[str]) -> None:
     )
     app = create_app(settings)
     settle_collector()  # as `ctxgw serve` does
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    # As `ctxgw serve` serves: its HTTP protocol (the slow-client deadlines) included.
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        access_log=False,
+        http=http_protocol(settings.header_timeout_seconds),
+    )
 
 
 if __name__ == "__main__":

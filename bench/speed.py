@@ -215,11 +215,12 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
                     run[f"{name}_c{c}"] = found.summary()
                     print(size, name, c, run[f"{name}_c{c}"], flush=True)
             last = size == sizes[-1]
-            run["stages_p50_ms"], report = asyncio.run(
-                _breakdown(db, queries, args.breakdown_runs, args.profile and last)
-            )
-            print(size, "stages", run["stages_p50_ms"], flush=True)
-            profile_report = report or profile_report
+            if args.breakdown_runs > 0:
+                run["stages_p50_ms"], report = asyncio.run(
+                    _breakdown(db, queries, args.breakdown_runs, args.profile and last)
+                )
+                print(size, "stages", run["stages_p50_ms"], flush=True)
+                profile_report = report or profile_report
             runs.append(run)
         info = machine(pg)
 
@@ -284,7 +285,7 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
         ],
         growth_rows,
     )
-    stage_names = list(runs[0]["stages_p50_ms"])
+    stage_names = list(runs[0].get("stages_p50_ms", {}))
     stages = markdown_table(
         ["memories", *stage_names],
         [[f"{r['size']:,}", *(r["stages_p50_ms"][s] for s in stage_names)] for r in runs],
