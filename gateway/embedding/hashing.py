@@ -172,6 +172,9 @@ _VOCABULARY = 100_000
 _MIN_WEIGHT = 0.05
 
 
+# Words recur across texts and so do their stems and features: each is worked out once per
+# process (per-memory work dominates batch ingest; the caches hold ~10 MB when full).
+@functools.lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A deliberately tiny suffix strip: enough to meet 'recipes'/'recipe', never clever."""
     for suffix in ("ing", "ed", "es", "s"):
@@ -206,6 +209,14 @@ def _features(text: str) -> dict[str, float]:
     return features
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _slot(feature: str, dim: int) -> tuple[int, float]:
+    """The coordinate a feature adds to and the sign it adds with (the signed hashing trick)."""
+    digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
+    value = int.from_bytes(digest, "big")
+    return value % dim, 1.0 if (value >> 63) & 1 else -1.0
+
+
 class HashEmbedder:
     def __init__(self, dim: int = 384) -> None:
         self._dim = dim
@@ -226,10 +237,7 @@ class HashEmbedder:
     def _embed_one(self, text: str) -> list[float]:
         vector = [0.0] * self._dim
         for feature, weight in sorted(_features(text).items()):
-            digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
-            value = int.from_bytes(digest, "big")
-            index = value % self._dim
-            sign = 1.0 if (value >> 63) & 1 else -1.0
+            index, sign = _slot(feature, self._dim)
             vector[index] += sign * weight
         norm = math.sqrt(sum(v * v for v in vector))
         if norm == 0.0:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import psycopg
+from pgvector import Vector
 from psycopg.rows import class_row
 
 from gateway.memory import MemoryDraft, MemoryVersion
@@ -85,7 +86,9 @@ def _insert_params(version: NewVersion) -> dict[str, object]:
         "content_sha256": version.content_sha256,
         "heading_tokens": version.heading_tokens,
         "tokens": version.tokens,
-        "embedding": "[" + ",".join(repr(x) for x in version.embedding) + "]",
+        # Sent binary (float4 as PostgreSQL stores it): formatting 384 floats as text was a tenth
+        # of a batch write's CPU.
+        "embedding": Vector(version.embedding),
         "embedding_model": version.embedding_model,
         "embedding_dim": version.embedding_dim,
         "sources": list(draft.sources),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from pgvector import Vector
 from psycopg import sql
 from psycopg.rows import dict_row
 
@@ -175,7 +176,8 @@ async def recall(
     """Hybrid recall: up to `limit` memories from each retriever, with their ranks and scores.
 
     `corpus_size` is BM25's N, the live memories in scope (counted in the statement when not
-    given). One round trip."""
+    given). One round trip, on a connection with pgvector's types registered, as every pooled
+    connection is (`gateway.store.database`): the query vector is sent binary."""
     query, params = _recall_query(
         scope,
         task=task,
@@ -435,7 +437,7 @@ def _recall_params(
     corpus_size: int | None,
 ) -> dict[str, Any]:
     return scope.params() | {
-        "vector": "[" + ",".join(repr(float(x)) for x in query_vector) + "]",
+        "vector": Vector(list(query_vector)),
         "model": embedding_model,
         "limit": limit,
         "task": task,

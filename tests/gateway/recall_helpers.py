@@ -6,6 +6,7 @@ import asyncio
 from datetime import UTC, datetime
 
 import psycopg
+from pgvector.psycopg import register_vector_async
 
 from gateway.core.model import Candidate
 from gateway.embedding import HashEmbedder
@@ -18,6 +19,7 @@ async def _recall(
     embedder = HashEmbedder()
     scope = retrieval.Scope(tenant_id, (namespace,), None, datetime.now(UTC))
     async with await psycopg.AsyncConnection.connect(url) as conn:
+        await register_vector_async(conn)  # as every pooled connection is (query vectors go binary)
         return await retrieval.recall(
             conn,
             scope,
