@@ -33,6 +33,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 import psycopg
+from pgvector.psycopg import register_vector
 from ulid import ULID
 
 from bench import locomo, longmemeval
@@ -229,6 +230,7 @@ def bulk_load(
     ]
     chunks = [items[i : i + chunk] for i in range(0, len(items), chunk)]
     with psycopg.connect(url) as conn:
+        register_vector(conn)  # the rows' embeddings go binary, as the gateway sends them
         definitions = conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'memories'"
             " AND indexname = ANY(%s)",
