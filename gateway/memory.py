@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gateway.core.model import Candidate, MemoryId, MemoryType
+from gateway.core.model import Candidate, MemoryType
 
 __all__ = ["MemoryDraft", "MemoryVersion", "candidate_of"]
 
@@ -73,9 +73,12 @@ class MemoryVersion:
 
 def candidate_of(row: Mapping[str, Any]) -> Candidate:
     """The one way a stored version becomes a core `Candidate`: from its columns (a store row,
-    or a `MemoryVersion`'s fields with the signals a receipt recorded)."""
+    or a `MemoryVersion`'s fields with the signals a receipt recorded). Every context request
+    builds a few hundred, so the ids are taken as they are (MemoryId is a NewType: no check)."""
+    get = row.get
+    neighbours = get("neighbours")
     return Candidate(
-        memory_id=MemoryId(row["memory_id"]),
+        memory_id=row["memory_id"],
         namespace=row["namespace"],
         memory_type=row["memory_type"],
         heading=row["heading"],
@@ -87,16 +90,16 @@ def candidate_of(row: Mapping[str, Any]) -> Candidate:
         created_at=row["created_at"],
         expires_at=row["expires_at"],
         deleted_at=row["deleted_at"],
-        superseded_by=MemoryId(row["superseded_by"]) if row["superseded_by"] else None,
+        superseded_by=row["superseded_by"] or None,
         content_sha256=row["content_sha256"],
         tokens=row["tokens"],
         heading_tokens=row["heading_tokens"],
-        vector_rank=row.get("vector_rank"),
-        vector_distance=row.get("vector_distance"),
-        lexical_rank=row.get("lexical_rank"),
-        lexical_score=row.get("lexical_score"),
+        vector_rank=get("vector_rank"),
+        vector_distance=get("vector_distance"),
+        lexical_rank=get("lexical_rank"),
+        lexical_score=get("lexical_score"),
         erased_at=row["erased_at"],
-        superseded_decision=row.get("superseded_decision"),
-        claim_key=row.get("claim_key"),
-        neighbours=tuple(MemoryId(n) for n in row.get("neighbours") or ()),
+        superseded_decision=get("superseded_decision"),
+        claim_key=get("claim_key"),
+        neighbours=tuple(neighbours) if neighbours else (),
     )
