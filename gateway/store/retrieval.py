@@ -57,6 +57,17 @@ _HEADING_COLUMNS = sql.SQL(
 )
 
 
+# How a query states the scope's `created_at <= as_of`: as a condition an index may serve
+# ("indexed"); as a check of the rows another index found, which no btree can serve ("checked",
+# the same truth value: WHERE keeps only true either way); or not at all, where the query's other
+# conditions imply it ("implied"). "checked" is for the full-text probes: a pooled connection runs
+# the recall statement on a generic plan after ten executions (psycopg prepares it after five, then
+# PostgreSQL plans five custom before it compares), and a generic plan cannot see that as_of is
+# now, guesses the bound keeps a third of the tenant, and ANDs each GIN bitmap with a scan of the
+# tenant's whole memories_created range (0.5 ms a probe at 10k memories, linear in the tenant).
+Created = Literal["indexed", "checked", "implied"]
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Which memories a request may see: a tenant, its namespaces (None = all), optional types,
@@ -74,7 +85,8 @@ class Scope:
     def live(self) -> sql.Composable:
         return _LIVE_THEN if self.historical else _LIVE_NOW
 
-    def filters(self, alias: str = "m") -> sql.Composed:
+    def filters(self, alias: str = "m", *, created: Created = "indexed") -> sql.Composed:
+        """The scope's conditions on `alias`, with ``created_at <= as_of`` as `created` says."""
         parts = [sql.SQL("{}.tenant_id = %(tenant_id)s").format(sql.Identifier(alias))]
         if self.namespaces is not None:
             parts.append(
@@ -84,7 +96,12 @@ class Scope:
             parts.append(
                 sql.SQL("{}.memory_type = ANY(%(memory_types)s)").format(sql.Identifier(alias))
             )
-        parts.append(sql.SQL("{}.created_at <= %(as_of)s").format(sql.Identifier(alias)))
+        if created == "indexed":
+            parts.append(sql.SQL("{}.created_at <= %(as_of)s").format(sql.Identifier(alias)))
+        elif created == "checked":
+            parts.append(
+                sql.SQL("({}.created_at <= %(as_of)s) IS TRUE").format(sql.Identifier(alias))
+            )
         return sql.SQL(" AND ").join(parts)
 
     def params(self) -> dict[str, Any]:
@@ -191,12 +208,6 @@ async def recall(
         return [candidate_of(row) for row in await cur.fetchall()]
 
 
-# Each candidate's neighbours in write order, where `adjacent` looked them up (its strongest hits).
-_NEIGHBOURS = sql.SQL(
-    "(SELECT array_agg(a.neighbour ORDER BY a.neighbour) FROM adjacent a"
-    " WHERE a.memory_id = m.memory_id) AS neighbours"
-)
-
 _NAMES = (
     "memory_id, namespace, memory_type, heading, content, confidence, labels, source_type, "
     "source_ref, created_at, expires_at, deleted_at, superseded_by, content_sha256, tokens, "
@@ -227,12 +238,15 @@ async def context_candidates(
         {ctes},
         recalled AS (
             SELECT 1 AS part, {columns}, vec.vector_rank, vec.distance AS vector_distance,
-                   lex.lexical_rank, lex.score::float8 AS lexical_score, {neighbours}
+                   lex.lexical_rank, lex.score::float8 AS lexical_score, nb.neighbours
               FROM memories m
               LEFT JOIN vec ON vec.memory_id = m.memory_id
               LEFT JOIN lex ON lex.memory_id = m.memory_id
+              LEFT JOIN neighbours nb ON nb.memory_id = m.memory_id
              WHERE m.tenant_id = %(tenant_id)s
-               AND m.memory_id IN (SELECT memory_id FROM recalled_ids)
+               -- An array, so the rows are fetched by primary key whatever the estimates: as
+               -- `IN (SELECT ...)` the planner hashed the ids and scanned every memory.
+               AND m.memory_id = ANY(ARRAY(SELECT memory_id FROM recalled_ids))
         ),
         indexed AS (
             SELECT 2 AS part, {names}, NULL::bigint AS vector_rank, NULL::float8 AS vector_distance,
@@ -256,7 +270,6 @@ async def context_candidates(
         live=scope.live(),
         ctes=_recall_ctes(scope, len(query_vector), "live"),
         columns=_COLUMNS,
-        neighbours=_NEIGHBOURS,
         names=sql.SQL(_NAMES),
         index_columns=_COLUMNS if index_content else _HEADING_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
@@ -294,15 +307,16 @@ def _recall_query(
         """
         WITH {ctes}
         SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
-               lex.lexical_rank, lex.score::float8 AS lexical_score, {neighbours}
+               lex.lexical_rank, lex.score::float8 AS lexical_score, nb.neighbours
           FROM memories m
           LEFT JOIN vec ON vec.memory_id = m.memory_id
           LEFT JOIN lex ON lex.memory_id = m.memory_id
+          LEFT JOIN neighbours nb ON nb.memory_id = m.memory_id
          WHERE m.tenant_id = %(tenant_id)s
-           AND m.memory_id IN (SELECT memory_id FROM recalled_ids)
+           AND m.memory_id = ANY(ARRAY(SELECT memory_id FROM recalled_ids))  -- by primary key
          ORDER BY m.memory_id
         """
-    ).format(ctes=_recall_ctes(scope, dim, corpus_size), columns=_COLUMNS, neighbours=_NEIGHBOURS)
+    ).format(ctes=_recall_ctes(scope, dim, corpus_size), columns=_COLUMNS)
     return query, _recall_params(
         scope,
         task=task,
@@ -340,10 +354,11 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
             -- found in more than COMMON_TERM_CAP memories carries almost no BM25 weight, and
             -- matching it would make this branch linear in the corpus. Bounded probes keep it
             -- proportional to the rare terms, and the outcome depends on memory state alone.
+            -- The scope is checked on the rows the full-text index found (see `Created`).
             SELECT q.lexeme,
                    (SELECT count(*) FROM (SELECT 1 FROM memories m
                                            WHERE m.tsv @@ quote_literal(q.lexeme)::tsquery
-                                             AND {filters}
+                                             AND {matching_filters}
                                            LIMIT %(common_cap)s + 1) probe) AS df
               FROM query_lexemes q
         ),
@@ -358,11 +373,16 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
             -- Each match keeps only the query's terms of its tsvector, cut in C (the query's
             -- lexemes weighted A, keep A; the stored tsvector carries no weights, which is D),
             -- so the next CTE unnests a few lexemes, not the hundreds of a long turn (unnesting
-            -- them all was most of this statement).
-            SELECT m.memory_id, length(m.tsv)::float8 AS len,
-                   ts_filter(setweight(m.tsv, 'A', terms.lexemes), '{{a}}') AS query_terms
-              FROM memories m, terms
-             WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {filters}
+            -- them all was most of this statement). The tsvector is read once per match: a long
+            -- turn's is stored out of line (its row holds the embedding inline, migration 0024),
+            -- and each mention of m.tsv fetches it from TOAST again, so the length is taken from
+            -- the weighted copy (setweight keeps every lexeme), computed once in the subquery.
+            -- The index finds the matches; the scope is checked on the rows it found, not
+            -- intersected with a created_at index scan of the whole tenant (see `Created`).
+            SELECT m.memory_id, length(w.tsv)::float8 AS len, ts_filter(w.tsv, '{{a}}') AS query_terms
+              FROM memories m, terms,
+                   LATERAL (SELECT setweight(m.tsv, 'A', terms.lexemes) AS tsv OFFSET 0) w
+             WHERE terms.q IS NOT NULL AND m.tsv @@ terms.q AND {matching_filters}
         ),
         hits AS (
             SELECT mt.memory_id, mt.len, u.lexeme,
@@ -388,12 +408,15 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
         ),
         adjacent AS (
             -- The live memory written just before and just after each strong hit in its
-            -- namespace: two probes of memories_written per hit, whatever the corpus size.
+            -- namespace: two probes of memories_written per hit, whatever the corpus size. The
+            -- earlier one leaves out created_at <= as_of (the hit is in scope, so what precedes
+            -- it is too): with both upper bounds the backward index scan started at as_of and
+            -- walked back over every later write to the hit (0.15 ms a probe at 10k memories).
             SELECT h.memory_id, n.memory_id AS neighbour
               FROM memories h
               CROSS JOIN LATERAL (
                   (SELECT m.memory_id FROM memories m
-                    WHERE {filters} AND {live} AND m.namespace = h.namespace
+                    WHERE {earlier_filters} AND {live} AND m.namespace = h.namespace
                       AND (m.created_at, m.memory_id) < (h.created_at, h.memory_id)
                     ORDER BY m.created_at DESC, m.memory_id DESC LIMIT 1)
                   UNION ALL
@@ -403,9 +426,18 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
                     ORDER BY m.created_at, m.memory_id LIMIT 1)
               ) n
              WHERE h.tenant_id = %(tenant_id)s
-               AND h.memory_id IN (SELECT memory_id FROM vec WHERE vector_rank <= %(context_hits)s
-                                   UNION
-                                   SELECT memory_id FROM lex WHERE lexical_rank <= %(context_hits)s)
+               -- By primary key (an array, as in the final join): as `IN (SELECT ...)` a generic
+               -- plan hashed the hits and scanned the tenant's whole memories_written.
+               AND h.memory_id = ANY(ARRAY(
+                       SELECT memory_id FROM vec WHERE vector_rank <= %(context_hits)s
+                       UNION
+                       SELECT memory_id FROM lex WHERE lexical_rank <= %(context_hits)s))
+        ),
+        neighbours AS (
+            -- Each strong hit's neighbours, once: a correlated subquery per candidate rescanned
+            -- `adjacent` for each of them.
+            SELECT memory_id, array_agg(neighbour ORDER BY neighbour) AS neighbours
+              FROM adjacent GROUP BY memory_id
         ),
         recalled_ids AS (
             SELECT memory_id FROM vec UNION SELECT memory_id FROM lex
@@ -416,6 +448,8 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
         vtype=vector_type,
         dim=sql.Literal(dim),
         filters=scope.filters(),
+        earlier_filters=scope.filters(created="implied"),
+        matching_filters=scope.filters(created="checked"),
         live=scope.live(),
         corpus_size=sql.SQL("(SELECT live_count FROM live)")
         if corpus_size == "live"

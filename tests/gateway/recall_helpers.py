@@ -14,10 +14,14 @@ from gateway.store import retrieval
 
 
 async def _recall(
-    url: str, tenant_id: str, namespace: str, task: str, limit: int
+    url: str, tenant_id: str, namespace: str, task: str, limit: int, as_of: datetime | None
 ) -> list[Candidate]:
     embedder = HashEmbedder()
-    scope = retrieval.Scope(tenant_id, (namespace,), None, datetime.now(UTC))
+    scope = (
+        retrieval.Scope(tenant_id, (namespace,), None, datetime.now(UTC))
+        if as_of is None
+        else retrieval.Scope(tenant_id, (namespace,), None, as_of, historical=True)
+    )
     async with await psycopg.AsyncConnection.connect(url) as conn:
         await register_vector_async(conn)  # as every pooled connection is (query vectors go binary)
         return await retrieval.recall(
@@ -30,6 +34,9 @@ async def _recall(
         )
 
 
-def recall(url: str, tenant_id: str, namespace: str, task: str, limit: int) -> list[Candidate]:
-    """What `retrieval.recall` returns for `task` in `namespace`, each retriever cut at `limit`."""
-    return asyncio.run(_recall(url, tenant_id, namespace, task, limit))
+def recall(
+    url: str, tenant_id: str, namespace: str, task: str, limit: int, as_of: datetime | None = None
+) -> list[Candidate]:
+    """What `retrieval.recall` returns for `task` in `namespace`, each retriever cut at `limit`:
+    now, or at the past instant `as_of`."""
+    return asyncio.run(_recall(url, tenant_id, namespace, task, limit, as_of))

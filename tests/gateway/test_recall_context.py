@@ -5,6 +5,7 @@ writes, real PostgreSQL."""
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,3 +57,34 @@ def test_the_strongest_hits_bring_their_neighbours_in_write_order(
         DEFAULT_PROFILE.weights.context
     )
     assert ranked[question.memory_id].signal_micros["context"] == 0
+
+
+def test_a_past_instant_recalls_and_neighbours_only_what_was_written_by_then(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    # The statement states `created_at <= as_of` three ways (retrieval.Created): bounded for the
+    # vector branch, checked on the full-text matches, implied for the earlier neighbour. A
+    # memory written after the instant must stay out of each.
+    def turn(heading: str, content: str) -> None:
+        response = write(
+            client, agent, namespace="chat", heading=heading, content=content,
+            memory_type="episodic",
+        )  # fmt: skip
+        assert response.status_code == 201, response.text
+
+    turn("opening", "Morning! Long week behind me.")
+    turn("question", "Who was the cellist at the recital on Friday?")
+    turn("answer", "Oh, that was Ana Duarte, she studied in Porto.")
+    time.sleep(0.01)
+    as_of = datetime.now(UTC)
+    time.sleep(0.01)
+    turn("later", "The cellist at the recital? The recital cellist, Friday's recital.")
+    then = {c.heading: c for c in recall(database_url, agent.tenant_id, "chat", TASK, 10, as_of)}
+    assert set(then) == {"opening", "question", "answer"}
+    assert set(then["answer"].neighbours or ()) == {then["question"].memory_id}
+    assert set(then["question"].neighbours or ()) == {
+        then["opening"].memory_id,
+        then["answer"].memory_id,
+    }
+    now = {c.heading: c for c in recall(database_url, agent.tenant_id, "chat", TASK, 10)}
+    assert now["later"].lexical_rank == 1
