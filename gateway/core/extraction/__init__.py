@@ -1,0 +1,70 @@
+"""The `rules` extractor: episodes (turns) become typed facts, deterministically, without a model.
+
+One clause gives at most one fact, and a fact states its own clause only ("Venue is $6,400,
+catering budget is $9,000" is two facts, neither naming the other's value). What counts:
+
+- the user's own statements: identity (name, employer, employment, role, team, location, plan),
+  relations (roles such as manager or accountant, who owns a thing, where a named person lives,
+  relationship states), preferences ("my favorite X is", "my go-to", "I always want", "X has
+  overtaken Y as my favorite"), amounts, rates, days, times and versions of a named thing
+  ("catering budget is $9,000", "750 requests per minute", "the wedding now on October 11",
+  "staging is on Postgres 15"), counts ("I have two cats"), states ("auto-renew is turned on",
+  "we took the house off the market"), places things are kept or moved to, intentions keyed by
+  what they are for ("planning a trip to Japan for our anniversary", "going with ClickHouse for
+  logs instead", "I'm going to learn Italian"), state changes ("switched to", "moved to",
+  "dropped the price to"), procedures ("always / never …", "to deploy, run …", "from now on …")
+  and decisions ("we decided", "going forward");
+- a question's premise ("Now that I'm in Pittsburgh, any good climbing gyms?");
+- values whose kind names their attribute (a phone by its brand, a school by its name's shape,
+  a race by its kind, a programme, the team one plays for), a role by the cue only it has ("my
+  first 1:1 with Marcus": a manager), a partner whatever the word for them (a shared
+  anniversary names one, a breakup ends it), a named place's state ("since they reopened");
+- an update that does not name what it changes, resolved against the known claims (the scope's
+  live claims before the compile, then those found since): an amount with a cadence ("we're down
+  to about $31,500 a month") and a race named alone ("running Berlin instead");
+- a request to save a value, with the sentence that gives it ("Can you save my shipping
+  address? 14 Elm Court, ...");
+- the assistant's confirmations of an action ("Done. Your plan is now Premium.", "I've updated
+  your doctor to ..."): from the sentence that opens one, its sentences saying what now holds.
+
+What does not: questions beyond their premise, hedges ("maybe", "I think", "might"), reported
+speech ("she said"), negations and the past that no longer holds ("I used to"), relative clauses
+("which caps us at 10 seats" qualifies the plan). Over-extraction is the costlier mistake: a
+wrong claim key supersedes a fact that still holds.
+
+A fact is single-valued when its pattern names an attribute: that is its claim key, and a newer
+fact for the key supersedes it. The attribute is the head of the noun phrase the value belongs
+to, so that an original statement and its update meet on one key however they are phrased
+("Base is $118,000" / "Final base is $126,500" → ``user.base``); a head that only says what kind
+of value it is ("budget", "flag", "account", "region") gives way to the name or word before it
+(``user.catering``, ``new_checkout.state``, ``craftly.state``). Other facts (procedures,
+decisions, state changes without an attribute) carry none and are superseded only by a
+near-identical newer text. The patterns were written while looking at the knowledge-update dev
+set (bench/RESULTS.md, Compile).
+
+The package, by what each module decides:
+
+- `facts`: what goes in (`Episode`, a turn) and what comes out (`Fact`), and how a fact reads;
+- `statements`: the sentences of a turn that may state facts (a user's, an assistant's
+  confirmation), and `judgement`: the part of one that states something (no hedge, negation,
+  reported speech; a question's premise);
+- `vocabulary`: the regex building blocks and lexicons the patterns and names are made of;
+- `patterns` (what a pattern is; procedures, decisions) and `attributes` (the single-valued
+  attribute patterns, most specific first): the tables, tried in that order;
+- `claim_keys`: an attribute's name from its noun phrase, and the claim key of a match;
+- `clauses`: the clause a match stands in and the value it states;
+- `matching`: a sentence's facts, one per clause, and `extract`.
+"""
+
+from __future__ import annotations
+
+from gateway.core.extraction.facts import Episode, Fact
+from gateway.core.extraction.matching import extract
+from gateway.core.known_claims import Known
+
+__all__ = ["RULES", "Episode", "Fact", "Known", "extract"]
+
+# 2026-12-03.1: type lexicons (phones, schools, races), a role by its cue ("1:1 with Marcus"),
+# partners as one slot, a named place's state, an amount or a race named without its noun
+# resolved against the known claims, a request to save a value answered by the next sentence.
+RULES = ("rules", "2026-12-03.1")  # name, version: bump the version when an output can change
