@@ -236,18 +236,6 @@ async def context_candidates(
             SELECT count(*) AS live_count FROM memories m WHERE {filters} AND {live}
         ),
         {ctes},
-        recalled AS (
-            SELECT 1 AS part, {columns}, vec.vector_rank, vec.distance AS vector_distance,
-                   lex.lexical_rank, lex.score::float8 AS lexical_score, nb.neighbours
-              FROM memories m
-              LEFT JOIN vec ON vec.memory_id = m.memory_id
-              LEFT JOIN lex ON lex.memory_id = m.memory_id
-              LEFT JOIN neighbours nb ON nb.memory_id = m.memory_id
-             WHERE m.tenant_id = %(tenant_id)s
-               -- An array, so the rows are fetched by primary key whatever the estimates: as
-               -- `IN (SELECT ...)` the planner hashed the ids and scanned every memory.
-               AND m.memory_id = ANY(ARRAY(SELECT memory_id FROM recalled_ids))
-        ),
         indexed AS (
             SELECT 2 AS part, {names}, NULL::bigint AS vector_rank, NULL::float8 AS vector_distance,
                    NULL::bigint AS lexical_rank, NULL::float8 AS lexical_score,
@@ -262,14 +250,13 @@ async def context_candidates(
              WHERE running <= %(budget)s
         )
         SELECT u.*, live.live_count
-          FROM (SELECT * FROM recalled UNION ALL SELECT * FROM indexed) u, live
+          FROM (SELECT 1 AS part, r.* FROM recalled r UNION ALL SELECT * FROM indexed) u, live
          ORDER BY u.part, CASE WHEN u.part = 2 THEN u.confidence END DESC, u.memory_id
         """
     ).format(
         filters=scope.filters(),
         live=scope.live(),
         ctes=_recall_ctes(scope, len(query_vector), "live"),
-        columns=_COLUMNS,
         names=sql.SQL(_NAMES),
         index_columns=_COLUMNS if index_content else _HEADING_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
@@ -306,17 +293,9 @@ def _recall_query(
     query = sql.SQL(
         """
         WITH {ctes}
-        SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
-               lex.lexical_rank, lex.score::float8 AS lexical_score, nb.neighbours
-          FROM memories m
-          LEFT JOIN vec ON vec.memory_id = m.memory_id
-          LEFT JOIN lex ON lex.memory_id = m.memory_id
-          LEFT JOIN neighbours nb ON nb.memory_id = m.memory_id
-         WHERE m.tenant_id = %(tenant_id)s
-           AND m.memory_id = ANY(ARRAY(SELECT memory_id FROM recalled_ids))  -- by primary key
-         ORDER BY m.memory_id
+        SELECT * FROM recalled ORDER BY memory_id
         """
-    ).format(ctes=_recall_ctes(scope, dim, corpus_size), columns=_COLUMNS)
+    ).format(ctes=_recall_ctes(scope, dim, corpus_size))
     return query, _recall_params(
         scope,
         task=task,
@@ -329,7 +308,8 @@ def _recall_query(
 
 def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | None) -> sql.Composed:
     """The recall's common table expressions: `vec` and `lex`, `adjacent` (the neighbours of
-    their strongest hits) and `recalled_ids` (all of them). BM25's N is the
+    their strongest hits), `recalled_ids` (all of them) and `recalled` (their rows with both
+    retrievers' ranks and scores and the hits' neighbours). BM25's N is the
     `corpus_size` parameter, or the `live` CTE's count (the caller defines it), or counted here
     when it is None."""
     vector_type = sql.SQL("vector({})").format(sql.Literal(dim))
@@ -442,10 +422,23 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
         recalled_ids AS (
             SELECT memory_id FROM vec UNION SELECT memory_id FROM lex
             UNION SELECT neighbour FROM adjacent
+        ),
+        recalled AS (
+            SELECT {columns}, vec.vector_rank, vec.distance AS vector_distance,
+                   lex.lexical_rank, lex.score::float8 AS lexical_score, nb.neighbours
+              FROM memories m
+              LEFT JOIN vec ON vec.memory_id = m.memory_id
+              LEFT JOIN lex ON lex.memory_id = m.memory_id
+              LEFT JOIN neighbours nb ON nb.memory_id = m.memory_id
+             WHERE m.tenant_id = %(tenant_id)s
+               -- An array, so the rows are fetched by primary key whatever the estimates: as
+               -- `IN (SELECT ...)` the planner hashed the ids and scanned every memory.
+               AND m.memory_id = ANY(ARRAY(SELECT memory_id FROM recalled_ids))
         )
         """
     ).format(
         vtype=vector_type,
+        columns=_COLUMNS,
         dim=sql.Literal(dim),
         filters=scope.filters(),
         earlier_filters=scope.filters(created="implied"),
