@@ -37,6 +37,13 @@ BM25_B = 0.75
 # on LongMemEval_S: recall unchanged (0.78 at 2000 tokens), and /v1/context p50 grows 1.7x from 1k
 # to 100k memories (3.1x with a cap of 1,000). See bench/RESULTS.md, Speed.
 COMMON_TERM_CAP = 300
+# A scope of at most this many memories is matched on every query term at once, and a term's
+# document frequency is counted among those matches, so the common terms are known without
+# probing: each probe is an index scan of its own, and at a few hundred memories they were a
+# fifth of the statement. Up to here the one match reads no more rows than the probes and a
+# match of the rarer terms would (COMMON_TERM_CAP times a query's dozens of terms); beyond
+# it a common term could make the match linear in the scope.
+UNPROBED_SCOPE = 1000
 # The strongest hits of each retriever whose neighbours in write order (the live memory written
 # just before and just after, in the same namespace) are looked up and recalled too, for the
 # ranking's context signal: two index probes per hit. Tuned with the ranking profile
@@ -96,6 +103,12 @@ class Scope:
             parts.append(
                 sql.SQL("{}.memory_type = ANY(%(memory_types)s)").format(sql.Identifier(alias))
             )
+        if created == "checked" and self.namespaces is not None:
+            # The full-text index's second column (migration 0025): the index scan keeps the
+            # scope's namespaces itself.
+            parts.append(
+                sql.SQL("{}.scope_key @@ %(scope_keys)s::tsquery").format(sql.Identifier(alias))
+            )
         if created == "indexed":
             parts.append(sql.SQL("{}.created_at <= %(as_of)s").format(sql.Identifier(alias)))
         elif created == "checked":
@@ -110,7 +123,16 @@ class Scope:
             "namespaces": list(self.namespaces) if self.namespaces is not None else None,
             "memory_types": list(self.memory_types) if self.memory_types is not None else None,
             "as_of": self.as_of,
+            "scope_keys": None if self.namespaces is None else _scope_keys(self),
         }
+
+
+def _scope_keys(scope: Scope) -> str:
+    """The tsquery text matching `scope_key` in any of the scope's namespaces: each key a quoted
+    lexeme (a quote doubled, a backslash escaped, as tsquery input reads them)."""
+    assert scope.namespaces is not None
+    keys = (f"{scope.tenant_id}/{namespace}" for namespace in scope.namespaces)
+    return " | ".join("'" + k.replace("\\", "\\\\").replace("'", "''") + "'" for k in keys)
 
 
 _LIVE_THEN = sql.SQL(
@@ -329,17 +351,22 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
         query_lexemes AS (
             SELECT DISTINCT lexeme FROM unnest(to_tsvector('english'::regconfig, %(task)s))
         ),
+        scope_size AS MATERIALIZED (SELECT greatest({corpus_size}, 1)::float8 AS n),
         probed AS (
-            -- How many memories in scope hold each query term, counted only up to a cap: a term
-            -- found in more than COMMON_TERM_CAP memories carries almost no BM25 weight, and
-            -- matching it would make this branch linear in the corpus. Bounded probes keep it
-            -- proportional to the rare terms, and the outcome depends on memory state alone.
-            -- The scope is checked on the rows the full-text index found (see `Created`).
+            -- A term found in more than COMMON_TERM_CAP memories of the scope carries almost no
+            -- BM25 weight and is left out (`df` below). In a large scope, matching it would
+            -- make this branch linear in the corpus, so each term is probed first: how many
+            -- memories in scope hold it, counted only up to the cap. Bounded probes keep the
+            -- match proportional to the rare terms; the outcome depends on memory state alone.
+            -- A scope of at most UNPROBED_SCOPE memories is not probed (0): every term is
+            -- matched, and `df` leaves the common ones out. The scope is checked on the rows
+            -- the full-text index found (see `Created`).
             SELECT q.lexeme,
-                   (SELECT count(*) FROM (SELECT 1 FROM memories m
-                                           WHERE m.tsv @@ quote_literal(q.lexeme)::tsquery
-                                             AND {matching_filters}
-                                           LIMIT %(common_cap)s + 1) probe) AS df
+                   CASE WHEN (SELECT n FROM scope_size) <= %(unprobed_scope)s THEN 0
+                   ELSE (SELECT count(*) FROM (SELECT 1 FROM memories m
+                                                WHERE m.tsv @@ quote_literal(q.lexeme)::tsquery
+                                                  AND {matching_filters}
+                                                LIMIT %(common_cap)s + 1) probe) END AS df
               FROM query_lexemes q
         ),
         terms AS (
@@ -369,19 +396,27 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
                    coalesce(array_length(u.positions, 1), 1)::float8 AS tf
               FROM matched mt, LATERAL unnest(mt.query_terms) u
         ),
-        df AS (SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme),
+        df AS (
+            -- Each term's document frequency in scope, the common ones left out (in a probed
+            -- scope there are none left to leave).
+            SELECT lexeme, count(*)::float8 AS df FROM hits GROUP BY lexeme
+            HAVING count(*) <= %(common_cap)s
+        ),
+        scored AS (SELECT h.memory_id, h.len, h.tf, d.df FROM hits h JOIN df d USING (lexeme)),
         corpus AS (
-            SELECT greatest({corpus_size}, 1)::float8 AS n,
-                   (SELECT greatest(avg(len), 1) FROM matched) AS avgdl
+            -- BM25's average length is over the memories that hold a term it scores.
+            SELECT s.n, (SELECT greatest(avg(len), 1)
+                           FROM (SELECT DISTINCT memory_id, len FROM scored) d) AS avgdl
+              FROM scope_size s
         ),
         lex AS (
             SELECT memory_id, score,
                    row_number() OVER (ORDER BY score DESC, memory_id) AS lexical_rank
               FROM (SELECT h.memory_id,
-                           sum(ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5))
+                           sum(ln(1 + (c.n - h.df + 0.5) / (h.df + 0.5))
                                * h.tf * (%(k1)s + 1)
                                / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / c.avgdl))) AS score
-                      FROM hits h JOIN df d USING (lexeme), corpus c
+                      FROM scored h, corpus c
                      GROUP BY h.memory_id
                      ORDER BY score DESC, h.memory_id
                      LIMIT %(limit)s) l
@@ -471,6 +506,7 @@ def _recall_params(
         "k1": BM25_K1,
         "b": BM25_B,
         "common_cap": COMMON_TERM_CAP,
+        "unprobed_scope": UNPROBED_SCOPE,
         "context_hits": CONTEXT_HITS,
         "corpus_size": corpus_size,
     }

@@ -74,6 +74,7 @@ async def record_session_context(
     judged = [conversation.evaluation] + ([memory.evaluation] if memory is not None else [])
     policy_record = policy.record(*judged)
     dropped = {t.turn_id for t in laid.dropped}
+    shown = {t.turn_id for t in laid.turns}
     excluded_turns = [
         {
             "memory_id": t.turn_id,
@@ -91,6 +92,8 @@ async def record_session_context(
         assembly = memory.assembly
         disclosed += [i.memory_id for i in assembly.included] + list(assembly.index.entries)
     if memory is not None:
+        # Its policy decisions are the top-level `policy` member's, beside the turns': one
+        # record of every decision the step made, not a second copy of the memories' outcomes.
         memory_member = {
             "request": context_request(memory.request, None),
             "candidates": sorted(
@@ -101,7 +104,6 @@ async def record_session_context(
                 "ids": [c.memory_id for c in memory.found.index_entries],
                 "total_live": memory.found.total_live,
             },
-            "policy": policy.record(memory.evaluation),
             "shown": laid.memory_shown,
             **assembly_members(memory.assembly),
             **conflicts_member(memory.found.conflicts),
@@ -125,7 +127,7 @@ async def record_session_context(
                     "turn_id": t.turn_id,
                     "seq": t.seq,
                     "content_sha256": t.content_sha256,
-                    "shown": t.turn_id in {s.turn_id for s in laid.turns},
+                    "shown": t.turn_id in shown,
                 }
                 for t in tail
             ],

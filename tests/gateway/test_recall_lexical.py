@@ -107,3 +107,77 @@ def test_the_full_text_index_keeps_at_most_64_kb_pending(
         pending = conn.execute("SELECT gin_clean_pending_list('memories_tsv'::regclass)").fetchone()
     assert options == (["gin_pending_list_limit=64"],)
     assert pending is not None and pending[0] <= 64 // 8  # pages of 8 kB
+
+
+def _write_many(client: TestClient[Any], key: Key, namespace: str, contents: list[str]) -> None:
+    for start in range(0, len(contents), 100):
+        items = [
+            memory(namespace=namespace, heading=f"{namespace} {start + i}", content=text)
+            for i, text in enumerate(contents[start : start + 100])
+        ]
+        written = client.post("/v1/memories/batch", json={"items": items}, headers=key.headers)
+        assert written.status_code in (200, 201), written.text
+
+
+def _pool(database_url: str, tenant_id: str, task: str) -> list[tuple[object, ...]]:
+    return sorted(
+        (c.memory_id, c.lexical_rank, repr(c.lexical_score), c.vector_rank, c.neighbours)
+        for c in recall(database_url, tenant_id, "ops", task, limit=40)
+    )
+
+
+def test_a_small_scope_leaves_out_common_terms_as_probing_does(
+    client: TestClient[Any], agent: Key, database_url: str, monkeypatch: Any
+) -> None:
+    """A scope of at most UNPROBED_SCOPE memories is matched on every query term and counts each
+    term's document frequency among the matches instead of probing it: a term held by more than
+    COMMON_TERM_CAP memories must still be left out, with the same scores, ranks and average
+    length as when every term is probed first."""
+    cap = retrieval.COMMON_TERM_CAP
+    # "deploy" is in every memory (common); "rollback" and "payments" in a few; a tail of
+    # memories holds only the common term, so the unprobed match reads them and must drop them.
+    contents = [f"deploy note {i} about lunch" for i in range(cap + 20)]
+    contents += [f"rollback of the payments deploy, step {i}" for i in range(12)]
+    _write_many(client, agent, "ops", contents)
+    task = "how do we rollback the payments deploy"
+    assert len(contents) <= retrieval.UNPROBED_SCOPE
+    unprobed = _pool(database_url, agent.tenant_id, task)
+    monkeypatch.setattr(retrieval, "UNPROBED_SCOPE", 0)
+    probed = _pool(database_url, agent.tenant_id, task)
+    assert unprobed == probed
+    lexical = [row for row in unprobed if row[1] is not None]
+    assert len(lexical) == 12  # only the memories holding a rarer term: "deploy" left out
+
+
+def test_a_namespace_is_a_condition_of_the_full_text_index_scan(
+    client: TestClient[Any], agent: Key, database_url: str, app_database_url: str
+) -> None:
+    """The full-text index covers each memory's namespace (migration 0025), and under the tenant
+    wall, as the gateway's own role reads, the namespace's key is a condition of the index scan
+    (only a leakproof operator may be one): a namespace's match in a tenant whose other
+    namespace holds many more matches reads only its own rows from the index."""
+    _write_many(client, agent, "elsewhere", [f"payments deploy run {i}" for i in range(150)])
+    _write_many(client, agent, "ops", [f"payments deploy {i} rolled back" for i in range(5)])
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("ANALYZE memories")
+    with psycopg.connect(app_database_url, autocommit=True) as conn:
+        conn.execute("SELECT set_config('ctxgw.tenant', %s, false)", (agent.tenant_id,))
+        conn.execute("SET enable_seqscan = off")
+        plan = conn.execute(
+            """EXPLAIN (ANALYZE, FORMAT JSON)
+               SELECT memory_id FROM memories m
+                WHERE m.tsv @@ 'payment'::tsquery AND m.scope_key @@ %s::tsquery""",
+            (f"'{agent.tenant_id}/ops'",),
+        ).fetchone()
+    assert plan is not None
+    scans = list(_nodes(plan[0][0]["Plan"], "Bitmap Index Scan"))
+    assert [s["Index Name"] for s in scans] == ["memories_tsv"]
+    assert "scope_key" in scans[0]["Index Cond"]
+    assert scans[0]["Actual Rows"] == 5
+
+
+def _nodes(node: dict[str, Any], kind: str) -> Any:
+    if node["Node Type"] == kind:
+        yield node
+    for child in node.get("Plans", []):
+        yield from _nodes(child, kind)

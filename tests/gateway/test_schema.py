@@ -23,7 +23,7 @@ EXPECTED_MEMORY_COLUMNS = {
     "written_by_key", "idempotency_key", "request_sha256", "created_at", "expires_at", "deleted_at",
     "deleted_reason", "erased_at", "content_sha256", "heading_tokens", "tokens", "embedding",
     "embedding_model", "embedding_dim", "tsv", "sources", "extractor", "valid_from",
-    "claim_value", "claim_previous", "superseded_decision",
+    "claim_value", "claim_previous", "superseded_decision", "scope_key",
 }  # fmt: skip
 
 
