@@ -185,9 +185,16 @@ def _index_query(
     )
     params = scope.params() | {
         "budget": budget_tokens,
-        "max_lines": budget_tokens // INDEX_LINE_OVERHEAD_TOKENS + 1,
+        "max_lines": _max_lines(budget_tokens),
     }
     return query, params
+
+
+def _max_lines(budget_tokens: int) -> int:
+    """How many index lines `budget_tokens` could hold at most: the index scan's LIMIT. None
+    without a budget, so that no scan runs (an index-order scan for a small namespace in a large
+    tenant walks the other namespaces' memories until it finds one of its own)."""
+    return 0 if budget_tokens <= 0 else budget_tokens // INDEX_LINE_OVERHEAD_TOKENS + 1
 
 
 def _count_query(scope: Scope) -> sql.Composed:
@@ -290,7 +297,7 @@ async def context_candidates(
         embedding_model=embedding_model,
         limit=limit,
         corpus_size=None,
-    ) | {"budget": index_reach, "max_lines": max(index_reach, 0) // INDEX_LINE_OVERHEAD_TOKENS + 1}
+    ) | {"budget": index_reach, "max_lines": _max_lines(index_reach)}
     async with conn.cursor(row_factory=dict_row) as cur:
         await cur.execute(query, params)
         rows = await cur.fetchall()
