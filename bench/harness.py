@@ -26,7 +26,7 @@ from psycopg import sql
 
 from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import issue_key, parse_bearer
+from gateway.usecases.keys import DEFAULT_WRITES_PER_SECOND, issue_key, parse_bearer
 
 __all__ = [
     "OUT_DIR",
@@ -84,10 +84,15 @@ class Database:
 
 
 def new_database(
-    server: EmbeddedPostgres, name: str, tenant: str = "bench", *, reuse: bool = False
+    server: EmbeddedPostgres,
+    name: str,
+    tenant: str = "bench",
+    *,
+    reuse: bool = False,
+    writes_per_second: float | None = DEFAULT_WRITES_PER_SECOND,
 ) -> Database:
     """A migrated database cloned from the template (fresh, unless ``reuse`` and it exists) with a
-    new agent key for ``tenant``."""
+    new agent key for ``tenant``, writing at most ``writes_per_second`` (None: unlimited)."""
     with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
         if not (reuse and _exists(conn, name)):
             conn.execute(
@@ -101,7 +106,14 @@ def new_database(
     url = server.url(name)
     apply_migrations(url)
     with psycopg.connect(url, autocommit=True) as conn:
-        issued = issue_key(conn, tenant_id=tenant, role="agent", namespaces=["*"], agent_id="bench")
+        issued = issue_key(
+            conn,
+            tenant_id=tenant,
+            role="agent",
+            namespaces=["*"],
+            agent_id="bench",
+            writes_per_second=writes_per_second,
+        )
     return Database(
         url=url,
         key=issued.key,

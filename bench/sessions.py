@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from bench.corpus import bulk_load, load_corpus
 from bench.harness import (
     OUT_DIR,
     Server,
@@ -378,10 +379,26 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--turns", type=int, default=500, help="turns of the tokens run")
     parser.add_argument("--sample", type=int, default=0, help="first N questions (0: all)")
     parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument(
+        "--tenant-memories",
+        type=int,
+        default=0,
+        help="first write this many synthetic memories to another namespace of the same tenant"
+        " (a session in a large tenant)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with embedded_postgres() as server:
         database = new_database(server, "bench_sessions")
+        if args.tenant_memories:
+            bulk_load(
+                database.url,
+                load_corpus(),
+                tenants=[(database.tenant_id, database.key_id)],
+                namespace="elsewhere",
+                start=0,
+                stop=args.tenant_memories,
+            )
         postmaster = int((server.pgdata / "postmaster.pid").read_text().split()[0])
         with serve(database) as app:
 
