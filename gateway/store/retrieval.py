@@ -376,9 +376,11 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
                                                 LIMIT %(common_cap)s + 1) probe) END AS df
               FROM query_lexemes q
         ),
-        terms AS (
+        terms AS MATERIALIZED (
             -- Any of the task's rarer terms (OR), not all of them: a question rarely repeats a
-            -- memory word for word.
+            -- memory word for word. Materialized, so it is built once: a plan that scans the
+            -- scope and filters each memory by the query (estimates of a namespace with no
+            -- statistics yet) rebuilt it for every memory (5 ms over a 500-turn namespace).
             SELECT array_agg(lexeme) AS lexemes,
                    string_agg(quote_literal(lexeme), ' | ' ORDER BY lexeme)::tsquery AS q
               FROM probed WHERE df <= %(common_cap)s
