@@ -39,10 +39,10 @@ BM25_B = 0.75
 COMMON_TERM_CAP = 300
 # A scope of at most this many memories is matched on every query term at once, and a term's
 # document frequency is counted among those matches, so the common terms are known without
-# probing: each probe is an index scan of its own, and at a few hundred memories they were a
-# fifth of the statement. Up to here the one match reads no more rows than the probes and a
-# match of the rarer terms would (COMMON_TERM_CAP times a query's dozens of terms); beyond
-# it a common term could make the match linear in the scope.
+# probing (each probe is an index scan of its own, one per query term). Up to here the one
+# match reads no more rows than the probes and a match of the rarer terms would
+# (COMMON_TERM_CAP times a query's dozens of terms); beyond it a common term could make the
+# match linear in the scope.
 UNPROBED_SCOPE = 1000
 # The strongest hits of each retriever whose neighbours in write order (the live memory written
 # just before and just after, in the same namespace) are looked up and recalled too, for the
@@ -191,7 +191,7 @@ def _index_query(
 
 
 def _max_lines(budget_tokens: int) -> int:
-    """How many index lines `budget_tokens` could hold at most: the index scan's LIMIT. None
+    """How many index lines `budget_tokens` could hold at most: the index scan's LIMIT. 0
     without a budget, so that no scan runs (an index-order scan for a small namespace in a large
     tenant walks the other namespaces' memories until it finds one of its own)."""
     return 0 if budget_tokens <= 0 else budget_tokens // INDEX_LINE_OVERHEAD_TOKENS + 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import psycopg
@@ -176,7 +177,7 @@ def test_a_namespace_is_a_condition_of_the_full_text_index_scan(
     assert scans[0]["Actual Rows"] == 5
 
 
-def _nodes(node: dict[str, Any], kind: str) -> Any:
+def _nodes(node: dict[str, Any], kind: str) -> Iterator[dict[str, Any]]:
     if node["Node Type"] == kind:
         yield node
     for child in node.get("Plans", []):
