@@ -161,7 +161,8 @@ def _info(
 
 def _turn_heading(role: str, seq: int, content: str) -> str:
     """A remembered turn's heading: who and when, and its opening words as the index line's
-    pointer (short: a memory shown in full repeats nothing more of its content)."""
+    pointer (short: a memory shown in full repeats nothing more of its content). Full-text
+    search leaves out the "<role>, turn <seq>: " prefix (migration 0027 matches its shape)."""
     words = " ".join(content.split())
     opening = words if len(words) <= 60 else words[:59] + "…"
     return f"{role}, turn {seq}: {opening}"

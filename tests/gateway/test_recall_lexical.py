@@ -17,6 +17,7 @@ from gateway.core.model import Candidate
 from gateway.store import retrieval
 from tests.conftest import Key
 from tests.gateway.recall_helpers import recall
+from tests.gateway.sessions_helpers import append, open_session
 from tests.gateway.test_memories_write import memory
 
 TASK = "how do we roll back the payments deploy"
@@ -175,6 +176,43 @@ def test_a_namespace_is_a_condition_of_the_full_text_index_scan(
     assert [s["Index Name"] for s in scans] == ["memories_tsv"]
     assert "scope_key" in scans[0]["Index Cond"]
     assert scans[0]["Actual Rows"] == 5
+
+
+def test_a_remembered_turn_is_searched_by_what_was_said(
+    client: TestClient[Any], agent: Key, database_url: str
+) -> None:
+    """A remembered turn's heading names its role, its number and its opening words; its search
+    text leaves out the role and the number (migration 0027), so a query naming "the user" or
+    "the assistant" does not match every turn of a session. The opening words stay, as any
+    memory's heading does: a memory someone wrote is searched by its heading too."""
+    session_id = open_session(client, agent, namespace="chat")["session_id"]
+    appended = append(
+        client,
+        agent,
+        session_id,
+        ("user", "Book the hotel in Alfama for May."),
+        ("assistant", "Done: the hotel in Alfama is booked for May."),
+    )
+    assert appended.status_code == 200, appended.text
+    note = memory(namespace="chat", heading="assistant notes", content="Prefers trams.")
+    written = client.post("/v1/memories/batch", json={"items": [note]}, headers=agent.headers)
+    assert written.status_code in (200, 201), written.text
+    lexical = {
+        c.heading: c
+        for c in recall(database_url, agent.tenant_id, "chat", "what did the assistant say", 10)
+        if c.lexical_rank is not None
+    }
+    assert list(lexical) == ["assistant notes"]
+    found = recall(database_url, agent.tenant_id, "chat", "Alfama hotel", 10)
+    assert {c.source_type for c in found if c.lexical_rank is not None} == {"turn"}
+    with psycopg.connect(database_url) as conn:
+        counts = conn.execute(
+            "SELECT tsv::text FROM memories WHERE tenant_id = %s AND source_type = 'turn'"
+            " ORDER BY created_at, memory_id",
+            (agent.tenant_id,),
+        ).fetchall()
+    # Heading (its opening words) and content: each word twice, no role, no "turn".
+    assert _tsvector(counts[0][0]) == {"book": 2, "hotel": 2, "alfama": 2, "may": 2}
 
 
 def _nodes(node: dict[str, Any], kind: str) -> Iterator[dict[str, Any]]:
