@@ -389,10 +389,10 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
             -- Each match keeps only the query's terms of its tsvector, cut in C (the query's
             -- lexemes weighted A, keep A; the stored tsvector carries no weights, which is D),
             -- so the next CTE unnests a few lexemes, not the hundreds of a long turn (unnesting
-            -- them all was most of this statement). The tsvector is read once per match: a long
-            -- turn's is stored out of line (its row holds the embedding inline, migration 0024),
-            -- and each mention of m.tsv fetches it from TOAST again, so the length is taken from
-            -- the weighted copy (setweight keeps every lexeme), computed once in the subquery.
+            -- them all was most of this statement). The tsvector is read once per match: it is
+            -- in the row (migration 0026) unless the row is past a page, and then each mention
+            -- of m.tsv would fetch it from TOAST again, so the length is taken from the weighted
+            -- copy (setweight keeps every lexeme), computed once in the subquery.
             -- The index finds the matches; the scope is checked on the rows it found, not
             -- intersected with a created_at index scan of the whole tenant (see `Created`).
             SELECT m.memory_id, length(w.tsv)::float8 AS len, ts_filter(w.tsv, '{{a}}') AS query_terms
