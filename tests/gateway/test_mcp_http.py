@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from typing import Any
 
 import httpx
@@ -107,10 +108,8 @@ def test_a_tool_call_is_one_request_of_the_key_and_its_writes_still_count(
     once = limited_key(database_url, requests=0.5, writes=None)
     with caplog.at_level(logging.INFO, logger="ctxgw.request"):
         answer = _call(served, once, "get_context", task="how do I rollback?")
-    assert answer.status_code == 200, answer.text
-    served_requests = [
-        (r.route, getattr(r, "status", None)) for r in caplog.records if hasattr(r, "route")
-    ]
+        assert answer.status_code == 200, answer.text
+        served_requests = _logged_requests(caplog, count=2)
     assert sorted(served_requests) == [("/mcp", 200), ("/v1/context", 200)]
     result = answer.json()["result"]
     assert not result["isError"], result
@@ -127,6 +126,21 @@ def test_a_tool_call_is_one_request_of_the_key_and_its_writes_still_count(
         ).fetchall()
     # Each bucket was charged once, at full, to empty: the call's request, the memory's write.
     assert buckets == sorted([(once.key_id, "requests", 0.0), (writes.key_id, "writes", 0.0)])
+
+
+def _logged_requests(
+    caplog: pytest.LogCaptureFixture, *, count: int, seconds: float = 10
+) -> list[tuple[str, object]]:
+    """The requests the server logged, once `count` of them are: a request is logged when it
+    has ended, after its answer was sent, so the client may read its answer first."""
+    deadline = time.monotonic() + seconds
+    while True:
+        logged = [
+            (r.route, getattr(r, "status", None)) for r in caplog.records if hasattr(r, "route")
+        ]
+        if len(logged) >= count or time.monotonic() > deadline:
+            return logged
+        time.sleep(0.01)
 
 
 @pytest.mark.parametrize(
