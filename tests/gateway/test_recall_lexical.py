@@ -206,13 +206,13 @@ def test_a_remembered_turn_is_searched_by_what_was_said(
     found = recall(database_url, agent.tenant_id, "chat", "Alfama hotel", 10)
     assert {c.source_type for c in found if c.lexical_rank is not None} == {"turn"}
     with psycopg.connect(database_url) as conn:
-        counts = conn.execute(
+        tsvectors = conn.execute(
             "SELECT tsv::text FROM memories WHERE tenant_id = %s AND source_type = 'turn'"
             " ORDER BY created_at, memory_id",
             (agent.tenant_id,),
         ).fetchall()
     # Heading (its opening words) and content: each word twice, no role, no "turn".
-    assert _tsvector(counts[0][0]) == {"book": 2, "hotel": 2, "alfama": 2, "may": 2}
+    assert _tsvector(tsvectors[0][0]) == {"book": 2, "hotel": 2, "alfama": 2, "may": 2}
 
 
 def _nodes(node: dict[str, Any], kind: str) -> Iterator[dict[str, Any]]:
