@@ -28,6 +28,7 @@ from bench.harness import (
     write_result,
 )
 from bench.synthetic import memories
+from gateway.core.assembly import ASSEMBLER
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.render import HEADERS, SEPARATOR, TAIL_TITLE, memory_block
 from gateway.core.tokens import load_tokenizer
@@ -65,7 +66,11 @@ def _dump_tokens(url: str) -> tuple[int, int]:
             tokens=0,
             heading_tokens=0,
         )
-        blocks.append(memory_block(f"m{len(blocks) + 1}", candidate, heading, content))
+        blocks.append(
+            memory_block(
+                f"m{len(blocks) + 1}", candidate, heading, content, labels=ASSEMBLER.heading_labels
+            )
+        )
     text = SEPARATOR.join([HEADERS[0], TAIL_TITLE, *blocks])
     return load_tokenizer("cl100k_base").count(text), sum(r[7] for r in rows)
 

@@ -43,7 +43,7 @@ from bench import locomo, longmemeval
 from bench.harness import embedded_postgres, markdown_table, new_database
 from bench.longmemeval import Question
 from bench.quality import LME_SAMPLE, SEED, sample_questions
-from gateway.core.assembly import assemble
+from gateway.core.assembly import ASSEMBLER, assemble
 from gateway.core.fill import choose_header
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, MemoryId
@@ -80,7 +80,10 @@ def _case(corpus: str, fold: int, question: Question, candidates: Sequence[Candi
     tokenizer = load_tokenizer()
     live = split_live(list(candidates), datetime.now(UTC)).live
     costs = {
-        c.memory_id: tokenizer.count(SEPARATOR + memory_block("m10", c, c.heading, c.content))
+        c.memory_id: tokenizer.count(
+            SEPARATOR
+            + memory_block("m10", c, c.heading, c.content, labels=ASSEMBLER.heading_labels)
+        )
         for c in live
     }
     return Case(corpus, fold, question, tuple(candidates), tuple(live), costs)

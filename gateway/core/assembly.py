@@ -80,6 +80,8 @@ from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, check_texts, check_v
 __all__ = [
     "ASSEMBLER",
     "COMPACT",
+    "CONFLICTS",
+    "PARTNERS",
     "Assembler",
     "AssemblyInputError",
     "Found",
@@ -112,6 +114,9 @@ class Assembler:
     # A side of an open conflict among the top_k brings its admitted partner from below them:
     # one side alone would read as the settled value.
     conflict_partners: bool = False
+    # A memory in full whose heading is `<label>: <opening words>` of its content shows the label
+    # alone (render.shown_heading): a remembered turn's opening words were shown twice.
+    heading_labels: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -119,10 +124,17 @@ COMPACT = Assembler(version="assemble/2026-12-01.1")
 # 2026-12-02.1: open conflicts shown together under "Conflicting memories" (ARCHITECTURE §12).
 CONFLICTS = Assembler(version="assemble/2026-12-02.1", conflicts_section=True)
 # 2026-12-02.2: and a conflict's other side joins the top_k when one side is in them.
-ASSEMBLER = Assembler(
+PARTNERS = Assembler(
     version="assemble/2026-12-02.2", conflicts_section=True, conflict_partners=True
 )
-_ASSEMBLERS = {a.version: a for a in (COMPACT, CONFLICTS, ASSEMBLER)}
+# 2026-12-02.3: and a heading's label alone when its words open the content.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-02.3",
+    conflicts_section=True,
+    conflict_partners=True,
+    heading_labels=True,
+)
+_ASSEMBLERS = {a.version: a for a in (COMPACT, CONFLICTS, PARTNERS, ASSEMBLER)}
 
 
 class UnknownAssemblerError(LookupError):
@@ -342,7 +354,13 @@ def lay_out(
 
     refs = bundle_refs(selection.headings, selection.full)
     singles = [
-        memory_block(refs[r.candidate.memory_id], r.candidate, *text_of(r.candidate)) for r in top
+        memory_block(
+            refs[r.candidate.memory_id],
+            r.candidate,
+            *text_of(r.candidate),
+            labels=assembler.heading_labels,
+        )
+        for r in top
     ]
     pairs = _conflicting(top, prepared.conflicts) if assembler.conflicts_section else {}
     # Each block shows the memories at these positions of `top`: one, or a conflict's two.

@@ -48,6 +48,7 @@ __all__ = [
     "memory_block",
     "more_line",
     "one_line",
+    "shown_heading",
 ]
 
 SEPARATOR = "\n\n"
@@ -130,16 +131,31 @@ def index_line(ref: str, candidate: Candidate, heading: str) -> str:
     return f"[{ref} {candidate.memory_type} {_short_confidence(candidate.confidence)}] {title}"
 
 
-def memory_block(ref: str, candidate: Candidate, heading: str, content: str) -> str:
-    """One provenance line (reference, type, confidence, creation date), the heading on it unless
-    it repeats the content's start, then the content verbatim. The date is ISO 8601's basic
+def shown_heading(heading: str, content: str, *, labels: bool) -> str:
+    """What of the heading a memory in full shows: nothing when it repeats the content's start;
+    with ``labels``, a heading ``<label>: <opening words>`` whose words open the content shows its
+    label alone (a remembered turn's ``user, turn 318``: the words follow in full anyway)."""
+    if heading_repeats_content(heading, content):
+        return ""
+    title = one_line(heading)
+    label, colon, words = title.partition(": ")
+    if labels and colon and label and heading_repeats_content(words, content):
+        return label
+    return title
+
+
+def memory_block(
+    ref: str, candidate: Candidate, heading: str, content: str, *, labels: bool
+) -> str:
+    """One provenance line (reference, type, confidence, creation date), what of the heading is
+    shown (:func:`shown_heading`) on it, then the content verbatim. The date is ISO 8601's basic
     format (``20230508``): three tokens of cl100k_base where ``2023-05-08`` takes six."""
     created = candidate.created_at.astimezone(UTC).strftime("%Y%m%d")
     provenance = (
         f"[{ref} {candidate.memory_type} {_short_confidence(candidate.confidence)} {created}]"
     )
-    if not heading_repeats_content(heading, content):
-        provenance += " " + one_line(heading)
+    if shown := shown_heading(heading, content, labels=labels):
+        provenance += " " + shown
     return f"{provenance}\n{content}"
 
 

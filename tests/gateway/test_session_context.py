@@ -11,6 +11,7 @@ from typing import Any
 import psycopg
 from litestar.testing import TestClient
 
+from gateway.core.assembly import PARTNERS
 from gateway.core.session import FIRST_LAYOUT, LAYOUT
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
@@ -431,3 +432,35 @@ def test_the_strict_bundle_caps_retrieved_episodes_not_the_conversation(
     # All ten fit the budget, so all ten are there verbatim (capped: turns 1-3, nothing newer).
     assert body["turns"] == {"first_seq": 1, "last_seq": 10}
     assert "Turn 9:" in body["text"] and body["summary"] is None
+
+
+def test_a_recalled_turn_is_headed_by_who_and_when_and_its_words_shown_once(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    auditor = make_key(role="auditor")
+    session_id = open_session(client, agent, budget_tokens=1200)["session_id"]
+    chat(client, agent, session_id, 0, 40)
+    ask = "When does museum 3 in Lisbon open?"
+    said = "Day 3: we decided to visit museum 3 in Lisbon. Is it open Mondays?"
+    # The same step as the assembler before made it: the heading whole, its words twice.
+    state = client.app.state
+    current = state.runtime
+    before = dataclasses.replace(current.session_contexts.discloser, assembler=PARTNERS)
+    state.runtime = dataclasses.replace(
+        current, session_contexts=dataclasses.replace(current.session_contexts, discloser=before)
+    )
+    try:
+        old = context(client, agent, session_id, query=ask).json()
+    finally:
+        state.runtime = current
+    body = context(client, agent, session_id, query=ask).json()
+    # Turn 7 is long folded into the summary; the memory part brings it back whole, under its
+    # role and number alone: its opening words are not repeated on the provenance line.
+    assert body["summary"]["covers"][1] > 7
+    block = r"\[m\d+ episodic [.\d]+ \d{8}\] user, turn 7"
+    assert re.search(block + "\n" + re.escape(said), body["text"])
+    assert body["text"].count("Day 3: we decided") == 1
+    assert old["text"].count("Day 3: we decided") == 2
+    for made in (old, body):
+        replayed = replay(client, auditor, made["receipt_id"]).json()
+        assert replayed["identical"] and replayed["text"] == made["text"], replayed["problems"]

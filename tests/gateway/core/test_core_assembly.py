@@ -11,6 +11,7 @@ from gateway.core.assembly import (
     ASSEMBLER,
     COMPACT,
     CONFLICTS,
+    PARTNERS,
     AssemblyInputError,
     Found,
     UnknownAssemblerError,
@@ -149,8 +150,9 @@ def test_room_the_memories_leave_flows_back_to_the_index() -> None:
 
 def test_the_assembler_is_resolved_by_its_version_only() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert resolve_assembler("assemble/2026-12-02.2") is ASSEMBLER
+    assert resolve_assembler("assemble/2026-12-02.3") is ASSEMBLER
     # The versions before are still built: their receipts replay exactly.
+    assert resolve_assembler("assemble/2026-12-02.2") is PARTNERS
     assert resolve_assembler("assemble/2026-12-02.1") is CONFLICTS
     assert resolve_assembler("assemble/2026-12-01.1") is COMPACT
     with pytest.raises(UnknownAssemblerError, match="unknown assembler version") as raised:

@@ -11,6 +11,7 @@ from gateway.core.render import (
     heading_repeats_content,
     index_line,
     memory_block,
+    shown_heading,
 )
 from gateway.core.tokens import load_tokenizer
 from tests.gateway.core.core_samples import memory
@@ -39,12 +40,36 @@ def test_a_heading_is_dropped_only_when_it_repeats_the_start(
 
 def test_the_block_is_one_provenance_line_then_the_content() -> None:
     c = memory("c1", memory_type="episodic", confidence=0.85, created_days_ago=3.0)
-    assert memory_block("m3", c, "Hey Mel! Good to see you!", TURN) == (
+    assert memory_block("m3", c, "Hey Mel! Good to see you!", TURN, labels=True) == (
         f"[m3 episodic .85 20261126]\n{TURN}"
     )
     # A heading that says something else stays, on the provenance line, folded to one line.
-    assert memory_block("m3", c, "Greeting\nfrom Caroline", TURN) == (
+    assert memory_block("m3", c, "Greeting\nfrom Caroline", TURN, labels=True) == (
         f"[m3 episodic .85 20261126] Greeting from Caroline\n{TURN}"
+    )
+
+
+SAID = "I've been really into soups lately. I just made a big batch of lentil soup."
+
+
+@pytest.mark.parametrize(
+    ("heading", "labels", "shown"),
+    [
+        # A remembered turn: who and when stay, the opening words are in the content anyway.
+        ("user, turn 318: I've been really into soups lately. I just…", True, "user, turn 318"),
+        ("user, turn 318: I've been really into soups lately. I just…", False, None),
+        ("Decision: I've been   really into soups", True, "Decision"),
+        ("Soups: lentil and squash", True, None),  # its words are not the content's start
+        (": I've been really into soups", True, None),  # no label to keep
+        ("I've been really into soups lately.", True, ""),  # repeats the start: nothing shown
+    ],
+)
+def test_a_heading_label_stands_alone_when_its_words_open_the_content(
+    heading: str, labels: bool, shown: str | None
+) -> None:
+    # None: the heading as written, folded to one line.
+    assert shown_heading(heading, SAID, labels=labels) == (
+        " ".join(heading.split()) if shown is None else shown
     )
 
 
@@ -60,7 +85,7 @@ def test_framing_stays_within_the_targets() -> None:
     for memory_type in ("semantic", "episodic", "procedural", "working"):
         for ref in ("m3", "m42", "m317"):
             c = memory("c1", memory_type=memory_type, confidence=0.85)
-            block = memory_block(ref, c, "Hey Mel!", TURN)
+            block = memory_block(ref, c, "Hey Mel!", TURN, labels=True)
             assert TOKENIZER.count(SEPARATOR + block) - TOKENIZER.count(TURN) <= 12
             heading = "Deploys to staging need the migration flag"
             line = index_line(ref, c, heading)

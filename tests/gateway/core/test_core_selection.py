@@ -135,12 +135,18 @@ def test_lay_out_renders_exactly_the_texts_it_is_given() -> None:
     assert index_line(ref["r3"], by_id["r3"], "Ask [email] (r3)") + "\n" in bundle
     assert index_line(ref["i-a"], by_id["i-a"], "Index [email]") + "\n" in bundle
     assert (
-        memory_block(ref["r0"], by_id["r0"], "Ask [email]", "Mail [email] about step 0.") in bundle
+        memory_block(
+            ref["r0"], by_id["r0"], "Ask [email]", "Mail [email] about step 0.", labels=True
+        )
+        in bundle
     )
     for gone in ("r0@", "r3@", "a@example.com"):
         assert gone not in bundle
     # What the texts do not name is rendered as stored.
-    assert memory_block(ref["r1"], by_id["r1"], by_id["r1"].heading, by_id["r1"].content) in bundle
+    assert (
+        memory_block(ref["r1"], by_id["r1"], by_id["r1"].heading, by_id["r1"].content, labels=True)
+        in bundle
+    )
     assert index_line(ref["i-b"], by_id["i-b"], "Index b@example.com") in bundle
     assert set(out.index.entries) == {c.memory_id for c in index if c.memory_id != "i-dead"}
     flags = {i.memory_id: i.rewritten for i in out.included}
@@ -148,7 +154,9 @@ def test_lay_out_renders_exactly_the_texts_it_is_given() -> None:
     (r0,) = (i for i in out.included if i.memory_id == "r0")
     assert r0.content_sha256 == by_id["r0"].content_sha256  # the stored version's hash
     assert r0.tokens == TOKENIZER.count(
-        memory_block(ref["r0"], by_id["r0"], "Ask [email]", "Mail [email] about step 0.")
+        memory_block(
+            ref["r0"], by_id["r0"], "Ask [email]", "Mail [email] about step 0.", labels=True
+        )
     )
     # Without the texts, the stored ones are rendered.
     assert "r0@example.com" in lay_out(chosen, {}, tokenizer=TOKENIZER).bundle
