@@ -70,7 +70,6 @@ __all__ = [
     "SessionContexts",
 ]
 
-MEMORY_TOP_K = 6
 # Counted apart, messages may tokenize a little differently than joined: a margin so that the
 # memory part taking the conversation's slack never pushes the exact count over the budget.
 SLACK_MARGIN = 8
@@ -124,7 +123,7 @@ def _memory_request(
         task=query,
         namespaces=(session.namespace,),
         budget_tokens=share,
-        top_k=MEMORY_TOP_K,
+        top_k=layout.memory_top_k,
         purpose=step.purpose,
         include_index=layout.memory_index,
     )

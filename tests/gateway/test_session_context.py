@@ -9,10 +9,11 @@ import re
 from typing import Any
 
 import psycopg
+import pytest
 from litestar.testing import TestClient
 
 from gateway.core.assembly import PARTNERS
-from gateway.core.session import FIRST_LAYOUT, LAYOUT
+from gateway.core.session import FIRST_LAYOUT, LAYOUT, WHOLE_TURNS, SessionLayout
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
@@ -169,31 +170,34 @@ def test_exact_replay_reproduces_the_bytes_after_more_turns_and_compactions(
     assert current.status_code == 422 and current.json()["code"] == "replay_unsupported"
 
 
-def test_a_receipt_of_the_first_layout_still_replays_to_its_bytes(
-    client: TestClient[Any], agent: Key, make_key: KeyFactory
+@pytest.mark.parametrize("layout", [FIRST_LAYOUT, WHOLE_TURNS], ids=lambda layout: layout.version)
+def test_a_receipt_of_an_earlier_layout_still_replays_to_its_bytes(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, layout: SessionLayout
 ) -> None:
     auditor = make_key(role="auditor")
     session_id = open_session(client, agent, budget_tokens=600)["session_id"]
     chat(client, agent, session_id, 0, 12)
-    # A context cut by the first layout (summary a third, the memory bundle with its index), as
-    # a gateway of that version made it.
+    # A context cut by the earlier layout (the first: summary a third, the memory bundle with its
+    # index; then six memories in full, no index), as a gateway of that version made it.
     state = client.app.state
     current = state.runtime
-    first = dataclasses.replace(current.session_contexts, layout=FIRST_LAYOUT)
-    state.runtime = dataclasses.replace(current, session_contexts=first)
+    earlier = dataclasses.replace(current.session_contexts, layout=layout)
+    state.runtime = dataclasses.replace(current, session_contexts=earlier)
     try:
         original = context(client, agent, session_id).json()
     finally:
         state.runtime = current
     receipt = receipt_body(client, make_key, original["receipt_id"])
-    assert receipt["assembler"]["session_layout"] == FIRST_LAYOUT.version
-    assert receipt["memory"]["request"]["include_index"] is True
-    assert original["memory"]["index"]["entries"]
+    assert receipt["assembler"]["session_layout"] == layout.version
+    recorded = receipt["memory"]["request"]
+    assert (recorded["include_index"], recorded["top_k"]) == (layout.memory_index, 6)
+    assert bool(original["memory"]["index"]["entries"]) is layout.memory_index
     chat(client, agent, session_id, 12, 12)
     now = context(client, agent, session_id).json()
     now_receipt = receipt_body(client, make_key, now["receipt_id"])
     assert now_receipt["assembler"]["session_layout"] == LAYOUT.version
-    assert now_receipt["memory"]["request"]["include_index"] is False
+    recorded = now_receipt["memory"]["request"]
+    assert (recorded["include_index"], recorded["top_k"]) == (False, LAYOUT.memory_top_k)
     assert now["memory"]["index"]["entries"] == []
     for made in (original, now):
         replayed = replay(client, auditor, made["receipt_id"])
@@ -343,8 +347,10 @@ def test_the_memory_part_takes_the_room_the_conversation_leaves(
     session_id = open_session(client, agent, budget_tokens=2000)["session_id"]
     append(client, agent, session_id, ("user", "Which Lisbon museum is open on Mondays?"))
     body = context(client, agent, session_id).json()
-    # The share is a quarter (500 tokens); the short conversation leaves the rest to memories.
+    # The share is a quarter (500 tokens); the short conversation leaves the rest to memories,
+    # more of them than a bundle's default six.
     assert body["memory"]["tokens"] > 500
+    assert 6 < len(body["memory"]["included"]) <= LAYOUT.memory_top_k
     assert TOKENIZER.count(body["text"]) == body["tokens_used"] <= 2000
     assert body["excluded_turns"] == []
 

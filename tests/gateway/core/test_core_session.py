@@ -16,6 +16,7 @@ from gateway.core.session import (
     LAYOUT,
     LAYOUTS,
     MIN_TURN_ROOM,
+    WHOLE_TURNS,
     ShownTurn,
     fixed_messages,
     lay_out_session,
@@ -189,4 +190,6 @@ def test_a_recalling_step_gives_the_summary_a_sixth_and_the_memory_bundle_no_ind
     # Without recall the summary is the only way back to older turns: it keeps its third.
     assert (alone.summary, first.summary) == (1975 // 3, 1475 // 3)
     assert not LAYOUT.memory_index and FIRST_LAYOUT.memory_index
-    assert LAYOUTS[LAYOUT.version] is LAYOUT and LAYOUT.version != FIRST_LAYOUT.version
+    assert LAYOUTS[LAYOUT.version] is LAYOUT and len(LAYOUTS) == 3
+    # The room the index had goes to more memories in full than the six of the layouts before.
+    assert LAYOUT.memory_top_k > WHOLE_TURNS.memory_top_k == FIRST_LAYOUT.memory_top_k == 6
