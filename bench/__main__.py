@@ -28,7 +28,7 @@ BENCHMARKS = {
     "hops": ("bench.hops", "cross-module calls and layer reversals of one /v1/context"),
     "sessions": (
         "bench.sessions",
-        "session contexts over LongMemEval_S: tokens per turn, what survives, speed",
+        "session contexts over LongMemEval_S (and LoCoMo): tokens per turn, what survives, speed",
     ),
     "tokens": ("bench.tokens", "dump-everything tokens vs the two-tier bundle, utilization"),
     "integration": (

@@ -4,22 +4,35 @@ Read at run time from ``../shared/bench/locomo_dev.json`` and never copied into 
 (its licence allows benchmarking only). One namespace per conversation; every turn one episodic
 memory ``[date_time] speaker: text`` with source_ref its ``dia_id``, so a question's evidence
 ``dia_id``s are its evidence turns. Questions whose evidence names no turn of the conversation
-(one of them in conversations 1-3) are left out.
+(three in conversations 1-3) are left out. A session's stamp reads like
+``1:56 pm on 8 May, 2023`` (:func:`parse_stamp`); the answers are read apart (:func:`answers`), as
+the retrieval benchmarks need none.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from bench.longmemeval import Question, Turn
 
-__all__ = ["DATASET", "load_questions"]
+__all__ = ["DATASET", "answers", "load_questions", "parse_stamp"]
 
 DATASET = Path(__file__).resolve().parents[1].parent / "shared/bench/locomo_dev.json"
 _SESSION = re.compile(r"session_(\d+)")
+
+
+def parse_stamp(stamp: str) -> datetime:
+    """A session's stamp as a time. The data set's times carry no zone; read them as UTC, as the
+    gateway stores every time."""
+    return datetime.strptime(stamp, "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
+
+
+def _question_id(sample: dict[str, Any], number: int) -> str:
+    return f"{sample['sample_id']}/{number}"
 
 
 def _turns(conversation: dict[str, Any]) -> tuple[Turn, ...]:
@@ -54,7 +67,7 @@ def load_questions(path: Path = DATASET) -> list[Question]:
             if evidence:
                 questions.append(
                     Question(
-                        question_id=f"{sample['sample_id']}/{number}",
+                        question_id=_question_id(sample, number),
                         question_type=str(qa.get("category", "")),
                         question=qa["question"],
                         turns=turns,
@@ -63,3 +76,15 @@ def load_questions(path: Path = DATASET) -> list[Question]:
                     )
                 )
     return questions
+
+
+def answers(path: Path = DATASET) -> dict[str, str]:
+    """Each question's answer as a string (a few are numbers), by question id. Most adversarial
+    questions (category 5) have none: they carry only the ``adversarial_answer`` a misled reader
+    would give."""
+    return {
+        _question_id(sample, number): str(qa["answer"])
+        for sample in json.loads(path.read_text(encoding="utf-8"))
+        for number, qa in enumerate(sample["qa"])
+        if "answer" in qa
+    }

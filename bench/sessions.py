@@ -1,4 +1,4 @@
-"""Sessions over real LongMemEval_S conversations, through the real app over real HTTP.
+"""Sessions over real conversations (LongMemEval_S, LoCoMo), through the real app over real HTTP.
 
 1. ``tokens``: the turns of one question (~500) appended one by one to a session; after each, what
    append-everything would send (system + task + every turn, rendered as the session renders)
@@ -11,6 +11,14 @@
    budgets: the last turns that fit (sliding window), the extractive summary alone
    (``gateway.core.summary`` over every turn) and ``/v1/context`` over the turns as memories
    (the session's own ``remember_turns`` memories, so exactly the same texts).
+
+   ``--data locomo`` runs ``survive`` on data the session layout was not tuned on: LoCoMo
+   conversations 1-3. Each conversation is replayed once per budget as one session, its first
+   speaker as ``user`` and the other as ``assistant``, each by ``name``; then each of its
+   questions is asked of that session (the context calls after the first fold nothing new) and
+   of ``/v1/context``. The adversarial questions (category 5) are left out entirely: their
+   premise is false, most have no answer, and the two that do answer "No", which the substring
+   check finds in any context. ``tokens`` is LongMemEval_S only.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import argparse
 import asyncio
 import gzip
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +37,7 @@ from typing import Any
 
 import httpx
 
+from bench import locomo, longmemeval
 from bench.corpus import bulk_load, load_corpus
 from bench.harness import (
     OUT_DIR,
@@ -41,7 +51,8 @@ from bench.harness import (
     serve,
     write_result,
 )
-from bench.longmemeval import DATASET, Question, load_questions
+from bench.longmemeval import Question
+from gateway.core.session import Message, fixed_messages, render_text
 from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import load_tokenizer
 
@@ -51,6 +62,9 @@ TASK = "Answer the user's questions about their past conversations with the assi
 SYSTEM = "You are a helpful assistant with a long memory."
 BATCH_BYTES = 600_000  # under the gateway's 1 MiB body limit with room for JSON escapes
 TOKENIZER = load_tokenizer()
+HEAD = fixed_messages(SYSTEM, TASK)
+ADVERSARIAL = "5"  # LoCoMo's category of questions whose premise is false
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")  # what a turn's name may not hold (gateway.http.wire)
 
 
 @dataclass(frozen=True)
@@ -59,26 +73,75 @@ class Asked:
     answer: str
 
 
-def _answers(path: Path = DATASET) -> dict[str, str]:
+def _answers(path: Path = longmemeval.DATASET) -> dict[str, str]:
     with gzip.open(path, "rt", encoding="utf-8") as lines:
         return {row["question_id"]: str(row["answer"]) for row in map(json.loads, lines)}
 
 
-def _occurred(stamp: str, order: int) -> str:
+def _longmemeval_asked() -> list[Asked]:
+    answers = _answers()
+    return [Asked(q, answers[q.question_id]) for q in longmemeval.load_questions()]
+
+
+def _locomo_asked() -> list[Asked]:
+    answers = locomo.answers()
+    return [
+        Asked(q, answers[q.question_id])
+        for q in locomo.load_questions()
+        if q.question_type != ADVERSARIAL and q.question_id in answers
+    ]
+
+
+def _occurred(at: datetime, order: int) -> str:
     # Turns of one session share its date; a microsecond per position keeps them in order.
-    at = datetime.strptime(stamp, "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
     return at.replace(microsecond=order % 1_000_000).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def _content(text: str) -> str:
+    return text if text.strip() else "(empty turn)"
+
+
 def _turns(question: Question) -> list[dict[str, Any]]:
+    """A LongMemEval_S question's turns (bench.knowledge appends them too)."""
     return [
         {
             "role": t.role if t.role in ("user", "assistant") else "user",
-            "content": t.text if t.text.strip() else "(empty turn)",
-            "occurred_at": _occurred(t.stamp, t.order),
+            "content": _content(t.text),
+            "occurred_at": _occurred(
+                datetime.strptime(t.stamp, "%Y/%m/%d %H:%M").replace(tzinfo=UTC), t.order
+            ),
         }
         for t in question.turns
     ]
+
+
+def _locomo_turns(question: Question) -> list[dict[str, Any]]:
+    """Two friends: the first to speak is the ``user``, the other the ``assistant``."""
+    first = question.turns[0].role if question.turns else ""
+    return [
+        {
+            "role": "user" if t.role == first else "assistant",
+            "name": _NOT_IN_NAME.sub("_", t.role)[:64],
+            "content": _content(t.text),
+            "occurred_at": _occurred(locomo.parse_stamp(t.stamp), t.order),
+        }
+        for t in question.turns
+    ]
+
+
+@dataclass(frozen=True)
+class SurviveData:
+    """What the survive part replays: the questions with their answers, and a question's
+    conversation as the turns appended."""
+
+    questions: Callable[[], list[Asked]]
+    turns: Callable[[Question], list[dict[str, Any]]]
+
+
+DATA = {
+    "longmemeval": SurviveData(_longmemeval_asked, _turns),
+    "locomo": SurviveData(_locomo_asked, _locomo_turns),
+}
 
 
 def _batches(turns: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -121,11 +184,13 @@ async def _session(
 SERIES = {"2000": (2000, None), "4000": (4000, None), "2000-no-memory": (2000, 0)}
 
 
+def _message(turn: dict[str, Any]) -> Message:
+    return Message(turn["role"], turn["content"], turn.get("name"))
+
+
 def _append_everything(turns: Sequence[dict[str, Any]]) -> int:
     """What the naive loop sends: every turn, rendered as the session renders messages."""
-    blocks = [f"system: {SYSTEM}", f"system: Task: {TASK}"]
-    blocks += [f"{t['role']}: {t['content']}" for t in turns]
-    return TOKENIZER.count("\n\n".join(blocks))
+    return TOKENIZER.count(render_text([*HEAD, *map(_message, turns)]))
 
 
 # The CPU seconds used so far by the serving process and by the database's processes.
@@ -230,14 +295,13 @@ def _cpu(cpu: dict[str, list[tuple[float, float]]]) -> dict[str, Any]:
 
 def _sliding_window(turns: Sequence[dict[str, Any]], budget: int) -> str:
     """The last turns that fit the budget after the system prompt and the task."""
-    head = [f"system: {SYSTEM}", f"system: Task: {TASK}"]
-    kept: list[str] = []
+    kept: list[Message] = []
     for turn in reversed(turns):
-        candidate = [*head, f"{turn['role']}: {turn['content']}", *kept]
-        if TOKENIZER.count("\n\n".join(candidate)) > budget:
+        candidate = [*HEAD, _message(turn), *kept]
+        if TOKENIZER.count(render_text(candidate)) > budget:
             break
-        kept.insert(0, f"{turn['role']}: {turn['content']}")
-    return "\n\n".join([*head, *kept])
+        kept.insert(0, _message(turn))
+    return render_text([*HEAD, *kept])
 
 
 def _summary_only(turns: Sequence[dict[str, Any]], budget: int) -> str:
@@ -257,34 +321,67 @@ def _measure(
     }
 
 
-async def run_survive(client: httpx.AsyncClient, asked: Asked) -> dict[str, Any]:
-    question = asked.question
-    turns = _turns(question)
-    evidence = [i for i, t in enumerate(question.turns) if t.source_ref in question.evidence]
-    result: dict[str, Any] = {"question_id": question.question_id, "methods": {}}
+def _evidence(question: Question) -> list[int]:
+    return [i for i, t in enumerate(question.turns) if t.source_ref in question.evidence]
+
+
+async def run_survive(
+    client: httpx.AsyncClient, conversation: Sequence[Asked], turns: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The questions of one conversation (one namespace, its ``turns``): replayed once per budget
+    as one session, then each question asked of it and of ``/v1/context``; a record each."""
+    records: list[dict[str, Any]] = [
+        {"question_id": a.question.question_id, "methods": {}} for a in conversation
+    ]
     for budget in BUDGETS:
-        namespace = f"{question.namespace}-{budget}"
+        namespace = f"{conversation[0].question.namespace}-{budget}"
         session_id = await _session(client, namespace, budget)
         for batch in _batches(turns):
             await _post(client, f"/v1/sessions/{session_id}/turns", {"turns": batch})
-        step = await _post(
-            client, f"/v1/sessions/{session_id}/context", {"query": question.question}
-        )
-        memory_only = await _post(
-            client,
-            "/v1/context",
-            {"task": question.question, "namespaces": [namespace], "budget_tokens": budget},
-        )
-        texts = {
-            "session_context": step["text"],
-            "sliding_window": _sliding_window(turns, budget),
-            "summary_only": _summary_only(turns, budget),
-            "memory_only_context": memory_only["bundle"],
-        }
-        for method, text in texts.items():
-            measured = _measure(text, turns, evidence, asked.answer)
-            result["methods"].setdefault(method, {})[str(budget)] = measured
-    return result
+        sliding_window = _sliding_window(turns, budget)
+        summary_only = _summary_only(turns, budget)
+        for asked, record in zip(conversation, records, strict=True):
+            question = asked.question.question
+            step = await _post(client, f"/v1/sessions/{session_id}/context", {"query": question})
+            memory_only = await _post(
+                client,
+                "/v1/context",
+                {"task": question, "namespaces": [namespace], "budget_tokens": budget},
+            )
+            texts = {
+                "session_context": step["text"],
+                "sliding_window": sliding_window,
+                "summary_only": summary_only,
+                "memory_only_context": memory_only["bundle"],
+            }
+            evidence = _evidence(asked.question)
+            for method, text in texts.items():
+                measured = _measure(text, turns, evidence, asked.answer)
+                record["methods"].setdefault(method, {})[str(budget)] = measured
+    return records
+
+
+def _conversations(questions: Sequence[Asked]) -> list[list[Asked]]:
+    """The questions grouped by namespace (a conversation's turns are its namespace's), in order."""
+    grouped: dict[str, list[Asked]] = {}
+    for asked in questions:
+        grouped.setdefault(asked.question.namespace, []).append(asked)
+    return list(grouped.values())
+
+
+async def survive(
+    client: httpx.AsyncClient, questions: Sequence[Asked], data: SurviveData, concurrency: int
+) -> list[dict[str, Any]]:
+    """Every conversation of ``questions`` through :func:`run_survive`, ``concurrency`` at a
+    time; the records in the questions' order."""
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(conversation: list[Asked]) -> list[dict[str, Any]]:
+        async with semaphore:
+            return await run_survive(client, conversation, data.turns(conversation[0].question))
+
+    done = await asyncio.gather(*(one(c) for c in _conversations(questions)))
+    return [record for records in done for record in records]
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -353,32 +450,32 @@ def chart(tokens: dict[str, Any], path: Path) -> Path:
 
 
 async def _run(args: argparse.Namespace, app: Server, meter: Meter) -> dict[str, Any]:
-    answers = _answers()
-    questions = [Asked(q, answers[q.question_id]) for q in load_questions()]
-    if args.sample:
-        questions = questions[: args.sample]
-    result: dict[str, Any] = {}
+    first = args.sample or None  # the first N questions, of the data set each part reads
+    result: dict[str, Any] = {"data": args.data}
     async with httpx.AsyncClient(base_url=app.base_url, headers=app.headers, timeout=300) as client:
         if args.part in ("tokens", "all"):
+            questions = _longmemeval_asked()[:first]
             longest = max(questions, key=lambda a: len(a.question.turns))
             result["tokens"] = await run_tokens(client, longest, args.turns, meter)
         if args.part in ("survive", "all"):
-            semaphore = asyncio.Semaphore(args.concurrency)
-
-            async def one(asked: Asked) -> dict[str, Any]:
-                async with semaphore:
-                    return await run_survive(client, asked)
-
-            result["survive"] = await asyncio.gather(*(one(a) for a in questions))
+            data = DATA[args.data]
+            asked = data.questions()[:first]
+            result["survive"] = await survive(client, asked, data, args.concurrency)
     return result
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench sessions", description=__doc__)
     parser.add_argument("--part", choices=("tokens", "survive", "all"), default="all")
+    parser.add_argument(
+        "--data",
+        choices=tuple(DATA),
+        default="longmemeval",
+        help="the survive part's questions (tokens reads LongMemEval_S always)",
+    )
     parser.add_argument("--turns", type=int, default=500, help="turns of the tokens run")
     parser.add_argument("--sample", type=int, default=0, help="first N questions (0: all)")
-    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--concurrency", type=int, default=2, help="conversations at a time")
     parser.add_argument(
         "--tenant-memories",
         type=int,
@@ -387,6 +484,8 @@ def main(argv: list[str]) -> int:
         " (a session in a large tenant)",
     )
     args = parser.parse_args(argv)
+    if args.part == "tokens" and args.data != "longmemeval":
+        parser.error("--data selects the survive part's questions: tokens is LongMemEval_S only")
     started = time.perf_counter()
     with embedded_postgres() as server:
         database = new_database(server, "bench_sessions")
@@ -420,7 +519,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(speed, indent=2))
         print(f"chart: {svg.name}")
     if "survive" in result:
-        print(f"\n{len(result['survive'])} questions\n")
+        print(f"\n{len(result['survive'])} questions ({result['data']})\n")
         print(survive_table(result["survive"]))
     print(f"\nwritten to {path.relative_to(OUT_DIR.parent.parent)}")
     return 0
