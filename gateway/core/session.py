@@ -120,8 +120,10 @@ class SessionLayout:
     # confidence, so the oldest first) would repeat what the summary covers, and cost the
     # memory part room its whole memories need.
     memory_index: bool
-    # How many memories the memory part may show in full (the bundle's top_k).
+    # How many memories the memory part may show in full (the bundle's top_k), and how many
+    # each retriever returns for it (a bundle's is four times its top_k, at least 40).
     memory_top_k: int
+    recall_depth: int
 
     def summary_share(self, rest: int, recalling: bool) -> int:
         return rest // (self.recalling_summary_divisor if recalling else self.summary_divisor)
@@ -134,6 +136,7 @@ FIRST_LAYOUT = SessionLayout(
     recalling_summary_divisor=3,
     memory_index=True,
     memory_top_k=6,
+    recall_depth=40,
 )
 # A step that recalls gives the summary a sixth and the memory bundle no index: the room goes
 # to whole remembered turns (tuned on the 58 LongMemEval_S dev questions, bench/RESULTS.md).
@@ -143,17 +146,21 @@ WHOLE_TURNS = SessionLayout(
     recalling_summary_divisor=6,
     memory_index=False,
     memory_top_k=6,
+    recall_depth=40,
 )
 # And the room the index would have had goes to more of them: up to 16 in full where a bundle
 # shows 6, the lower ranked filling what the better ones leave. Six left a seventh of a 2,000
 # budget unused on average and fell one evidence turn short of memory-only recall on those
-# questions; 10 and 16 both passed it, 16 with room to spare (bench/RESULTS.md, Sessions).
+# questions; 10 and 16 both passed it, 16 with room to spare. The retrievers keep the depth of
+# a six-memory bundle: the 64 of a 16-memory one cost a third more per step at turn 500 for
+# one evidence turn there and none on held-out LoCoMo (bench/RESULTS.md, Sessions).
 LAYOUT = SessionLayout(
     "session/2026-12-02.2",
     summary_divisor=3,
     recalling_summary_divisor=6,
     memory_index=False,
     memory_top_k=16,
+    recall_depth=40,
 )
 LAYOUTS = {layout.version: layout for layout in (FIRST_LAYOUT, WHOLE_TURNS, LAYOUT)}
 

@@ -106,10 +106,12 @@ async def find(
     *,
     historical: bool = False,
     index_content: bool = True,
+    depth: int | None = None,
 ) -> Found:
     """The store's candidates, index entries and live count at `at` (`historical`: a past
     instant). Without `index_content`, index entries come without their content
-    (`without_index_content`)."""
+    (`without_index_content`). `depth`: how many memories each retriever returns, by default
+    `recall_limit(request.top_k)`."""
     scope = _scope(principal, request.namespaces, request.memory_types, at, historical)
     vector = await _embed(embedder, request.task)
     candidates, index, total_live = await retrieval.context_candidates(
@@ -118,7 +120,7 @@ async def find(
         task=request.task,
         query_vector=vector,
         embedding_model=embedder.model,
-        limit=recall_limit(request.top_k),
+        limit=recall_limit(request.top_k) if depth is None else depth,
         index_reach=index_reach(request),
         index_content=index_content,
     )

@@ -295,6 +295,7 @@ class SessionContexts:
             request,
             now,
             index_content=reads_content(admitted.policy.bundle),
+            depth=self.layout.recall_depth,
         )
         shown = {t.turn_id for t in conversation.turns}
         return compose(

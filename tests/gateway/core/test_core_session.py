@@ -28,6 +28,7 @@ from gateway.core.session import (
 )
 from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import load_tokenizer
+from gateway.usecases.context import recall_limit
 
 TOKENIZER = load_tokenizer()
 SPECIAL = "<|endoftext|>"
@@ -193,3 +194,5 @@ def test_a_recalling_step_gives_the_summary_a_sixth_and_the_memory_bundle_no_ind
     assert LAYOUTS[LAYOUT.version] is LAYOUT and len(LAYOUTS) == 3
     # The room the index had goes to more memories in full than the six of the layouts before.
     assert LAYOUT.memory_top_k > WHOLE_TURNS.memory_top_k == FIRST_LAYOUT.memory_top_k == 6
+    # Its retrievers still return as many as a six-memory bundle's (what earlier layouts got).
+    assert {layout.recall_depth for layout in LAYOUTS.values()} == {recall_limit(6)}
