@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from litestar.testing import TestClient
@@ -33,3 +36,17 @@ def receipt_body(client: TestClient[Any], make_key: KeyFactory, receipt_id: str)
     response = client.get(f"/v1/receipts/{receipt_id}", headers=make_key(role="auditor").headers)
     assert response.status_code == 200, response.text
     return response.json()["body"]
+
+
+@contextmanager
+def session_contexts_as(client: TestClient[Any], **changes: Any) -> Iterator[None]:
+    """The block's session contexts built with `changes` to the gateway's (an earlier layout,
+    another discloser), as a gateway of that version would build them."""
+    state = client.app.state
+    current = state.runtime
+    changed = dataclasses.replace(current.session_contexts, **changes)
+    state.runtime = dataclasses.replace(current, session_contexts=changed)
+    try:
+        yield
+    finally:
+        state.runtime = current

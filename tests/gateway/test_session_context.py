@@ -16,7 +16,13 @@ from gateway.core.assembly import PARTNERS
 from gateway.core.session import FIRST_LAYOUT, LAYOUT, WHOLE_TURNS, SessionLayout
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
-from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
+from tests.gateway.sessions_helpers import (
+    append,
+    context,
+    open_session,
+    receipt_body,
+    session_contexts_as,
+)
 from tests.gateway.test_policies_api import STRICT, activate
 
 TOKENIZER = load_tokenizer()
@@ -179,14 +185,8 @@ def test_a_receipt_of_an_earlier_layout_still_replays_to_its_bytes(
     chat(client, agent, session_id, 0, 12)
     # A context cut by the earlier layout (the first: summary a third, the memory bundle with its
     # index; then six memories in full, no index), as a gateway of that version made it.
-    state = client.app.state
-    current = state.runtime
-    earlier = dataclasses.replace(current.session_contexts, layout=layout)
-    state.runtime = dataclasses.replace(current, session_contexts=earlier)
-    try:
+    with session_contexts_as(client, layout=layout):
         original = context(client, agent, session_id).json()
-    finally:
-        state.runtime = current
     receipt = receipt_body(client, make_key, original["receipt_id"])
     assert receipt["assembler"]["session_layout"] == layout.version
     recorded = receipt["memory"]["request"]
@@ -212,16 +212,8 @@ def test_a_receipt_of_an_unknown_layout_is_refused_not_misreplayed(
     auditor = make_key(role="auditor")
     session_id = open_session(client, agent, budget_tokens=600)["session_id"]
     chat(client, agent, session_id, 0, 3)
-    state = client.app.state
-    current = state.runtime
-    later = dataclasses.replace(
-        current.session_contexts, layout=dataclasses.replace(LAYOUT, version="session/later")
-    )
-    state.runtime = dataclasses.replace(current, session_contexts=later)
-    try:
+    with session_contexts_as(client, layout=dataclasses.replace(LAYOUT, version="session/later")):
         made = context(client, agent, session_id).json()
-    finally:
-        state.runtime = current
     replayed = replay(client, auditor, made["receipt_id"])
     assert replayed.status_code == 422 and replayed.json()["code"] == "assembler_unknown"
     assert "session/later" in replayed.json()["detail"]
@@ -449,16 +441,9 @@ def test_a_recalled_turn_is_headed_by_who_and_when_and_its_words_shown_once(
     ask = "When does museum 3 in Lisbon open?"
     said = "Day 3: we decided to visit museum 3 in Lisbon. Is it open Mondays?"
     # The same step as the assembler before made it: the heading whole, its words twice.
-    state = client.app.state
-    current = state.runtime
-    before = dataclasses.replace(current.session_contexts.discloser, assembler=PARTNERS)
-    state.runtime = dataclasses.replace(
-        current, session_contexts=dataclasses.replace(current.session_contexts, discloser=before)
-    )
-    try:
+    before = dataclasses.replace(client.app.state.runtime.discloser, assembler=PARTNERS)
+    with session_contexts_as(client, discloser=before):
         old = context(client, agent, session_id, query=ask).json()
-    finally:
-        state.runtime = current
     body = context(client, agent, session_id, query=ask).json()
     # Turn 7 is long folded into the summary; the memory part brings it back whole, under its
     # role and number alone: its opening words are not repeated on the provenance line.
