@@ -13,7 +13,13 @@ import pytest
 from litestar.testing import TestClient
 
 from gateway.core.assembly import PARTNERS
-from gateway.core.session import FIRST_LAYOUT, LAYOUT, WHOLE_TURNS, SessionLayout
+from gateway.core.session import (
+    FIRST_LAYOUT,
+    LAYOUT,
+    SIXTEEN_MEMORIES,
+    WHOLE_TURNS,
+    SessionLayout,
+)
 from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import (
@@ -176,21 +182,27 @@ def test_exact_replay_reproduces_the_bytes_after_more_turns_and_compactions(
     assert current.status_code == 422 and current.json()["code"] == "replay_unsupported"
 
 
-@pytest.mark.parametrize("layout", [FIRST_LAYOUT, WHOLE_TURNS], ids=lambda layout: layout.version)
+@pytest.mark.parametrize(
+    "layout", [FIRST_LAYOUT, WHOLE_TURNS, SIXTEEN_MEMORIES], ids=lambda layout: layout.version
+)
 def test_a_receipt_of_an_earlier_layout_still_replays_to_its_bytes(
     client: TestClient[Any], agent: Key, make_key: KeyFactory, layout: SessionLayout
 ) -> None:
     auditor = make_key(role="auditor")
     session_id = open_session(client, agent, budget_tokens=600)["session_id"]
     chat(client, agent, session_id, 0, 12)
-    # A context cut by the earlier layout (the first: summary a third, the memory bundle with its
-    # index; then six memories in full, no index), as a gateway of that version made it.
+    # A context cut by an earlier layout (the first: summary a third, the memory bundle with its
+    # index; then six memories in full, no index; then 16 from deeper retrievers), as a gateway
+    # of that version made it.
     with session_contexts_as(client, layout=layout):
         original = context(client, agent, session_id).json()
     receipt = receipt_body(client, make_key, original["receipt_id"])
     assert receipt["assembler"]["session_layout"] == layout.version
     recorded = receipt["memory"]["request"]
-    assert (recorded["include_index"], recorded["top_k"]) == (layout.memory_index, 6)
+    assert (recorded["include_index"], recorded["top_k"]) == (
+        layout.memory_index,
+        layout.memory_top_k,
+    )
     assert bool(original["memory"]["index"]["entries"]) is layout.memory_index
     chat(client, agent, session_id, 12, 12)
     now = context(client, agent, session_id).json()
