@@ -13,7 +13,7 @@ how many of the oldest unsummarized turns to fold so that the verbatim tail fits
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.core.tokens import Tokenizer
 
@@ -166,14 +166,7 @@ SIXTEEN_MEMORIES = SessionLayout(
 # turns at 2,000 against 0.80 with 40 and 0.81 with 24, and held-out LoCoMo kept 0.63 with each.
 # The depth does not move the step's latency: the recall statement scores every match whatever
 # it returns (bench/RESULTS.md, Sessions, seventh session).
-LAYOUT = SessionLayout(
-    "session/2026-12-03.1",
-    summary_divisor=3,
-    recalling_summary_divisor=6,
-    memory_index=False,
-    memory_top_k=16,
-    recall_depth=32,
-)
+LAYOUT = replace(SIXTEEN_MEMORIES, version="session/2026-12-03.1", recall_depth=32)
 LAYOUTS = {
     layout.version: layout for layout in (FIRST_LAYOUT, WHOLE_TURNS, SIXTEEN_MEMORIES, LAYOUT)
 }
