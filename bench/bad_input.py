@@ -236,7 +236,7 @@ def try_all(base_url: str, keys: Keys) -> list[tuple[Attempt, int, str]]:
 
 def main(argv: list[str]) -> int:
     from bench.harness import embedded_postgres, markdown_table, new_database, serve
-    from gateway.usecases.keys import issue_key
+    from gateway.usecases.access.keys import issue_key
 
     parser = argparse.ArgumentParser(prog="python -m bench bad-input", description=__doc__)
     parser.parse_args(argv)

@@ -47,10 +47,10 @@ from bench.harness import (
 )
 from bench.receipt_cost import _serve_with_keyring  # the served gateway's generated keys
 from bench.stages import principal_for
-from gateway.runtime import Runtime, start_runtime
-from gateway.settings import Settings
+from gateway.shell.runtime import Runtime, start_runtime
+from gateway.shell.settings import Settings
 from gateway.store.database import transaction
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 
 __all__ = ["main"]
 

@@ -14,7 +14,7 @@ lengths are therefore those of real chat transcripts, so that full-text matching
 query term hits) and the hashed vectors behave as they would on real data. Queries are the
 LongMemEval_S questions themselves.
 
-The loader computes every column as :class:`gateway.usecases.memories.Writer` does (same
+The loader computes every column as :class:`gateway.usecases.memories.writer.Writer` does (same
 ``memory_text``, embedder, tokenizer, content sha256, request sha256) and inserts with the
 gateway's own ``INSERT`` statement and parameter builder; only the per-row savepoint and the
 idempotency lookup (no key is given) are skipped. For speed of setup the HNSW and GIN indexes are
@@ -42,11 +42,11 @@ from bench.longmemeval import Question, load_questions
 from gateway.core.model import MemoryType
 from gateway.core.render import one_line
 from gateway.core.tokens import load_tokenizer
+from gateway.domain.memory import MemoryDraft
 from gateway.embedding import HashEmbedder
-from gateway.memory import MemoryDraft
 from gateway.store import memories as memory_store
 from gateway.store.database import EmbeddedPostgres
-from gateway.usecases import memories as memory_usecase
+from gateway.usecases.memories import writer as memory_usecase
 
 __all__ = [
     "CORPORA",

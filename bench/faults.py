@@ -188,7 +188,7 @@ def kill_mid_load(
 def _export_afresh(operator_url: str, app_url: str, data_dir: Path) -> Path:
     """The tenant's whole log, exported by a gateway started again on the same data dir (so with
     the same signing keys), by an auditor key issued for it."""
-    from gateway.usecases.keys import issue_key
+    from gateway.usecases.access.keys import issue_key
 
     with psycopg.connect(operator_url, autocommit=True) as conn:
         tenant = conn.execute("SELECT tenant_id FROM receipt_logs ORDER BY size DESC").fetchone()

@@ -26,7 +26,7 @@ from psycopg import sql
 
 from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import DEFAULT_WRITES_PER_SECOND, issue_key, parse_bearer
+from gateway.usecases.access.keys import DEFAULT_WRITES_PER_SECOND, issue_key, parse_bearer
 
 __all__ = [
     "OUT_DIR",

@@ -28,8 +28,8 @@ from typing import Any
 
 from bench.corpus import load_corpus, loaded_database
 from bench.harness import embedded_postgres, markdown_table
-from gateway.runtime import start_runtime
-from gateway.settings import Settings
+from gateway.shell.runtime import start_runtime
+from gateway.shell.settings import Settings
 
 __all__ = ["main"]
 
@@ -92,13 +92,13 @@ async def _context(runtime: Any, key: str, task: str) -> None:
     from gateway.core.model import ContextRequest
 
     if hasattr(runtime, "disclosures"):
-        from gateway.usecases.disclose import ContextAsk
+        from gateway.usecases.disclosure.requests import ContextAsk
 
         ask = ContextAsk(task=task, namespaces=(NAMESPACE,), budget_tokens=4000)
         await runtime.disclosures.context(f"Bearer {key}", ask)
         return
     from gateway.store.database import transaction
-    from gateway.usecases.keys import authenticate
+    from gateway.usecases.access.keys import authenticate
 
     async with transaction(runtime.pool) as conn:
         principal = await authenticate(conn, f"Bearer {key}")

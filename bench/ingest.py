@@ -35,7 +35,7 @@ from bench.synthetic import memories
 from gateway.core.tokens import load_tokenizer
 from gateway.embedding import HashEmbedder
 from gateway.store.database import EmbeddedPostgres
-from gateway.usecases.memories import memory_text
+from gateway.usecases.memories.writer import memory_text
 
 __all__ = ["main"]
 

@@ -43,7 +43,7 @@ from bench.harness import (
 from gateway.client import AsyncClient
 from gateway.http.metrics import Metrics
 from gateway.responses.disclosures import ContextBundle
-from gateway.settings import Settings, load_settings
+from gateway.shell.settings import Settings, load_settings
 from gateway.store.database import open_pool
 
 __all__ = ["main"]

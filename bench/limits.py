@@ -25,7 +25,7 @@ from bench.harness import (
     serve,
     write_result,
 )
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 
 __all__ = ["main"]
 

@@ -6,8 +6,8 @@ log_only add to a context assembly against policy off, in one run.
    (require, deny/allow with eq/in/lt/glob/regex/contains_any/older_than, redact, cap, one
    log_only rule), enforce and log_only. Per assembly: ``judge``, then redact what an assembly
    renders (the heading of every memory not denied, the first 6 admitted in full), then the
-   evaluation, as ``gateway.usecases.disclosure.compose`` does; ``evaluate()`` redacts every text (search, fetch).
-   The collector is settled first, as ``ctxgw serve`` settles it (gateway/collector.py), and
+   evaluation, as ``gateway.usecases.disclosure.pipeline.compose`` does; ``evaluate()`` redacts every text (search, fetch).
+   The collector is settled first, as ``ctxgw serve`` settles it (gateway/shell/collector.py), and
    stays so for the rest of the run.
 2. The pure core on recorded inputs (``gather`` once per task, then ``assemble`` with no
    verdict = policy off, vs ``compose`` with the 20-rule bundle enforced, in
@@ -46,13 +46,13 @@ from bench.harness import (
 )
 from bench.load import run_count
 from bench.stages import gather, open_runtime, principal_for
-from gateway.collector import settle_collector
 from gateway.core.assembly import assemble
 from gateway.core.model import ContextRequest
 from gateway.core.tokens import load_tokenizer
-from gateway.usecases.disclosure import Admitted, compose, context_view
-from gateway.usecases.keys import issue_key
-from gateway.usecases.policy import PolicyInForce, request_stage
+from gateway.shell.collector import settle_collector
+from gateway.usecases.access.keys import issue_key
+from gateway.usecases.access.policy import PolicyInForce, request_stage
+from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
 from policies import Bundle, Evaluation, evaluate, judge, load_bundle
 from receipts.canonical import canonicalize
 

@@ -1,6 +1,6 @@
 """Inclusion proofs for a filtered export: k receipts out of a log of n, each line with its proof
-to the checkpoint (what GET /v1/receipts/export?memory_id=… does, `gateway.usecases.audit`);
-and the hashing of a checkpoint after 100 new receipts (`gateway.usecases.checkpoints`).
+to the checkpoint (what GET /v1/receipts/export?memory_id=… does, `gateway.usecases.audit.verification`);
+and the hashing of a checkpoint after 100 new receipts (`gateway.usecases.receiptlog.checkpoints`).
 
 Baseline and candidate in the same run, on the same leaves (synthetic leaf hashes; a proof
 depends on nothing else):

@@ -66,10 +66,10 @@ from gateway.core.ranking import DEFAULT_PROFILE, rank
 from gateway.core.render import more_line
 from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, build_embedder
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store import retrieval
 from gateway.store.database import HNSW_SETTINGS
-from gateway.usecases.context import recall_limit
+from gateway.usecases.disclosure.retrieval import recall_limit
 
 __all__ = ["CORPORA", "main", "pack_raw", "run_quality", "sample_questions"]
 

@@ -46,7 +46,7 @@ from bench.harness import (
 from bench.load import run_for
 from bench.stages import open_runtime, principal_for, timed_context
 from gateway.core.model import ContextRequest
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 from receipts import Keyring, verify_export
 
 __all__ = ["main"]

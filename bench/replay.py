@@ -28,7 +28,7 @@ from bench.harness import (
     write_result,
 )
 from bench.longmemeval import Question, load_questions, memory_items
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 
 __all__ = ["main"]
 

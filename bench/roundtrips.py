@@ -34,8 +34,8 @@ from psycopg.pq import Trace
 from bench.corpus import load_corpus, loaded_database
 from bench.harness import embedded_postgres, markdown_table, write_result
 from gateway.http.app import create_app
-from gateway.runtime import Runtime, start_runtime
-from gateway.settings import Settings
+from gateway.shell.runtime import Runtime, start_runtime
+from gateway.shell.settings import Settings
 
 __all__ = ["count_round_trips", "main"]
 

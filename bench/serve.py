@@ -15,11 +15,11 @@ from pathlib import Path
 
 import uvicorn
 
-from gateway.collector import settle_collector
 from gateway.http.app import create_app
 from gateway.http.slow_clients import http_protocol
 from gateway.http.workers import run_workers
-from gateway.settings import Settings
+from gateway.shell.collector import settle_collector
+from gateway.shell.settings import Settings
 
 
 def main(argv: list[str]) -> None:

@@ -42,7 +42,7 @@ from bench.stages import open_runtime, principal_for, timed_context
 from gateway.core.model import ContextRequest
 from gateway.store import retrieval
 from gateway.store.database import transaction
-from gateway.usecases.context import recall_limit
+from gateway.usecases.disclosure.retrieval import recall_limit
 
 __all__ = ["main"]
 

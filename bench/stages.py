@@ -17,15 +17,15 @@ from pathlib import Path
 
 from gateway.core.assembly import Found
 from gateway.core.model import ContextRequest
-from gateway.principal import Principal
-from gateway.runtime import Runtime, start_runtime
-from gateway.settings import Settings
+from gateway.domain.principal import Principal
+from gateway.shell.runtime import Runtime, start_runtime
+from gateway.shell.settings import Settings
 from gateway.store import retrieval
 from gateway.store.database import transaction
-from gateway.usecases.context import recall_limit
-from gateway.usecases.disclosure import Admitted, compose, context_view
-from gateway.usecases.keys import authenticate
-from gateway.usecases.policy import refuse_unless_required_met
+from gateway.usecases.access.keys import authenticate
+from gateway.usecases.access.policy import refuse_unless_required_met
+from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
+from gateway.usecases.disclosure.retrieval import recall_limit
 
 __all__ = ["gather", "open_runtime", "principal_for", "timed_context"]
 
@@ -58,7 +58,7 @@ def _scope(principal: Principal, request: ContextRequest, now: datetime) -> retr
 async def gather(
     runtime: Runtime, principal: Principal, request: ContextRequest, now: datetime
 ) -> tuple[Found, dict[str, float]]:
-    """What ``gateway.usecases.context.find`` returns, with the time of each query (seconds)."""
+    """What ``gateway.usecases.disclosure.retrieval.find`` returns, with the time of each query (seconds)."""
     times: dict[str, float] = {}
     async with transaction(runtime.pool, principal.tenant_id) as conn:
         inputs = await _gather(runtime, conn, principal, request, now, times)

@@ -51,11 +51,11 @@ from gateway.core.ranking import DEFAULT_PROFILE, SIGNALS, RankingProfile, Ranki
 from gateway.core.render import SEPARATOR, TAIL_TITLE, memory_block
 from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.embedding import Embedder, HashEmbedder, build_embedder
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store import retrieval
 from gateway.store.database import HNSW_SETTINGS
-from gateway.usecases.context import recall_limit
-from gateway.usecases.memories import memory_text
+from gateway.usecases.disclosure.retrieval import recall_limit
+from gateway.usecases.memories.writer import memory_text
 
 __all__ = ["Case", "evaluate", "folds", "main"]
 

@@ -25,10 +25,10 @@ from litestar.testing import TestClient
 from psycopg import sql
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 
 TEMPLATE = "ctxgw_template"
 # The embedded server's helper logs every command at INFO, even from atexit; keep test output clean.

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, NewType
+from typing import Any, Literal
+
+from gateway.domain.memory import MEMORY_TYPES, MemoryId, MemoryType
 
 __all__ = [
     "EXCLUSION_REASONS",
@@ -18,11 +21,9 @@ __all__ = [
     "MemoryId",
     "MemoryType",
     "OpenConflict",
+    "candidate_of",
 ]
 
-MemoryId = NewType("MemoryId", str)
-MemoryType = Literal["semantic", "episodic", "procedural", "working"]
-MEMORY_TYPES: tuple[MemoryType, ...] = ("semantic", "episodic", "procedural", "working")
 FillMode = Literal["skip", "stop"]
 
 # The closed set of reasons a candidate can be absent from a bundle (ARCHITECTURE §5).
@@ -134,3 +135,37 @@ class Exclusion:
     reason: ExclusionReason
     detail: str = ""
     extra: dict[str, str] = field(default_factory=dict)
+
+
+def candidate_of(row: Mapping[str, Any]) -> Candidate:
+    """The one way a stored version becomes a core `Candidate`: from its columns (a store row,
+    or a `MemoryVersion`'s fields with the signals a receipt recorded). Every context request
+    builds a few hundred, so the ids are taken as they are (MemoryId is a NewType: no check)."""
+    get = row.get
+    neighbours = get("neighbours")
+    return Candidate(
+        memory_id=row["memory_id"],
+        namespace=row["namespace"],
+        memory_type=row["memory_type"],
+        heading=row["heading"],
+        content=row["content"],
+        confidence=row["confidence"],
+        labels=tuple(row["labels"]),
+        source_type=row["source_type"],
+        source_ref=row["source_ref"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        deleted_at=row["deleted_at"],
+        superseded_by=row["superseded_by"] or None,
+        content_sha256=row["content_sha256"],
+        tokens=row["tokens"],
+        heading_tokens=row["heading_tokens"],
+        vector_rank=get("vector_rank"),
+        vector_distance=get("vector_distance"),
+        lexical_rank=get("lexical_rank"),
+        lexical_score=get("lexical_score"),
+        erased_at=row["erased_at"],
+        superseded_decision=get("superseded_decision"),
+        claim_key=get("claim_key"),
+        neighbours=tuple(neighbours) if neighbours else (),
+    )

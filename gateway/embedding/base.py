@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from gateway.errors import UnavailableError
+from gateway.domain.errors import UnavailableError
 
 __all__ = ["Embedder", "EmbeddingError"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gateway.embedding.base import Embedder
 from gateway.embedding.hashing import HashEmbedder
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 
 __all__ = ["build_embedder"]
 

@@ -16,7 +16,7 @@ from litestar.logging.config import LoggingConfig
 from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
-from gateway.errors import FieldError, InvalidRequestError, UnauthenticatedError
+from gateway.domain.errors import FieldError, InvalidRequestError, UnauthenticatedError
 from gateway.http.auth import RuntimeDep
 from gateway.http.compiling import ROUTES as COMPILE_ROUTES
 from gateway.http.console import CONSOLE
@@ -31,9 +31,9 @@ from gateway.http.request_log import with_request_log
 from gateway.http.sessions import ROUTES as SESSION_ROUTES
 from gateway.http.slow_clients import with_body_deadline
 from gateway.responses.health import Health, Readiness
-from gateway.runtime import Runtime, start_runtime
-from gateway.settings import Settings
-from gateway.usecases.readiness import readiness
+from gateway.shell.runtime import Runtime, start_runtime
+from gateway.shell.settings import Settings
+from gateway.usecases.operations.readiness import readiness
 
 __all__ = ["create_app"]
 

@@ -11,10 +11,10 @@ import os
 
 from litestar import Litestar
 
-from gateway.collector import settle_collector
 from gateway.http.app import create_app
-from gateway.logs import configure_logging
-from gateway.settings import load_settings
+from gateway.shell.collector import settle_collector
+from gateway.shell.logs import configure_logging
+from gateway.shell.settings import load_settings
 
 __all__ = ["from_environment"]
 
@@ -23,5 +23,5 @@ def from_environment() -> Litestar:
     settings = load_settings(os.environ)
     configure_logging(settings.log_level, settings.log_format)
     app = create_app(settings)
-    settle_collector()  # as `ctxgw serve` does (gateway.collector)
+    settle_collector()  # as `ctxgw serve` does (gateway.shell.collector)
     return app

@@ -1,12 +1,12 @@
 """The runtime dependency handlers receive; the unit of work itself is a use case's
-(`gateway.usecases.work`)."""
+(`gateway.usecases.access.work`)."""
 
 from __future__ import annotations
 
 from litestar.di import NamedDependency
 from litestar.params import SkipValidation
 
-from gateway.runtime import Runtime
+from gateway.shell.runtime import Runtime
 
 __all__ = ["RuntimeDep"]
 

@@ -8,7 +8,7 @@ from litestar import Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
 from gateway.http.validation import decode_json, decode_struct
@@ -20,7 +20,7 @@ from gateway.responses.compiling import (
     ConflictEntry,
     ConflictPage,
 )
-from gateway.usecases.compiling import CompileAsk
+from gateway.usecases.compiling.jobs import CompileAsk
 
 __all__ = ["ROUTES"]
 

@@ -6,13 +6,13 @@ from typing import Any
 
 from litestar import Request, post
 
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import decode_struct, read_json
 from gateway.http.wire import ContextIn, SearchIn, TimelineIn
 from gateway.responses.disclosures import ContextBundle, SearchResults, Timeline
-from gateway.usecases.disclose import ContextAsk, IdsAsk, SearchAsk
+from gateway.usecases.disclosure.requests import ContextAsk, IdsAsk, SearchAsk
 
 __all__ = ["ROUTES"]
 

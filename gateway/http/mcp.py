@@ -24,9 +24,9 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.client import AsyncClient
-from gateway.errors import ForbiddenError
-from gateway.mcp_server import build_server
-from gateway.usecases.identity import identified
+from gateway.client.mcp_server import build_server
+from gateway.domain.errors import ForbiddenError
+from gateway.usecases.access.identity import identified
 
 __all__ = ["McpEndpoint", "mcp_route"]
 

@@ -8,16 +8,16 @@ from litestar import Request, Response, delete, post
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.domain.errors import FieldError, InvalidRequestError
+from gateway.domain.memory import MemoryDraft
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_struct, read_json
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, FetchIn, MemoryIn
-from gateway.memory import MemoryDraft
 from gateway.responses.disclosures import FetchedMemories
 from gateway.responses.memories import BatchWrite, Deleted, Erased, Written
-from gateway.usecases import memories
-from gateway.usecases.disclose import IdsAsk
+from gateway.usecases.disclosure.requests import IdsAsk
+from gateway.usecases.memories import writer as memories
 
 __all__ = ["ROUTES"]
 

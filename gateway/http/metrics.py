@@ -41,7 +41,7 @@ from prometheus_client import (
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from gateway.errors import ForbiddenError
+from gateway.domain.errors import ForbiddenError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import text_response
 from gateway.http.request_log import route_template
@@ -53,8 +53,8 @@ from gateway.responses.disclosures import (
     SearchResults,
     Timeline,
 )
-from gateway.settings import Network
-from gateway.usecases.observation import LedgerReadings, observe_ledger, pool_usage
+from gateway.shell.settings import Network
+from gateway.usecases.operations.observation import LedgerReadings, observe_ledger, pool_usage
 
 __all__ = ["Metrics", "metrics_route", "observe_disclosure"]
 

@@ -48,7 +48,7 @@ __all__ = [
     "text_response",
 ]
 
-# The problems any route may answer with, and when (gateway.errors, gateway.http.problems).
+# The problems any route may answer with, and when (gateway.domain.errors, gateway.http.problems).
 PROBLEM_STATUSES = {
     400: "The body is not JSON (malformed_json, empty_body)",
     401: "The API key is missing, malformed, unknown or revoked",

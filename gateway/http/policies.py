@@ -13,7 +13,12 @@ from gateway.http.openapi import DOCUMENTED, json_body, text_body
 from gateway.http.validation import JSON_MEDIA_TYPES, decode_struct, read_json, require_media_type
 from gateway.http.wire import ActivateIn
 from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
-from gateway.usecases.policy import activate_bundle, active_bundle, describe_bundle, upload_bundle
+from gateway.usecases.access.policy import (
+    activate_bundle,
+    active_bundle,
+    describe_bundle,
+    upload_bundle,
+)
 
 __all__ = ["ROUTES"]
 

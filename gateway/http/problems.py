@@ -13,7 +13,7 @@ from typing import Any
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from gateway.errors import (
+from gateway.domain.errors import (
     ConflictError,
     ForbiddenError,
     GatewayError,

@@ -8,7 +8,8 @@ from litestar import Request, get, post
 from litestar.params import FromPath
 from litestar.response import Response, Stream
 
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.domain.errors import FieldError, InvalidRequestError
+from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import (
     DOCUMENTED,
@@ -19,14 +20,13 @@ from gateway.http.openapi import (
 )
 from gateway.http.validation import decode_struct, read_json
 from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
-from gateway.receipt_filter import ReceiptFilter
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
 from gateway.responses.sessions import SessionContextReplay
-from gateway.usecases import inspection
-from gateway.usecases.disclose import ReplayAsk
-from gateway.usecases.what_if import WhatIfWindow, what_if_report
+from gateway.usecases.audit import requests as inspection
+from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
+from gateway.usecases.disclosure.requests import ReplayAsk
 
 __all__ = ["ROUTES"]
 

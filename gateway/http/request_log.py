@@ -19,7 +19,7 @@ from typing import Any
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
-from gateway.request_record import recording
+from gateway.usecases.access.request_record import recording
 
 __all__ = ["REQUEST_ID_HEADER", "route_template", "with_request_log"]
 

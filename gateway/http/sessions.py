@@ -9,7 +9,7 @@ from litestar import Request, Response, get, post, route
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
-from gateway.errors import FieldError, InvalidRequestError
+from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
 from gateway.http.validation import collect_errors, decode_struct, read_json
@@ -24,8 +24,8 @@ from gateway.http.wire import (
 )
 from gateway.responses.memories import Erased
 from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
-from gateway.usecases import sessions
-from gateway.usecases.session_context import ContextStep
+from gateway.usecases.sessions import sessions
+from gateway.usecases.sessions.context import ContextStep
 
 __all__ = ["ROUTES"]
 

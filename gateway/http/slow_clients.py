@@ -29,7 +29,7 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Receive, ReceiveMessage, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from gateway.errors import RequestTimeoutError
+from gateway.domain.errors import RequestTimeoutError
 
 __all__ = ["DeadlinedH11Protocol", "http_protocol", "with_body_deadline"]
 

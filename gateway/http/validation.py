@@ -3,7 +3,7 @@
 msgspec stops at the first error; a client fixing a request wants all of them. Each field is
 decoded on its own with JSON semantics (no coercion: "1" is not an int), unknown fields are named
 with a suggestion, and what PostgreSQL cannot store (NUL in text) or psycopg cannot read back (an
-instant outside `gateway.instant_range`) is rejected by path.
+instant outside `gateway.domain.instants`) is rejected by path.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any, Literal, TypeVar, get_args, get_origin
 import msgspec
 from litestar import Request
 
-from gateway.errors import FieldError, InvalidRequestError, UnsupportedMediaTypeError
-from gateway.instant_range import outside_calendar
+from gateway.domain.errors import FieldError, InvalidRequestError, UnsupportedMediaTypeError
+from gateway.domain.instants import outside_calendar
 
 __all__ = [
     "JSON_MEDIA_TYPES",

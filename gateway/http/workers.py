@@ -18,7 +18,7 @@ import uvicorn
 from uvicorn.supervisors import Multiprocess
 
 from gateway.http.slow_clients import http_protocol
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 
 __all__ = ["WORKER_HEALTHCHECK_SECONDS", "run_workers", "with_tcp_protocol", "worker_config"]
 

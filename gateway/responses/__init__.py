@@ -5,5 +5,5 @@ Use cases return these values and handlers send them unchanged, so the OpenAPI d
 msgspec and the standard library: any layer may build a response.
 
 Every instant is a `Timestamp`: RFC 3339 in UTC with microseconds and a `Z`, the spelling receipt
-bodies use (`gateway.usecases.receipting.rfc3339`), so one instant is one string everywhere.
+bodies use (`gateway.usecases.receiptlog.recorder.rfc3339`), so one instant is one string everywhere.
 """

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from psycopg.rows import class_row
 
-from gateway.memory import MemoryVersion
+from gateway.domain.memory import MemoryVersion
 from gateway.store.database import Connection
 from gateway.store.policies import ActivationRow, BundleRow
 

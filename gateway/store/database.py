@@ -22,7 +22,7 @@ from pgvector.psycopg import register_vector_async
 from psycopg import sql
 from psycopg_pool import PoolTimeout
 
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store.availability import GatedPool
 from gateway.store.errors import (
     DatabaseUnavailableError,

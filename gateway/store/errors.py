@@ -1,6 +1,6 @@
 """Store errors: driver failures translated at the connection layer into the gateway's own types.
 
-Each is a `gateway.errors.UnavailableError` (503, fail closed, no content), so the edge maps
+Each is a `gateway.domain.errors.UnavailableError` (503, fail closed, no content), so the edge maps
 them like any other gateway error and never sees the store.
 
 UnavailableError
@@ -14,7 +14,7 @@ UnavailableError
 
 from __future__ import annotations
 
-from gateway.errors import UnavailableError
+from gateway.domain.errors import UnavailableError
 
 __all__ = [
     "DatabaseUnavailableError",

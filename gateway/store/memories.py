@@ -10,7 +10,7 @@ import psycopg
 from pgvector import Vector
 from psycopg.rows import class_row
 
-from gateway.memory import MemoryDraft, MemoryVersion
+from gateway.domain.memory import MemoryDraft, MemoryVersion
 
 __all__ = [
     "IdempotentWrite",

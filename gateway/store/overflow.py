@@ -3,7 +3,7 @@
 A timestamptz past year 9999, before year 1, or ±infinity (written by an older version, a repair
 by hand, or another client of the database) makes psycopg raise on load, and so would fail every
 query that returns the row, forever. Such a value reads as the nearest bound of
-`gateway.instant_range`: far in the future stays in the future (live), far in the past stays past
+`gateway.domain.instants`: far in the future stays in the future (live), far in the past stays past
 (expired), and the answer is the same on every read, so bundles stay deterministic.
 """
 
@@ -16,7 +16,7 @@ from psycopg.abc import AdaptContext, Buffer
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
-from gateway.instant_range import EARLIEST, LATEST
+from gateway.domain.instants import EARLIEST, LATEST
 
 __all__ = ["bound_instants"]
 

@@ -2,7 +2,7 @@
 
 Appending locks the tenant's log head (`receipt_logs`, `lock_head`) inside the caller's
 transaction, the caller seals receipts for the positions after it, and `append_receipts` writes
-them and advances the head in one statement (`gateway.usecases.group_commit` does this for a
+them and advances the head in one statement (`gateway.usecases.receiptlog.group_commit` does this for a
 batch of waiting requests at a time).
 Different tenants lock different rows and never wait for each other.
 """
@@ -19,7 +19,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import class_row
 
-from gateway.receipt_filter import ReceiptFilter
+from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.store.database import Connection
 from gateway.store.errors import ReceiptWriteError
 from receipts.dsse import b64encode

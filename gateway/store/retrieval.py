@@ -18,8 +18,7 @@ from pgvector import Vector
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from gateway.core.model import Candidate, MemoryType
-from gateway.memory import candidate_of
+from gateway.core.model import Candidate, MemoryType, candidate_of
 from gateway.store.database import Connection
 
 __all__ = ["INDEX_LINE_OVERHEAD_TOKENS", "Scope", "index_entries", "live_count", "recall"]

@@ -13,7 +13,7 @@ from typing import Protocol
 
 import httpx
 
-from gateway.errors import UnavailableError
+from gateway.domain.errors import UnavailableError
 from gateway.summarizing.chat import ChatCompletions
 
 __all__ = ["INSTRUCTIONS", "OpenAIChatSummarizer", "SummarizerError"]

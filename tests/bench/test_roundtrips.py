@@ -15,7 +15,7 @@ from tests.gateway.test_memories_write import memory
 # On the request's connection the key (a statement committed before the transaction) with BEGIN,
 # the policy in force, the candidates (count, index and recall in one statement), COMMIT; on the
 # receipt writer's, BEGIN with the log head, then the receipt with COMMIT
-# (gateway.usecases.group_commit).
+# (gateway.usecases.receiptlog.group_commit).
 DISCLOSURE_TRIPS = 6
 
 

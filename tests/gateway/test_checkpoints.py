@@ -1,5 +1,5 @@
 """Checkpoints grow with the log: each stores the Merkle tree's right edge, so the next reads and
-hashes only the receipts appended since (gateway.usecases.checkpoints)."""
+hashes only the receipts appended since (gateway.usecases.receiptlog.checkpoints)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store import receipts as receipt_store
 from receipts import Keyring, leaf_hash, root, verify_checkpoint, verify_export, verify_inclusion
 from receipts.merkle import TILE_SIZE, tile_roots
@@ -218,7 +218,7 @@ def test_tiles_that_do_not_prove_are_not_trusted(
             "INSERT INTO receipt_tiles (tenant_id, tile, hash) VALUES (%s, 0, %s)",
             (agent.tenant_id, b"\x07" * 32),
         )
-    with caplog.at_level("WARNING", logger="gateway.usecases.audit"):
+    with caplog.at_level("WARNING", logger="gateway.usecases.audit.verification"):
         _proof(client, auditor, fillers[-1], keyring)
     assert "do not prove" in caplog.text
 

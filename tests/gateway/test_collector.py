@@ -1,4 +1,4 @@
-"""The serving process's collector settings (gateway.collector), in a fresh interpreter: they
+"""The serving process's collector settings (gateway.shell.collector), in a fresh interpreter: they
 are process-wide, so the test process's own collector is left alone."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import json
 import subprocess
 import sys
 
-from gateway.collector import YOUNG_THRESHOLD
+from gateway.shell.collector import YOUNG_THRESHOLD
 
 _PROBE = """
 import gc, json
-from gateway.collector import settle_collector
+from gateway.shell.collector import settle_collector
 before = gc.get_threshold()
 kept = [[i] for i in range(1000)]
 settle_collector()

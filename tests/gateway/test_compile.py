@@ -13,8 +13,8 @@ import httpx
 import psycopg
 from litestar.testing import TestClient
 
-from gateway.runtime import start_runtime
-from gateway.settings import Settings
+from gateway.shell.runtime import start_runtime
+from gateway.shell.settings import Settings
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import open_session
 
@@ -238,7 +238,7 @@ def test_an_interrupted_job_is_reclaimed_and_resumed(
     async def run() -> tuple[str, int]:
         async with start_runtime(settings) as runtime:
             auth = f"Bearer {agent.key}"
-            from gateway.usecases.sessions import AppendAsk, NewSession, TurnIn
+            from gateway.usecases.sessions.sessions import AppendAsk, NewSession, TurnIn
 
             info = await runtime.sessions.create(auth, NewSession("chat", "plan"))
             await runtime.sessions.append(

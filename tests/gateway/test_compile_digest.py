@@ -13,7 +13,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from gateway.usecases import compiling
+from gateway.usecases.compiling import jobs as compiling
 from tests.conftest import Key
 from tests.gateway.test_compile import compile_, plan_session, turns
 

@@ -15,7 +15,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from gateway.http.app import create_app
-from gateway.settings import Settings, load_settings
+from gateway.shell.settings import Settings, load_settings
 from tests.conftest import Key
 from tests.gateway.chat_server import ChatServer, chat_server
 from tests.gateway.sessions_helpers import append, open_session

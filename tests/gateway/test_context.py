@@ -206,7 +206,7 @@ def test_same_request_same_bytes_across_processes(
 import json
 from litestar.testing import TestClient
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 with TestClient(app=create_app(Settings(database_url={app_database_url!r}, pool_min_size=1))) as c:
     r = c.post("/v1/context", json={json.dumps(request)}, headers={{"Authorization": "Bearer {agent.key}"}})
     print(json.dumps(r.json()))

@@ -16,8 +16,8 @@ from litestar.testing import TestClient
 from psycopg import errors
 
 from gateway.http.app import create_app
-from gateway.runtime import Runtime, start_runtime
-from gateway.settings import Settings
+from gateway.shell.runtime import Runtime, start_runtime
+from gateway.shell.settings import Settings
 from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.errors import PrivilegedLoginError
 from tests.conftest import KeyFactory

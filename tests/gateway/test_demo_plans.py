@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-from gateway.demo import coder_context, seed_demo
 from gateway.responses.disclosures import ContextBundle
-from gateway.runtime import start_runtime
-from gateway.settings import Settings
+from gateway.shell.demo import coder_context, seed_demo
+from gateway.shell.runtime import start_runtime
+from gateway.shell.settings import Settings
 
 
 def test_the_coder_never_sees_the_deprecated_plan_as_current(settings: Settings) -> None:

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, context, open_session
 from tests.gateway.test_compile import plan_session

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from litestar.testing import TestClient
 
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_receipts_api import disclose_everything
 

@@ -18,7 +18,7 @@ from schemathesis.config import SchemathesisConfig
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from tests.conftest import Key, KeyFactory
 
 # NUL in text is refused by every field (422, tests/gateway/test_hostile_input.py) but is not
@@ -44,7 +44,7 @@ ROLES = {"/v1/receipts": "auditor", "/v1/log": "auditor", "/v1/policies": "admin
 # may still be a 422 there, so "schema-valid data is accepted" does not apply (every other check
 # does).
 RULES_BEYOND_SCHEMA = {
-    "GET /v1/receipts": "instants between 0001-01-02 and 9999-12-30 (gateway.instant_range)",
+    "GET /v1/receipts": "instants between 0001-01-02 and 9999-12-30 (gateway.domain.instants)",
     "GET /v1/receipts/export": "instants between 0001-01-02 and 9999-12-30",
     "POST /v1/sessions/{session_id}/turns": "occurred_at non-decreasing, not in the future",
     "POST /v1/receipts/{receipt_id}/replay": "a candidate policy only with mode what_if",

@@ -158,7 +158,7 @@ def test_a_browser_origin_must_be_loopback_or_allowed(
 
 
 def test_mcp_origins_is_read_and_checked() -> None:
-    from gateway.settings import SettingsError, load_settings
+    from gateway.shell.settings import SettingsError, load_settings
 
     read = load_settings({"GATEWAY_MCP_ORIGINS": "https://app.example.com, http://tool:3000/"})
     assert read.mcp_origins == ("https://app.example.com", "http://tool:3000")

@@ -16,9 +16,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gateway.client import Client, InvalidRequestError, NewMemory, NewTurn
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store.database import open_pool
-from gateway.usecases.observation import LedgerReadings, observe_ledger
+from gateway.usecases.operations.observation import LedgerReadings, observe_ledger
 from tests.conftest import Key
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -127,7 +127,7 @@ def test_metrics_are_for_the_allowed_networks_only(settings: Settings) -> None:
 
 
 def test_metrics_allow_is_read_and_checked() -> None:
-    from gateway.settings import SettingsError, load_settings
+    from gateway.shell.settings import SettingsError, load_settings
 
     read = load_settings({"GATEWAY_METRICS_ALLOW": "10.0.0.0/8, ::1"})
     assert [str(n) for n in read.metrics_allow] == ["10.0.0.0/8", "::1/128"]

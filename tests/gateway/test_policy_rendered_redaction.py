@@ -17,8 +17,8 @@ from gateway.core.assembly import ASSEMBLER, Found
 from gateway.core.model import Candidate, ContextRequest, MemoryId
 from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.tokens import load_tokenizer
-from gateway.usecases.disclosure import Admitted, Composed, Makers, compose
-from gateway.usecases.policy import PolicyInForce, request_stage
+from gateway.usecases.access.policy import PolicyInForce, request_stage
+from gateway.usecases.disclosure.pipeline import Admitted, Composed, Makers, compose
 from policies import Evaluation, load_bundle
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_memories_write import memory

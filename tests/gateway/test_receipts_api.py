@@ -19,7 +19,7 @@ import pytest
 from litestar.testing import AsyncTestClient, TestClient
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from gateway.store.receipts import ReceiptRow, stored_envelope
 from receipts import (
     Envelope,

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from receipts import Envelope, Keyring, decode_body, leaf_hash, verify_export, verify_receipt
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from gateway.logs import JsonFormatter, TextFormatter
-from gateway.settings import load_settings
+from gateway.shell.logs import JsonFormatter, TextFormatter
+from gateway.shell.settings import load_settings
 from tests.conftest import Key
 
 PRIVATE_TASK = "Which vault holds the zebra-quartz launch codes?"

@@ -16,7 +16,7 @@ import pytest
 from bench.faults import kill_mid_load, postgres_outage, revoked_receipts
 from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
-from gateway.usecases.keys import issue_key
+from gateway.usecases.access.keys import issue_key
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_memories_write import memory
 
-# The form receipt bodies use (gateway.usecases.receipting.rfc3339): UTC, microseconds, Z.
+# The form receipt bodies use (gateway.usecases.receiptlog.recorder.rfc3339): UTC, microseconds, Z.
 INSTANT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 STRICT = (Path(__file__).resolve().parents[2] / "policies/bundles/strict.yaml").read_bytes()
 

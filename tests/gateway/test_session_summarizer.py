@@ -14,7 +14,7 @@ from litestar import Litestar
 from litestar.testing import TestClient
 
 from gateway.http.app import create_app
-from gateway.settings import Settings, load_settings
+from gateway.shell.settings import Settings, load_settings
 from tests.conftest import Key, KeyFactory
 from tests.gateway.chat_server import UPSTREAM_WORDS, ChatServer, chat_server
 from tests.gateway.sessions_helpers import append, context, open_session

@@ -10,10 +10,10 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from gateway.clock import new_ulid, system_clock
-from gateway.runtime import start_runtime
-from gateway.settings import Settings
-from gateway.usecases.sessions import AppendAsk, NewSession, TurnIn
+from gateway.shell.clock import new_ulid, system_clock
+from gateway.shell.runtime import start_runtime
+from gateway.shell.settings import Settings
+from gateway.usecases.sessions.sessions import AppendAsk, NewSession, TurnIn
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, open_session, receipt_body
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from gateway.settings import Settings, SettingsError, load_settings
+from gateway.shell.settings import Settings, SettingsError, load_settings
 
 
 def test_defaults_need_no_environment() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gateway.settings import Settings
-from gateway.signing import generated_key_paths, load_signer
+from gateway.shell.settings import Settings
+from gateway.shell.signing import generated_key_paths, load_signer
 
 
 def test_workers_starting_together_share_one_keyring(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import uvicorn
 
 from gateway.http.app import create_app
 from gateway.http.slow_clients import http_protocol
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from tests.conftest import Key
 
 DEADLINE = 0.5

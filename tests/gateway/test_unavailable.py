@@ -18,7 +18,7 @@ import pytest
 from litestar.testing import TestClient
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from tests.conftest import KeyFactory
 from tests.gateway.embeddings_server import UPSTREAM_WORDS, EmbeddingsServer, embeddings_server
 from tests.gateway.test_memories_write import memory

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gateway.collector import settle_collector
+from gateway.shell.collector import settle_collector
 from policies import Bundle, evaluate, judge, load_bundle
 from policies.shipped import shipped_bundle
 
@@ -209,7 +209,7 @@ def without(effects: set[str]) -> Bundle:
 
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    settle_collector()  # as `ctxgw serve` does (gateway/collector.py)
+    settle_collector()  # as `ctxgw serve` does (gateway/shell/collector.py)
     bundles = {
         "bench": bench_bundle(),
         "default": shipped_bundle("default").bundle,

@@ -14,7 +14,8 @@ from litestar.datastructures import Cookie
 from litestar.params import FromPath
 from litestar.response import Redirect
 
-from gateway.errors import ForbiddenError, UnauthenticatedError
+from gateway.domain.errors import ForbiddenError, UnauthenticatedError
+from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.http.auth import RuntimeDep
 from gateway.http.console.forms import (
     CSRF_FIELD,
@@ -29,14 +30,13 @@ from gateway.http.console.forms import (
 from gateway.http.console.render import HEADERS, console_error, page, stylesheet
 from gateway.http.console.session import COOKIE, SESSION_SECONDS, Credentials, SessionSealer
 from gateway.http.problems import EXCEPTION_HANDLERS
-from gateway.receipt_filter import ReceiptFilter
 from gateway.responses.disclosures import ContextBundle, ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.sessions import SessionContextReplay
-from gateway.runtime import Runtime
-from gateway.usecases import console
-from gateway.usecases.disclose import ContextAsk, ReplayAsk
-from gateway.usecases.what_if import WhatIfWindow, what_if_report
+from gateway.shell.runtime import Runtime
+from gateway.usecases.audit import console
+from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
+from gateway.usecases.disclosure.requests import ContextAsk, ReplayAsk
 from receipts import Signer
 
 __all__ = ["CONSOLE"]

@@ -15,7 +15,7 @@ import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 
-from gateway.errors import GatewayError
+from gateway.domain.errors import GatewayError
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.responses.problems import Problem
 

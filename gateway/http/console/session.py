@@ -5,7 +5,7 @@ The cookie is a Fernet token (AES-128-CBC + HMAC-SHA256, with its issue time) of
 secret derived from the receipt keyring's active HMAC secret (HKDF, RFC 5869), so every worker
 and replica of one gateway reads the cookies of the others and nothing new has to be configured;
 rotating the keyring signs everyone out. The key inside it is authenticated again on every
-request (`gateway.usecases.work`), so a revoked key stops working at once, cookie or not.
+request (`gateway.usecases.access.work`), so a revoked key stops working at once, cookie or not.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ SERVER_MODULES = (
     "gateway.store",
     "gateway.usecases",
     "gateway.core",
-    "gateway.runtime",
-    "gateway.settings",
+    "gateway.shell.runtime",
+    "gateway.shell.settings",
     "gateway.embedding",
 )
 

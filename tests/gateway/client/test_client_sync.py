@@ -19,7 +19,7 @@ from gateway.client import (
     PolicyRefusedError,
 )
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
-from gateway.settings import Settings
+from gateway.shell.settings import Settings
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_policies_api import STRICT
 

@@ -173,7 +173,7 @@ def test_the_list_pages_newest_first_and_filters_by_policy(
 def test_cursor_paging_walks_back_through_the_log(
     client: TestClient[Any], agent: Key, make_key: KeyFactory, monkeypatch: Any
 ) -> None:
-    from gateway.usecases import console
+    from gateway.usecases.audit import console
 
     monkeypatch.setattr(console, "PAGE", 2)
     seed(client, agent)

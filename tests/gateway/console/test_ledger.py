@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.usecases.ledger import ledger_of, reason_counts, receipt_facts
+from gateway.usecases.audit.ledger import ledger_of, reason_counts, receipt_facts
 
 BODY = {
     "subject": {"agent_id": "a", "key_id": "k", "purpose": "support"},

@@ -28,7 +28,7 @@ from gateway.core.session import (
 )
 from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import load_tokenizer
-from gateway.usecases.context import recall_limit
+from gateway.usecases.disclosure.retrieval import recall_limit
 
 TOKENIZER = load_tokenizer()
 SPECIAL = "<|endoftext|>"

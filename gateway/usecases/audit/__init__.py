@@ -1,0 +1,1 @@
+"""Audit: reading, verifying, exporting and replaying receipts; the console's views."""

@@ -1,0 +1,245 @@
+"""Replay a receipted bundle (ARCHITECTURE §9).
+
+- `exact`: the recorded request, candidates (their versions loaded by id and checked against the
+  recorded sha256), policy snapshot (by digest, with the recorded mode), ranking profile,
+  tokenizer and instant → the same pure core → the same bytes, or a precise account of why not.
+- `current`: the recorded request against today's memories, under the recorded policy.
+- `what_if`: the recorded candidates under a candidate policy (a stored digest or inline YAML).
+
+Each writes its own receipt (kind `replay`, `parent_receipt_id`) with every member a context
+receipt has, so a replay can itself be replayed.
+
+A refusal (a request an enforced `require` refused, kind `refusal`) has no bundle to rebuild: its
+replay judges the recorded request stage again, in `gateway.usecases.disclosure.refusal`, which says what
+each mode does for it (exact and what_if; current is a 422). Reading what a receipt recorded is
+`gateway.usecases.audit.recorded`; the what-if window over many receipts is `gateway.usecases.audit.what_if`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from gateway.domain.errors import FieldError, InvalidRequestError
+from gateway.domain.principal import Principal
+from gateway.responses.disclosures import ContextReplay, RefusalReplay
+from gateway.responses.sessions import SessionContextReplay
+from gateway.store.database import Connection
+from gateway.store.receipts import ReceiptRow
+from gateway.usecases.access.policy import (
+    PolicyInForce,
+    lint_or_reject,
+    reads_content,
+    request_stage,
+)
+from gateway.usecases.audit.recorded import (
+    Problem,
+    diff,
+    ranking_input_drift,
+    read_recorded,
+    recorded_found,
+    recorded_makers,
+)
+from gateway.usecases.audit.verification import find_visible
+from gateway.usecases.disclosure import retrieval
+from gateway.usecases.disclosure.pipeline import Admitted, Discloser, compose, context_view
+from gateway.usecases.disclosure.refusal import (
+    REFUSAL_KIND,
+    REFUSAL_REPLAY_KIND,
+    read_refusal,
+    replay_refusal,
+)
+from gateway.usecases.sessions.replay import SESSION_CONTEXT_KIND, replay_session_context
+from receipts import decode_body
+
+__all__ = ["ReplayMode", "Replayer"]
+
+ReplayMode = Literal["exact", "current", "what_if"]
+
+
+@dataclass(frozen=True, slots=True)
+class Replayer:
+    discloser: Discloser
+
+    async def candidate_policy(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        digest: str | None,
+        source: str | None,
+    ) -> PolicyInForce:
+        registry = self.discloser.policies
+        if (digest is None) == (source is None):
+            raise InvalidRequestError(
+                "what_if needs exactly one of policy_digest and policy_yaml",
+                (FieldError("policy_digest", "give this or policy_yaml, not both"),),
+            )
+        if digest is not None:
+            bundle = await registry.bundle(conn, tenant_id, digest)
+            return PolicyInForce(digest, bundle.mode, bundle, activated=False)
+        assert source is not None
+        loaded = lint_or_reject(source, "policy_yaml")
+        return PolicyInForce(loaded.digest, loaded.bundle.mode, loaded.bundle, activated=False)
+
+    async def recorded_policy(self, conn: Connection, body: dict[str, Any]) -> PolicyInForce:
+        """The policy a receipt records: its bundle by digest, with the recorded mode."""
+        record = body["policy"]
+        bundle = await self.discloser.policies.bundle(conn, body["tenant_id"], record["digest"])
+        mode: Literal["enforce", "log_only"] = (
+            "log_only" if record["mode"] == "log_only" else "enforce"
+        )
+        return PolicyInForce(
+            record["digest"], mode, dataclasses.replace(bundle, mode=mode), activated=True
+        )
+
+    async def _session_replay(
+        self,
+        conn: Connection,
+        principal: Principal,
+        row: ReceiptRow,
+        mode: ReplayMode,
+        now: datetime,
+        policy_digest: str | None,
+        policy_yaml: str | None,
+    ) -> SessionContextReplay:
+        """A session context rebuilt from its recorded turns, summary and memory candidates:
+        exact (the recorded policy) or what_if (a candidate); current has no meaning for a
+        history that has moved on (the step would compact differently), so it is a 422."""
+        if mode == "current":
+            raise InvalidRequestError(
+                f"receipt {row.receipt_id} is a session context; replay it with exact or what_if",
+                (FieldError("mode", "a session context is replayed with exact or what_if"),),
+                code="replay_unsupported",
+            )
+        body = decode_body(bytes(row.body))
+        if mode == "what_if":
+            policy = await self.candidate_policy(
+                conn, principal.tenant_id, policy_digest, policy_yaml
+            )
+        else:
+            policy = await self.recorded_policy(conn, body)
+        return await replay_session_context(
+            self.discloser, conn, principal, row.receipt_id, body, policy, mode, now
+        )
+
+    async def replay(
+        self,
+        conn: Connection,
+        principal: Principal,
+        receipt_id: str,
+        mode: ReplayMode,
+        now: datetime,
+        *,
+        policy_digest: str | None = None,
+        policy_yaml: str | None = None,
+    ) -> ContextReplay | RefusalReplay | SessionContextReplay:
+        principal.require_role("auditor", "admin")
+        row = await find_visible(conn, principal, receipt_id)
+        if row.kind == SESSION_CONTEXT_KIND:
+            return await self._session_replay(
+                conn, principal, row, mode, now, policy_digest, policy_yaml
+            )
+        if row.kind in (REFUSAL_KIND, REFUSAL_REPLAY_KIND):
+            refusal = read_refusal(row, mode)  # 422 for current, and for a refusal's replay
+            if mode == "what_if":
+                policy = await self.candidate_policy(
+                    conn, principal.tenant_id, policy_digest, policy_yaml
+                )
+            else:
+                policy = await self.recorded_policy(conn, refusal.body)
+            payload = await replay_refusal(
+                conn, self.discloser.recorder, principal, refusal, mode, policy, now
+            )
+            return msgspec.convert(payload, RefusalReplay)
+        recorded = read_recorded(row)
+        makers = recorded_makers(recorded)  # 422 when its assembler is not built here
+        problems: list[Problem] = []
+        if mode == "what_if":
+            policy = await self.candidate_policy(
+                conn, principal.tenant_id, policy_digest, policy_yaml
+            )
+        else:
+            policy = await self.recorded_policy(conn, recorded.body)
+        if mode == "current":
+            at = now
+            embedder = self.discloser.embedder
+            if makers.embedder_model != embedder.model:
+                problems.append(
+                    Problem(
+                        "embedder_changed",
+                        f"recorded {makers.embedder_model}, now {embedder.model}: "
+                        "today's recall differs",
+                    )
+                )
+            makers = dataclasses.replace(
+                makers, embedder_model=embedder.model, embedder_dim=embedder.dim
+            )
+            found = await retrieval.find(
+                conn,
+                embedder,
+                recorded.subject,
+                recorded.request,
+                at,
+                index_content=reads_content(policy.bundle),
+            )
+        else:
+            at = recorded.at
+            found, missing = await recorded_found(conn, recorded)
+            problems.extend(missing)
+            if not reads_content(policy.bundle):
+                found = retrieval.without_index_content(found)  # as gathered at the time
+        original_sha = recorded.body["bundle"]["sha256"]
+        view = context_view(recorded.subject, recorded.request)
+        admitted = Admitted(policy, request_stage(policy, view, at))
+        composed = compose(recorded.request, found, admitted, makers, at=at)
+        if mode != "current":
+            problems.extend(ranking_input_drift(recorded, composed.assembly))
+        disclosed = await self.discloser.record(
+            conn,
+            principal,
+            composed,
+            issued_at=now,
+            kind="replay",
+            judged=recorded.subject,
+            parent_receipt_id=recorded.receipt_id,
+            extra={
+                "replay": {
+                    "mode": mode,
+                    "of_kind": recorded.kind,
+                    # Whether it matched is derivable from two signed members: this one and
+                    # `bundle.sha256`; the receipt does not assert it separately.
+                    "original_bundle_sha256": original_sha,
+                    "problems": [p.to_json() for p in problems],
+                }
+            },
+        )
+        assembly, evaluation = composed.assembly, composed.evaluation
+        identical = assembly.bundle_sha256 == original_sha
+        payload = {
+            "mode": mode,
+            "identical": identical,
+            "replay_of_replay": recorded.kind == "replay",
+            "problems": [p.to_json() for p in problems],
+            "original": {
+                "receipt_id": recorded.receipt_id,
+                "bundle_sha256": original_sha,
+                "tokens_used": recorded.body["budget"]["tokens_used"],
+                "policy_digest": recorded.body["policy"]["digest"],
+                "included": recorded.included,
+            },
+            "replayed": {
+                "receipt_id": disclosed.receipt_id,
+                "bundle_sha256": assembly.bundle_sha256,
+                "tokens_used": assembly.tokens_used,
+                "policy_digest": policy.digest,
+                "included": [i.memory_id for i in assembly.included],
+                "bundle": assembly.bundle,
+            },
+            "diff": diff(recorded, assembly, evaluation),
+            "receipt_id": disclosed.receipt_id,
+        }
+        return msgspec.convert(payload, ContextReplay)

@@ -1,0 +1,1 @@
+"""Compile: episodes into typed facts (ARCHITECTURE §12)."""

@@ -1,0 +1,341 @@
+"""Compile (ARCHITECTURE §12): a session's turns, or a namespace's episodic memories, become
+typed facts written through the one memory writer, which applies supersession.
+
+A compile is a `compile_jobs` row. Synchronous: the request inserts it running and runs it.
+Asynchronous: it is inserted pending and any replica's worker (`run_worker`) claims it with
+`FOR UPDATE SKIP LOCKED`; a running job whose heartbeat stops (its process died) is claimed again
+after `reclaim_seconds` and resumes from its scope's watermark.
+
+Work is done in chunks, one transaction each: lock the scope's watermark (a concurrent compile of
+the same scope waits here, then finds nothing new), read the next episodes, extract, write, move
+the watermark, beat the heart with the counts so far. A failing chunk leaves nothing of itself.
+Fact memories are idempotent by a digest of their extractor version, sources and text, so even a
+compile that re-reads episodes (a reclaimed job racing its slow original) writes nothing twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+
+from gateway.core.digest import DIGEST, DigestTurn, fold_digest, parse_digest
+from gateway.core.extraction import Episode, Fact, Known
+from gateway.core.tokens import load_tokenizer
+from gateway.domain.clock import Clock, IdFactory
+from gateway.domain.errors import (
+    FieldError,
+    GatewayError,
+    InvalidRequestError,
+    NotFoundError,
+)
+from gateway.domain.memory import MemoryDraft
+from gateway.domain.principal import Principal
+from gateway.responses.compiling import CompileCounts, CompileJob
+from gateway.store import compiling as store
+from gateway.store.database import Connection, Pool, connection, transaction
+from gateway.store.errors import DatabaseUnavailableError
+from gateway.usecases.access.work import unit_of_work
+from gateway.usecases.compiling.extractors import Extractor, ExtractorError
+from gateway.usecases.memories.writer import Writer
+from gateway.usecases.receiptlog.recorder import rfc3339
+from gateway.usecases.sessions.sessions import open_session
+
+__all__ = ["CHUNK_EPISODES", "CompileAsk", "Compiler", "ExtractorError"]
+
+_log = logging.getLogger(__name__)
+CHUNK_EPISODES = 500
+_TOKENIZER = load_tokenizer()  # the summarizer's, for a digest's share
+
+
+@dataclass(frozen=True, slots=True)
+class CompileAsk:
+    session_id: str | None
+    namespace: str | None
+    run_async: bool
+    extractor: str | None
+
+
+def _job_view(job: store.JobRow) -> CompileJob:
+    return CompileJob(
+        job_id=job.job_id,
+        status=job.status,
+        namespace=job.namespace,
+        session_id=job.session_id,
+        extractor=job.extractor,
+        counts=CompileCounts(job.created, job.superseded, job.conflicts, job.skipped),
+        error=job.error,
+        attempts=job.attempts,
+        requested_at=rfc3339(job.requested_at),
+        heartbeat_at=rfc3339(job.heartbeat_at) if job.heartbeat_at else None,
+        finished_at=rfc3339(job.finished_at) if job.finished_at else None,
+    )
+
+
+def _draft(fact: Fact, namespace: str, extractor: str) -> MemoryDraft:
+    # The same sources compiled by the same extractor version give the same key: a second
+    # compile (or a concurrent one) finds the first one's memory instead of writing a copy.
+    identity = json.dumps(
+        [extractor, namespace, list(fact.sources), fact.claim_key, fact.heading, fact.content],
+        ensure_ascii=False,
+    )
+    return MemoryDraft(
+        namespace=namespace,
+        memory_type=fact.memory_type,
+        heading=fact.heading,
+        content=fact.content,
+        confidence=fact.confidence,
+        source_type="compile",
+        source_ref=fact.sources[0] if fact.sources else None,
+        claim_key=fact.claim_key,
+        idempotency_key="compile:" + hashlib.sha256(identity.encode("utf-8")).hexdigest(),
+        sources=fact.sources,
+        extractor=extractor,
+        valid_from=fact.valid_from,
+        claim_value=fact.value,
+        claim_previous=fact.previous,
+    )
+
+
+async def _write_digest(
+    conn: Connection,
+    writer: Writer,
+    principal: Principal,
+    job: store.JobRow,
+    rows: Sequence[store.EpisodeRow],
+) -> None:
+    """Fold this chunk's turns into the session's digest: a new version superseding the live
+    one, its sources the one before and the turns it retells (erasing a turn erases every
+    digest since, through them). Written after the chunk's facts: a turn they retired as
+    stating a superseded value is not retold. The same turns through the same versions give
+    the same idempotency key, so a second or concurrent compile of them writes no copy."""
+    assert job.session_id is not None
+    name = f"{DIGEST[0]}/{DIGEST[1]}"
+    previous = await store.live_digest(conn, job.tenant_id, job.namespace, job.session_id, name)
+    remembered = [r.memory_id for r in rows if r.memory_id is not None]
+    retired = await store.retired_among(conn, job.tenant_id, remembered)
+    told = [r for r in rows if r.memory_id not in retired or r.memory_id is None]
+    if not told and previous is None:
+        return  # nothing of the session is left to tell
+    digest = fold_digest(
+        job.session_id,
+        parse_digest(previous.content) if previous else None,
+        [DigestTurn(r.seq, r.role, r.content, r.occurred_at.date()) for r in told],
+        _TOKENIZER,
+        covered=len(rows),
+    )
+    identity = json.dumps([name, job.extractor, job.namespace, job.session_id, rows[-1].seq])
+    ids = [i for r in told for i in (r.turn_id, r.memory_id) if i is not None]
+    draft = MemoryDraft(
+        namespace=job.namespace,
+        memory_type="episodic",
+        heading=digest.heading,
+        content=digest.content,
+        confidence=0.8,
+        source_type="compile",
+        source_ref=job.session_id,
+        supersedes=previous.memory_id if previous else None,
+        idempotency_key="digest:" + hashlib.sha256(identity.encode("utf-8")).hexdigest(),
+        sources=tuple([previous.memory_id] if previous else []) + tuple(ids),
+        extractor=name,
+        # An account of the session from its start: a digest stating a value later superseded
+        # is retired with the turns that stated it (rule `value`).
+        valid_from=previous.valid_from if previous and previous.valid_from else rows[0].occurred_at,
+    )
+    [result] = await writer.write(conn, principal, [draft])
+    if isinstance(result, Exception):
+        raise result
+
+
+@dataclass(frozen=True, slots=True)
+class Compiler:
+    pool: Pool
+    writer: Writer
+    extractors: Mapping[str, Extractor]  # by name; the first is the default
+    clock: Clock
+    new_id: IdFactory
+    reclaim_seconds: float
+
+    def _extractor(self, name: str | None) -> Extractor:
+        chosen = name or next(iter(self.extractors))
+        extractor = self.extractors.get(chosen)
+        if extractor is None:
+            raise InvalidRequestError(
+                f"extractor {chosen!r} is not configured",
+                (FieldError("extractor", f"expected one of {', '.join(self.extractors)}"),),
+                code="extractor_unknown",
+            )
+        return extractor
+
+    async def start(self, authorization: str | None, ask: CompileAsk) -> CompileJob:
+        """Open a job for the scope and, unless asked to run it later, run it to the end."""
+        extractor = self._extractor(ask.extractor)
+        async with unit_of_work(self.pool, authorization) as (conn, principal):
+            principal.require_role("agent", "admin")
+            if ask.session_id is not None:
+                namespace = (await open_session(conn, principal, ask.session_id)).namespace
+            else:
+                assert ask.namespace is not None
+                namespace = ask.namespace
+                principal.require_namespace(namespace)
+            now = self.clock()
+            job = await store.insert_job(
+                conn,
+                store.JobRow(
+                    tenant_id=principal.tenant_id,
+                    job_id=self.new_id(now),
+                    namespace=namespace,
+                    session_id=ask.session_id,
+                    extractor=f"{extractor.name}/{extractor.version}",
+                    status="pending" if ask.run_async else "running",
+                    created=0,
+                    superseded=0,
+                    conflicts=0,
+                    skipped=0,
+                    error=None,
+                    attempts=0 if ask.run_async else 1,
+                    agent_id=principal.agent_id,
+                    requested_by_key=principal.key_id,
+                    requested_at=now,
+                    heartbeat_at=None if ask.run_async else now,
+                    finished_at=None,
+                ),
+            )
+        if not ask.run_async:
+            job = await self.run(job)
+        return _job_view(job)
+
+    async def status(self, authorization: str | None, job_id: str) -> CompileJob:
+        """A job of the caller's tenant in a namespace its key may use; else 404."""
+        async with unit_of_work(self.pool, authorization) as (conn, principal):
+            job = await store.find_job(conn, principal.tenant_id, job_id)
+        if job is None or not principal.may_use(job.namespace):
+            raise NotFoundError(f"compile job {job_id} not found", code="job_not_found")
+        return _job_view(job)
+
+    async def run(self, job: store.JobRow) -> store.JobRow:
+        """Run a claimed job to its end: completed, or failed with the error (the chunk that
+        failed left nothing; chunks before it stay, and a new compile resumes after them)."""
+        name, _, version = job.extractor.partition("/")
+        extractor = self.extractors.get(name)
+        counts = store.JobCounts(job.created, job.superseded, job.conflicts, job.skipped)
+        try:
+            if extractor is None or extractor.version != version:
+                raise ExtractorError(f"extractor {job.extractor} is not configured here")
+            more = True
+            while more:
+                counts, more = await self._chunk(job, extractor, counts)
+        except GatewayError as error:
+            if isinstance(error, DatabaseUnavailableError):
+                raise  # the job stays running; its heartbeat stops and a worker reclaims it
+            _log.warning("compile job %s failed: %s", job.job_id, error.detail)
+            async with transaction(self.pool, job.tenant_id) as conn:
+                return await store.finish_job(
+                    conn,
+                    job.tenant_id,
+                    job.job_id,
+                    status="failed",
+                    now=self.clock(),
+                    counts=counts,
+                    error=f"{error.code}: {error.detail}",
+                )
+        async with transaction(self.pool, job.tenant_id) as conn:
+            return await store.finish_job(
+                conn, job.tenant_id, job.job_id, status="completed", now=self.clock(), counts=counts
+            )
+
+    async def _chunk(
+        self, job: store.JobRow, extractor: Extractor, counts: store.JobCounts
+    ) -> tuple[store.JobCounts, bool]:
+        scope = f"session:{job.session_id}" if job.session_id else f"namespace:{job.namespace}"
+        # The job acts for the key that asked: its tenant, agent and the scope's namespace only.
+        principal = Principal(
+            job.tenant_id, job.requested_by_key, "agent", job.agent_id, (job.namespace,), None
+        )
+        writer = dataclasses.replace(self.writer, job_id=job.job_id)
+        async with transaction(self.pool, job.tenant_id) as conn:
+            now = self.clock()
+            mark = await store.lock_watermark(conn, job.tenant_id, scope, job.extractor, now)
+            if job.session_id is not None:
+                rows = await store.session_episodes(
+                    conn, job.tenant_id, job.session_id, mark.through_seq, CHUNK_EPISODES
+                )
+            else:
+                rows = await store.namespace_episodes(
+                    conn, job.tenant_id, job.namespace, mark.through_memory, CHUNK_EPISODES
+                )
+            if not rows:
+                return counts, False
+            episodes = [
+                Episode(
+                    sources=tuple(i for i in (r.turn_id, r.memory_id) if i is not None),
+                    role=r.role,
+                    text=r.content,
+                    occurred_at=r.occurred_at,
+                )
+                for r in rows
+            ]
+            known = [
+                Known(c.claim_key, c.value)
+                for c in await store.live_claims(conn, job.tenant_id, job.namespace)
+            ]
+            facts = await extractor.extract(episodes, known)
+            drafts = [_draft(f, job.namespace, job.extractor) for f in facts]
+            results = await writer.write(conn, principal, drafts)
+            if job.session_id is not None:
+                await _write_digest(conn, writer, principal, job, rows)
+            added = store.JobCounts()
+            for result in results:
+                if isinstance(result, Exception) or not result.created:
+                    added += store.JobCounts(skipped=1)
+                else:
+                    settled = result.settled
+                    added += store.JobCounts(1, settled.superseded, settled.conflicts, 0)
+            counts += added
+            last = rows[-1]
+            moved = (
+                store.Watermark(last.seq, mark.through_memory)
+                if job.session_id is not None
+                else store.Watermark(mark.through_seq, last.memory_id or mark.through_memory)
+            )
+            await store.advance_watermark(conn, job.tenant_id, scope, job.extractor, moved, now)
+            await store.heartbeat(conn, job.tenant_id, job.job_id, now, counts)
+        return counts, len(rows) == CHUNK_EPISODES
+
+    async def work_once(self) -> bool:
+        """Claim one open job (pending, or running with a silent heartbeat) and run it; False
+        when there was none."""
+        now = self.clock()
+        stale_before = now - timedelta(seconds=self.reclaim_seconds)
+        # Which tenants have one is the only thing read across the tenant wall; the claim
+        # itself runs inside the tenant's.
+        async with connection(self.pool) as conn:
+            tenants = await store.tenants_with_open_jobs(conn, stale_before)
+        for tenant_id in tenants:
+            async with transaction(self.pool, tenant_id) as conn:
+                job = await store.claim_job(conn, now, stale_before)
+            if job is not None:
+                await self.run(job)
+                return True
+        return False
+
+    async def run_worker(self, stop: asyncio.Event, idle_seconds: float = 0.5) -> None:
+        """The gateway process's worker loop: asynchronous compiles of any replica's requests,
+        until `stop` is set. It is stopped, not cancelled: a cancel landing inside a database
+        round trip can leave the connection waiting for an answer that never comes, and a job
+        is better finished than abandoned (an abandoned one is reclaimed by its heartbeat)."""
+        while not stop.is_set():
+            try:
+                ran = await self.work_once()
+            except Exception:  # noqa: BLE001  the loop outlives any one failure; logged in full
+                _log.exception("compile worker failed; retrying in %.1fs", idle_seconds)
+                ran = False
+            if not ran:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), idle_seconds)

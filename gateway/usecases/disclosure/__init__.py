@@ -1,0 +1,1 @@
+"""Disclosures: context bundles, search, timeline and fetch through one pipeline, and refusals."""

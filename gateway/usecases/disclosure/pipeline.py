@@ -1,0 +1,300 @@
+"""Every disclosure, one pipeline (ARCHITECTURE §1, rules 1-3):
+
+    scope -> candidates (store) -> judgement (policy, once) -> assembly (pure) -> record (receipt)
+    -> response
+
+Each stage takes the previous stage's value and returns its own. `Discloser.admit` judges the
+request stage once (a refusal is receipted, then raised: `gateway.usecases.disclosure.refusal`); the memory
+stages follow from that same judgement. `compose` is the pure middle of a context bundle: the core
+prepares and ranks, the policy judges what could be shown, the core selects, the policy redacts
+exactly the selected texts, the core lays the bundle out. `Discloser.record` writes the receipt in
+the request's transaction before anything is answered. The list disclosures (search, timeline,
+fetch) share the admission, the verdict and the record: `gateway.usecases.disclosure.listing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+import msgspec
+
+from gateway.core.assembly import ASSEMBLER, Assembler, Found, lay_out, prepare, select
+from gateway.core.model import ContextRequest
+from gateway.core.outcome import Assembly
+from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
+from gateway.core.tokens import load_tokenizer
+from gateway.domain.principal import Principal
+from gateway.embedding import Embedder
+from gateway.responses.disclosures import ContextBundle
+from gateway.store.database import Connection
+from gateway.usecases.access.need_to_know import Account, account_for
+from gateway.usecases.access.policy import (
+    PolicyInForce,
+    PolicyRegistry,
+    may_deny,
+    memory_view,
+    reads_content,
+    request_stage,
+    request_view,
+    shown_evaluation,
+    shown_texts,
+    verdict_of,
+)
+from gateway.usecases.disclosure import retrieval
+from gateway.usecases.disclosure.records import (
+    assembly_members,
+    candidate_record,
+    conflicts_member,
+    context_payload,
+    context_request,
+)
+from gateway.usecases.disclosure.refusal import Disclosure, receipt_refusal
+from gateway.usecases.receiptlog.recorder import Recorder, rfc3339
+from policies import Evaluation, RequestJudgement
+
+__all__ = [
+    "Admitted",
+    "Composed",
+    "Discloser",
+    "Makers",
+    "compose",
+    "context_view",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A request the policy in force let through its request stage; `judging` judges the
+    memories next, bound to the same request view and instant."""
+
+    policy: PolicyInForce
+    judging: RequestJudgement
+    # Fields every judged item carries besides its own (a session context's `session.*`).
+    scope: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True, slots=True)
+class Makers:
+    """What makes a bundle's bytes, as its receipt's `assembler` member names it: a replay
+    rebuilds with the recorded ones."""
+
+    assembler: Assembler
+    tokenizer: str
+    profile: RankingProfile
+    embedder_model: str
+    embedder_dim: int
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "version": self.assembler.version,
+            "tokenizer": self.tokenizer,
+            "ranking_profile": {**self.profile.canonical(), "digest": self.profile.digest},
+            "embedder": {"model": self.embedder_model, "dim": self.embedder_dim},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Composed:
+    """A bundle made: the request, what the store found, how and under which policy, the result
+    and the evaluation that shaped it. Everything a context receipt records."""
+
+    request: ContextRequest
+    found: Found
+    at: datetime
+    policy: PolicyInForce
+    makers: Makers
+    assembly: Assembly
+    evaluation: Evaluation
+
+
+def compose(
+    request: ContextRequest,
+    found: Found,
+    admitted: Admitted,
+    makers: Makers,
+    *,
+    at: datetime,
+) -> Composed:
+    """The pure middle of a context bundle. The policy judges every memory that could reach the
+    bundle once, and redacts only the texts the selection may show; the evaluation recorded
+    speaks of what the bundle did show (its index lines by heading, its blocks in full). A
+    policy that may deny (`may_deny`) gets an index that states no count of what it omits."""
+    prepared = prepare(request, found, profile=makers.profile, now=at)
+    views = [memory_view(c) for c in prepared.judged]
+    if admitted.scope:
+        views = [{**view, **admitted.scope} for view in views]
+    judgement = admitted.judging.judge(views)
+    selection = select(prepared, verdict_of(judgement), makers.assembler)
+    texts = shown_texts(judgement, selection.headings, selection.full)
+    assembly = lay_out(
+        selection,
+        texts,
+        tokenizer=load_tokenizer(makers.tokenizer),
+        withhold_count=may_deny(admitted.policy.bundle),
+        assembler=makers.assembler,
+    )
+    evaluation = shown_evaluation(
+        judgement, assembly.index.entries, [i.memory_id for i in assembly.included]
+    )
+    return Composed(request, found, at, admitted.policy, makers, assembly, evaluation)
+
+
+def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
+    return request_view(
+        principal,
+        purpose=request.purpose,
+        namespaces=request.namespaces,
+        budget_tokens=request.budget_tokens,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Discloser:
+    embedder: Embedder
+    tokenizer_name: str
+    recorder: Recorder
+    policies: PolicyRegistry
+    profile: RankingProfile = DEFAULT_PROFILE
+    assembler: Assembler = ASSEMBLER
+
+    @property
+    def makers(self) -> Makers:
+        """What builds new bundles; replays build with what their receipt names."""
+        return Makers(
+            self.assembler,
+            self.tokenizer_name,
+            self.profile,
+            self.embedder.model,
+            self.embedder.dim,
+        )
+
+    async def admit(
+        self,
+        conn: Connection,
+        principal: Principal,
+        view: dict[str, object],
+        *,
+        disclosure: Disclosure,
+        request: dict[str, Any],
+        at: datetime,
+        issued_at: datetime,
+    ) -> Admitted:
+        """The policy in force at `at`, once its request stage lets the request through; a
+        refusal is receipted before it is raised (`gateway.usecases.disclosure.refusal`)."""
+        principal.require_purpose(request["purpose"])
+        policy = await self.policies.in_force(conn, principal.tenant_id, at)
+        judging = request_stage(policy, view, at)
+        if judging.refused is not None:
+            await receipt_refusal(
+                conn,
+                self.recorder,
+                principal,
+                policy,
+                judging,
+                disclosure=disclosure,
+                request=request,
+                at=at,
+                issued_at=issued_at,
+            )
+        return Admitted(policy, judging)
+
+    async def context(
+        self,
+        conn: Connection,
+        principal: Principal,
+        request: ContextRequest,
+        now: datetime,
+        as_of: datetime | None = None,
+    ) -> ContextBundle:
+        """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
+        liveness, the policy in force and its time predicates are all pinned to that instant."""
+        at = as_of or now
+        admitted = await self.admit(
+            conn,
+            principal,
+            context_view(principal, request),
+            disclosure="context",
+            request=context_request(request, as_of),
+            at=at,
+            issued_at=now,
+        )
+        found = await retrieval.find(
+            conn,
+            self.embedder,
+            principal,
+            request,
+            at,
+            historical=as_of is not None,
+            index_content=reads_content(admitted.policy.bundle),
+        )
+        composed = compose(request, found, admitted, self.makers, at=at)
+        return await self.record(conn, principal, composed, issued_at=now, as_of=as_of)
+
+    async def record(
+        self,
+        conn: Connection,
+        principal: Principal,
+        composed: Composed,
+        *,
+        issued_at: datetime,
+        as_of: datetime | None = None,
+        kind: str = "context",
+        judged: Principal | None = None,
+        parent_receipt_id: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> ContextBundle:
+        """Receipt a composed bundle; shared by context and replay, so a replay receipt holds
+        everything a context receipt holds and can be replayed in turn.
+
+        `judged` is whom the policy judged when not the caller (a replay judges the original
+        agent, while the receipt names the auditor who replayed); the receipt records it, so a
+        replay of this replay judges the same agent."""
+        assembly, found, request = composed.assembly, composed.found, composed.request
+        policy_record = composed.policy.record(composed.evaluation)
+        receipt_id = await self.recorder.record(
+            conn,
+            principal,
+            kind=kind,
+            issued_at=issued_at,
+            purpose=request.purpose,
+            delivered=assembly.bundle.encode("utf-8"),
+            members={
+                "request": context_request(request, as_of),
+                "at": rfc3339(composed.at),
+                "policy": policy_record,
+                "assembler": composed.makers.record(),
+                "candidates": sorted(
+                    (candidate_record(c) for c in found.candidates),
+                    key=lambda r: r["memory_id"],
+                ),
+                "index_input": {
+                    "ids": [c.memory_id for c in found.index_entries],
+                    "total_live": found.total_live,
+                },
+                **conflicts_member(found.conflicts),
+                **assembly_members(assembly),
+                **({} if judged is None else {"judged": judged_record(judged)}),
+                **(extra or {}),
+            },
+            disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
+            policy_digest=composed.policy.digest,
+            parent_receipt_id=parent_receipt_id,
+        )
+        received = [i.memory_id for i in assembly.included] + list(assembly.index.entries)
+        payload = account_for(
+            principal,
+            composed.policy,
+            policy_record,
+            context_payload(assembly),
+            Account("excluded", received),
+        )
+        return msgspec.convert({**payload, "receipt_id": receipt_id}, ContextBundle)
+
+
+def judged_record(subject: Principal) -> dict[str, str | None]:
+    """Whom a replay's policy judged: the original agent, as its receipt's `subject` named it."""
+    return {"agent_id": subject.agent_id, "key_id": subject.key_id, "role": subject.role}

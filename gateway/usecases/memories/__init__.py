@@ -1,0 +1,1 @@
+"""Memories: writing versions, supersession, conflicts and erasure."""

@@ -1,0 +1,261 @@
+"""Applying supersession inside a write's transaction: the rules (gateway.core.supersession)
+decide, this module records each decision and retires the older version through the one retire
+path (`superseded_by`, which liveness already reads), and opens conflicts.
+
+A compiled fact that is superseded takes its raw source turns with it (rule `source`): the turn
+memories it was distilled from state the old value, and a bundle must not present that value as
+current. The facts compiled from the same turns stand in for whatever else the turn said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from gateway.core.supersession import (
+    Claimant,
+    Decision,
+    Judgement,
+    judge_claim,
+    judge_similar,
+    mentions,
+    stale_phrases,
+    states,
+)
+from gateway.domain.clock import IdFactory
+from gateway.store import memories as memory_store
+from gateway.store import supersessions as store
+from gateway.store.database import Connection
+
+__all__ = ["Settled", "Superseder"]
+
+
+def _claimant(version: store.LiveVersion) -> Claimant:
+    return Claimant(
+        memory_id=version.memory_id,
+        memory_type=version.memory_type,
+        text=version.text,
+        claim_key=version.claim_key,
+        valid_from=version.valid_from,
+        created_at=version.created_at,
+        content_sha256=version.content_sha256,
+        value=version.value,
+        previous=version.previous,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    superseded: int = 0
+    conflicts: int = 0
+
+    def __add__(self, other: Settled) -> Settled:
+        return Settled(self.superseded + other.superseded, self.conflicts + other.conflicts)
+
+
+@dataclass(frozen=True, slots=True)
+class Superseder:
+    threshold: float  # the similarity rule's Jaccard threshold (GATEWAY_SUPERSEDE_JACCARD)
+    new_id: IdFactory
+
+    async def settle(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        new: Claimant,
+        *,
+        compiled: bool,
+        at: datetime,
+        job_id: str | None,
+    ) -> Settled:
+        """Decide what the new live version `new` supersedes (or is superseded by) and record
+        it, with the raw turns stating a value it replaced. The caller holds the namespace's
+        lock (`store.lock_namespaces`)."""
+        if new.claim_key is not None:
+            versions = await store.claim_competitors(
+                conn, tenant_id, namespace, new.claim_key, new.memory_id
+            )
+            live = [_claimant(v) for v in versions]
+            judgement = judge_claim(new, live)
+        elif compiled:
+            probe = store.LiveVersion(
+                new.memory_id,
+                new.memory_type,
+                new.text,
+                new.claim_key,
+                new.valid_from,
+                new.created_at,
+                new.content_sha256,
+                new.value,
+                new.previous,
+            )
+            live = [
+                _claimant(v)
+                for v in await store.similar_competitors(conn, tenant_id, namespace, probe)
+            ]
+            judgement = judge_similar(new, live, self.threshold)
+        else:
+            live, judgement = [], Judgement()
+        settled = await self._apply(conn, tenant_id, namespace, judgement, at, job_id)
+        # Raw turns that state a value no longer current: the superseded facts' values, and the
+        # value a change "from X to Y" names, each said by the time the newer fact holds.
+        claimants = {c.memory_id: c for c in [*live, new]}
+        stale: list[tuple[str, Claimant]] = []
+        for decision in judgement.decisions:
+            older, newer = claimants.get(decision.older), claimants[decision.newer]
+            if older is not None and older.value and older.value != newer.value:
+                stale.append((older.value, newer))
+        if new.previous:
+            stale.append((new.previous, new))
+        for value, newer in stale:
+            settled += await self._retire_stating(
+                conn, tenant_id, namespace, value, newer, at, job_id
+            )
+        return settled
+
+    async def _retire_stating(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        value: str,
+        newer: Claimant,
+        at: datetime,
+        job_id: str | None,
+    ) -> Settled:
+        if newer.value and mentions(newer.value, value):
+            return (
+                Settled()
+            )  # "Pro" replaced by "Pro Plus": every statement of the new says the old
+        retired = 0
+        for phrase in stale_phrases(value):
+            for memory_id, content in await store.turns_stating(
+                conn, tenant_id, namespace, phrase, newer.instant
+            ):
+                if states(content, phrase, value, newer.claim_key):
+                    decision = Decision(memory_id, newer.memory_id, "value", newer.claim_key)
+                    recorded = await self.record(conn, tenant_id, namespace, decision, at, job_id)
+                    retired += recorded is not None
+        return Settled(superseded=retired)
+
+    async def record(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        decision: Decision,
+        at: datetime,
+        job_id: str | None = None,
+    ) -> str | None:
+        """Record one decision and retire its older version; None (nothing recorded) when the
+        older one was already retired meanwhile."""
+        decision_id = self.new_id(at)
+        retired = await memory_store.retire(
+            conn,
+            tenant_id,
+            decision.older,
+            at=at,
+            reason="superseded",
+            superseded_by=decision.newer,
+            decision=decision_id,
+        )
+        if not retired:
+            return None
+        row = store.DecisionRow(
+            decision_id=decision_id,
+            namespace=namespace,
+            older=decision.older,
+            newer=decision.newer,
+            rule=decision.rule,
+            score=decision.score,
+            threshold=decision.threshold,
+            claim_key=decision.claim_key,
+            job_id=job_id,
+            decided_at=at,
+        )
+        await store.insert_decision(conn, tenant_id, row)
+        return decision_id
+
+    async def supersede(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        decision: Decision,
+        at: datetime,
+        job_id: str | None = None,
+    ) -> str | None:
+        """Record `decision` and retire with the older fact the live raw turns it came from
+        (rule `source`); the decision's id, or None when the older one was already retired."""
+        decision_id = await self.record(conn, tenant_id, namespace, decision, at, job_id)
+        if decision_id is None:
+            return None
+        for source in await store.sources_of(conn, tenant_id, decision.older):
+            retire_turn = Decision(source, decision.newer, "source", decision.claim_key)
+            if source != decision.newer and await self._is_live_turn(conn, tenant_id, source):
+                await self.record(conn, tenant_id, namespace, retire_turn, at, job_id)
+        return decision_id
+
+    async def resolve(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        decision: Decision,
+        at: datetime,
+    ) -> str | None:
+        """A conflict resolved: the loser superseded with its turns (as `supersede`), and the
+        turns and digests stating its value retired, as for any value no longer current."""
+        assert decision.claim_key is not None
+        live = {
+            v.memory_id: v
+            for v in await store.claim_competitors(
+                conn, tenant_id, namespace, decision.claim_key, ""
+            )
+        }
+        decision_id = await self.supersede(conn, tenant_id, namespace, decision, at)
+        loser, winner = live.get(decision.older), live.get(decision.newer)
+        if decision_id and loser and winner and loser.value and loser.value != winner.value:
+            await self._retire_stating(
+                conn, tenant_id, namespace, loser.value, _claimant(winner), at, None
+            )
+        return decision_id
+
+    async def _apply(
+        self,
+        conn: Connection,
+        tenant_id: str,
+        namespace: str,
+        judgement: Judgement,
+        at: datetime,
+        job_id: str | None,
+    ) -> Settled:
+        superseded = 0
+        for decision in judgement.decisions:
+            if await self.supersede(conn, tenant_id, namespace, decision, at, job_id):
+                superseded += 1
+        opened = 0
+        for pair in judgement.conflicts:
+            row = store.ConflictRow(
+                conflict_id=self.new_id(at),
+                namespace=namespace,
+                claim_key=pair.claim_key,
+                first_id=pair.first,
+                second_id=pair.second,
+                opened_at=at,
+                job_id=job_id,
+                resolved_at=None,
+                winner=None,
+                reason=None,
+                decision_id=None,
+            )
+            opened += await store.insert_conflict(conn, tenant_id, row)
+        return Settled(superseded, opened)
+
+    async def _is_live_turn(self, conn: Connection, tenant_id: str, memory_id: str) -> bool:
+        versions = await memory_store.fetch_versions(conn, tenant_id, [memory_id])
+        return any(
+            v.source_type == "turn" and v.deleted_at is None and v.erased_at is None
+            for v in versions
+        )

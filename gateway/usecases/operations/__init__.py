@@ -1,0 +1,1 @@
+"""Operations: readiness and the gauges read at scrape time."""

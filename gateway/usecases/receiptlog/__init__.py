@@ -1,0 +1,1 @@
+"""The receipt log: writing receipts, the group commit and signed checkpoints."""

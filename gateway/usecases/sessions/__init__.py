@@ -1,0 +1,1 @@
+"""Sessions: history, state and session contexts (ARCHITECTURE §11)."""
