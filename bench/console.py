@@ -51,6 +51,7 @@ from gateway.shell.runtime import Runtime, start_runtime
 from gateway.shell.settings import Settings
 from gateway.store.database import transaction
 from gateway.usecases.access.keys import issue_key
+from gateway.usecases.receiptlog.kinds import CONTEXT
 
 __all__ = ["main"]
 
@@ -137,6 +138,7 @@ async def _append(
         principal = await principal_for(runtime, db.key)
         recorder = runtime.discloser.recorder
         start_at = datetime.now(UTC) - timedelta(days=3)
+        typed = CONTEXT.read(members)
         started = time.perf_counter()
         for first in range(0, count, BATCH):
             async with transaction(runtime.pool, principal.tenant_id) as conn:
@@ -145,11 +147,11 @@ async def _append(
                     await recorder.record(
                         conn,
                         who,
-                        kind="context",
+                        kind=CONTEXT,
                         issued_at=start_at + timedelta(milliseconds=n),
                         purpose="support",
                         delivered=b"bundle %d" % n,
-                        members=members,
+                        members=typed,
                         disclosed_ids=[i["memory_id"] for i in members["included"]],
                         policy_digest=members["policy"]["digest"],
                     )
@@ -159,11 +161,11 @@ async def _append(
             wide_id = await recorder.record(
                 conn,
                 replace(principal, agent_id="agent-wide"),
-                kind="context",
+                kind=CONTEXT,
                 issued_at=datetime.now(UTC) - timedelta(seconds=1),
                 purpose="support",
                 delivered=b"the wide bundle",
-                members=wide,
+                members=CONTEXT.read(wide),
                 disclosed_ids=[i["memory_id"] for i in wide["included"]],
                 policy_digest=wide["policy"]["digest"],
             )

@@ -13,10 +13,10 @@ from gateway.domain.memory import MemoryDraft
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import json_body
 from gateway.http.validation import collect_errors, decode_struct, read_json
-from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, FetchIn, MemoryIn
+from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, MemoryIn
+from gateway.requests import FetchIn
 from gateway.responses.disclosures import FetchedMemories
 from gateway.responses.memories import BatchWrite, Deleted, Erased, Written
-from gateway.usecases.disclosure.requests import IdsAsk
 from gateway.usecases.memories import writer as memories
 
 __all__ = ["ROUTES"]
@@ -148,8 +148,7 @@ async def erase_memory(
 )
 async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> FetchedMemories:
     fetch_in = decode_struct(await read_json(request), FetchIn)
-    ask = IdsAsk(fetch_in.ids, fetch_in.purpose)
-    return await runtime.disclosures.fetch(request.headers.get("authorization"), ask)
+    return await runtime.disclosures.fetch(request.headers.get("authorization"), fetch_in)
 
 
 ROUTES = [write_memory, write_batch, remove_memory, erase_memory, fetch]

@@ -55,15 +55,14 @@ from gateway.responses.disclosures import (
 )
 from gateway.shell.settings import Network
 from gateway.usecases.operations.observation import LedgerReadings, observe_ledger, pool_usage
+from gateway.usecases.receiptlog.kinds import CONTEXT, FETCH, SEARCH, TIMELINE
 
 __all__ = ["Metrics", "metrics_route", "observe_disclosure"]
 
 MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+# The disclosures whose receipts and exclusions are counted, labelled by their kind.
 _DISCLOSURES: dict[type[Any], str] = {
-    ContextBundle: "context",
-    SearchResults: "search",
-    Timeline: "timeline",
-    FetchedMemories: "fetch",
+    k.response: k.name for k in (CONTEXT, SEARCH, TIMELINE, FETCH) if k.response is not None
 }
 # Context budgets run 1..128000 tokens (ARCHITECTURE §5): roughly doubling buckets over it.
 _TOKEN_BUCKETS = (100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000)

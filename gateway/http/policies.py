@@ -13,7 +13,7 @@ from gateway.http.openapi import DOCUMENTED, json_body, text_body
 from gateway.http.validation import JSON_MEDIA_TYPES, decode_struct, read_json, require_media_type
 from gateway.http.wire import ActivateIn
 from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
-from gateway.usecases.access.policy import (
+from gateway.usecases.access.policy_bundles import (
     activate_bundle,
     active_bundle,
     describe_bundle,

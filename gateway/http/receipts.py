@@ -19,14 +19,14 @@ from gateway.http.openapi import (
     text_response,
 )
 from gateway.http.validation import decode_struct, read_json
-from gateway.http.wire import ReceiptQuery, ReplayIn, WhatIfIn
+from gateway.http.wire import ReceiptQuery, WhatIfIn
+from gateway.requests import ReplayIn
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
 from gateway.responses.sessions import SessionContextReplay
 from gateway.usecases.audit import requests as inspection
 from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
-from gateway.usecases.disclosure.requests import ReplayAsk
 
 __all__ = ["ROUTES"]
 
@@ -156,8 +156,7 @@ async def replay(
             "a candidate policy is only used by mode what_if",
             (FieldError("mode", "use what_if to replay under another policy"),),
         )
-    ask = ReplayAsk(body.mode, body.policy_digest, body.policy_yaml)
-    return await runtime.disclosures.replay(request.headers.get("authorization"), receipt_id, ask)
+    return await runtime.disclosures.replay(request.headers.get("authorization"), receipt_id, body)
 
 
 @post(

@@ -1,4 +1,6 @@
-"""Wire types: the JSON shapes of the v1 contract (ARCHITECTURE §5)."""
+"""Wire types the edge parses: the JSON shapes of the v1 contract (ARCHITECTURE §5) that the
+edge turns into use-case values itself (the request bodies the use cases take as they are live
+in `gateway.requests`)."""
 
 from __future__ import annotations
 
@@ -8,21 +10,31 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from gateway.requests import MemoryIdText, MemoryTypeText, Namespace, ShortText, Task
+from gateway.usecases.receiptlog.kinds import KIND_NAMES
+
 __all__ = [
     "BatchIn",
     "BatchShape",
     "DeleteIn",
-    "FetchIn",
+    "KindText",
+    "MemoryIdText",
     "MemoryIn",
+    "Namespace",
+    "Task",
 ]
 
-Namespace = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
-MemoryIdText = Annotated[str, Meta(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]
-ShortText = Annotated[str, Meta(max_length=512)]
 # A single-valued fact's name (ARCHITECTURE §12): `user.employer`, `account.plan`.
 ClaimKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_.]{0,63}$")]
 Label = Annotated[str, Meta(min_length=1, max_length=64)]
-MemoryTypeText = Literal["semantic", "episodic", "procedural", "working"]
+# A receipt kind, one of the registry's (validated by pattern, documented as an enum).
+KindText = Annotated[
+    str,
+    Meta(
+        pattern="^(" + "|".join(KIND_NAMES) + ")$",
+        extra_json_schema={"enum": list(KIND_NAMES)},
+    ),
+]
 
 
 class MemoryIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -59,44 +71,9 @@ class EraseIn(msgspec.Struct, forbid_unknown_fields=True):
     reason: Annotated[str, Meta(min_length=1, max_length=512)]
 
 
-class FetchIn(msgspec.Struct, forbid_unknown_fields=True):
-    ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
-    purpose: ShortText | None = None
-
-
-# More than whitespace: the schema says so, and the handlers check it again (`_require_text`).
-Task = Annotated[str, Meta(min_length=1, max_length=8000, pattern=r"\S")]
-
-
-class ContextIn(msgspec.Struct, forbid_unknown_fields=True):
-    task: Task
-    namespaces: Annotated[list[Namespace], Meta(min_length=1, max_length=64)] | None = None
-    budget_tokens: Annotated[int, Meta(ge=1, le=128_000)] | None = None
-    top_k: Annotated[int, Meta(ge=1, le=50)] = 6
-    memory_types: Annotated[list[MemoryTypeText], Meta(min_length=1)] | None = None
-    purpose: ShortText | None = None
-    include_index: bool = True
-    index_budget_tokens: Annotated[int, Meta(ge=0, le=128_000)] | None = None
-    fill: Literal["skip", "stop"] = "skip"
-    as_of: Annotated[datetime, Meta(tz=True)] | None = None
-
-
-class SearchIn(msgspec.Struct, forbid_unknown_fields=True):
-    query: Task
-    namespaces: Annotated[list[Namespace], Meta(min_length=1, max_length=64)] | None = None
-    memory_types: Annotated[list[MemoryTypeText], Meta(min_length=1)] | None = None
-    limit: Annotated[int, Meta(ge=1, le=50)] = 8
-    purpose: ShortText | None = None
-
-
-class TimelineIn(msgspec.Struct, forbid_unknown_fields=True):
-    ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
-    purpose: ShortText | None = None
-
-
 class ReceiptQuery(msgspec.Struct, forbid_unknown_fields=True):
     agent_id: Annotated[str, Meta(max_length=256)] | None = None
-    kind: Annotated[str, Meta(max_length=32)] | None = None
+    kind: KindText | None = None
     since: Annotated[datetime, Meta(tz=True)] | None = None
     until: Annotated[datetime, Meta(tz=True)] | None = None
     memory_id: MemoryIdText | None = None
@@ -106,12 +83,6 @@ class ReceiptQuery(msgspec.Struct, forbid_unknown_fields=True):
 
 class ActivateIn(msgspec.Struct, forbid_unknown_fields=True):
     mode: Literal["enforce", "log_only"]
-
-
-class ReplayIn(msgspec.Struct, forbid_unknown_fields=True):
-    mode: Literal["exact", "current", "what_if"]
-    policy_digest: Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
-    policy_yaml: Annotated[str, Meta(max_length=256 * 1024)] | None = None
 
 
 class WhatIfIn(msgspec.Struct, forbid_unknown_fields=True):

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import msgspec
 
-from gateway.responses.disclosures import Excluded, IncludedMemory, IndexReport, PolicyReport
+from gateway.responses.disclosures import (
+    Excluded,
+    IncludedMemory,
+    IndexReport,
+    PolicyReport,
+    ReplayProblem,
+)
 from gateway.responses.timestamps import Timestamp
 
 __all__ = [
@@ -140,6 +146,6 @@ class SessionContextReplay(msgspec.Struct, frozen=True):
     identical: bool
     original_sha256: str
     replayed_sha256: str
-    problems: list[dict[str, str | None]]
+    problems: list[ReplayProblem]
     text: str
     receipt_id: str

@@ -18,11 +18,11 @@ from gateway.core.model import MemoryType
 from gateway.domain.errors import UnauthenticatedError
 from gateway.domain.memory import MemoryDraft
 from gateway.domain.principal import Principal
+from gateway.requests import ContextIn
 from gateway.responses.disclosures import ContextBundle
 from gateway.shell.runtime import Runtime
 from gateway.store.database import connect, transaction
 from gateway.usecases.access.keys import authenticate, issue_key
-from gateway.usecases.disclosure.requests import ContextAsk
 
 __all__ = ["DEMO_TENANT", "PLAN_KEY", "DemoKeys", "coder_context", "seed_demo"]
 
@@ -320,5 +320,5 @@ async def seed_demo(runtime: Runtime) -> DemoKeys:
 
 async def coder_context(runtime: Runtime, keys: DemoKeys) -> ContextBundle:
     """What the coder is handed before acting: the current plan, never the deprecated one."""
-    ask = ContextAsk(task=CODER_TASK, namespaces=(PLANS_NAMESPACE,), budget_tokens=600)
+    ask = ContextIn(task=CODER_TASK, namespaces=[PLANS_NAMESPACE], budget_tokens=600)
     return await runtime.disclosures.context(f"Bearer {keys.coder}", ask)

@@ -17,7 +17,7 @@ import msgspec
 from msgspec import Meta
 
 from gateway.http.validation import decode_struct
-from gateway.http.wire import MemoryIdText, Namespace, Task
+from gateway.http.wire import KindText, MemoryIdText, Namespace, Task
 
 __all__ = [
     "CSRF_FIELD",
@@ -40,7 +40,7 @@ S = TypeVar("S", bound=msgspec.Struct)
 
 class ListQuery(msgspec.Struct, forbid_unknown_fields=True):
     agent_id: Annotated[str, Meta(max_length=256)] | None = None
-    kind: Annotated[str, Meta(max_length=32)] | None = None
+    kind: KindText | None = None
     since: Instant | None = None
     until: Instant | None = None
     memory_id: MemoryIdText | None = None

@@ -30,30 +30,19 @@ from gateway.http.console.forms import (
 from gateway.http.console.render import HEADERS, console_error, page, stylesheet
 from gateway.http.console.session import COOKIE, SESSION_SECONDS, Credentials, SessionSealer
 from gateway.http.problems import EXCEPTION_HANDLERS
+from gateway.requests import ContextIn, ReplayIn
 from gateway.responses.disclosures import ContextBundle, ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.sessions import SessionContextReplay
 from gateway.shell.runtime import Runtime
 from gateway.usecases.audit import console
 from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
-from gateway.usecases.disclosure.requests import ContextAsk, ReplayAsk
+from gateway.usecases.receiptlog.kinds import KIND_NAMES
 from receipts import Signer
 
 __all__ = ["CONSOLE"]
 
 Req = Request[Any, Any, Any]
-KINDS = (
-    "context",
-    "search",
-    "timeline",
-    "fetch",
-    "replay",
-    "refusal",
-    "refusal_replay",
-    "session_context",
-    "session_replay",
-    "history",
-)
 Replayed = ContextReplay | RefusalReplay | SessionContextReplay
 _MAX_KEY = 200  # a key is ~110 characters; anything longer is not one
 
@@ -125,7 +114,7 @@ async def receipts_list(request: Req, runtime: RuntimeDep) -> Response[str]:
         listing=listing,
         query=query,
         filters=filters,
-        kinds=KINDS,
+        kinds=KIND_NAMES,
         csrf=found.csrf,
         signed_in=True,
     )
@@ -203,7 +192,7 @@ async def replay(request: Req, runtime: RuntimeDep, receipt_id: FromPath[str]) -
     its own receipt, as through the API."""
     credentials = _credentials(request, runtime)
     form = decode_form(await _form(request, runtime, credentials), ReplayForm)
-    ask = ReplayAsk(
+    ask = ReplayIn(
         form.mode,
         form.policy_digest if form.mode == "what_if" else None,
         form.policy_yaml if form.mode == "what_if" else None,
@@ -254,7 +243,7 @@ async def agent_bundle(request: Req, runtime: RuntimeDep, agent_id: FromPath[str
     """The bundle the task would have got at the instant (`as_of`), receipted as the API's."""
     credentials = _credentials(request, runtime)
     form = decode_form(await _form(request, runtime, credentials), AsOfForm)
-    ask = ContextAsk(
+    ask = ContextIn(
         task=form.task,
         namespaces=form.namespaces,
         budget_tokens=form.budget_tokens,

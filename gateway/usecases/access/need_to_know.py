@@ -15,15 +15,18 @@ runs after the receipt is written, on the response alone: the receipt bytes do n
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+import msgspec
 
 from gateway.domain.principal import Principal
+from gateway.responses.disclosures import Excluded, PolicyReport
+from gateway.responses.receipt_parts import PolicyRecord
 from gateway.usecases.access.policy import PolicyInForce, may_deny
 from policies import Bundle
 
-__all__ = ["POLICY_WITHHELD", "Account", "account_for", "may_withhold"]
+__all__ = ["POLICY_WITHHELD", "Account", "Told", "account_for", "may_withhold"]
 
 # The exclusion reasons that speak of the policy's judgement of a memory (ARCHITECTURE §5).
 POLICY_WITHHELD = frozenset({"policy_denied", "policy_capped"})
@@ -39,50 +42,56 @@ def may_withhold(bundle: Bundle) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Account:
-    """A disclosure's response members about what was left out and why, before narrowing:
-    `excluded` are exclusion records (memory_id, reason, detail) under the response's own key
-    (`excluded`, or `withheld` for fetch), `missing` the ids asked for and not found (when the
-    disclosure is by id), `received` every memory id the response delivers."""
+    """What a disclosure's response would say about what was left out, before narrowing:
+    `received` every memory id the response delivers, `missing` the ids asked for and not found
+    (when the disclosure is by id) out of those `requested`."""
 
-    excluded_key: str
     received: Collection[str]
     missing: Sequence[str] | None = None
     requested: Sequence[str] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Told:
+    """What the response may say: the policy's report, the exclusions, the ids missing (when
+    the disclosure is by id), and whether the index's live total must go unstated."""
+
+    policy: PolicyReport
+    excluded: list[Excluded]
+    missing: list[str] | None
+    total_live_hidden: bool
+
+
 def account_for(
     principal: Principal,
     policy: PolicyInForce,
-    policy_record: Mapping[str, Any],
-    payload: Mapping[str, Any],
+    record: PolicyRecord,
+    excluded: Sequence[Excluded],
     account: Account,
-) -> dict[str, Any]:
-    """The response payload as `principal` may read it, with its `policy` member."""
-    excluded: list[dict[str, Any]] = list(payload[account.excluded_key])
-    withheld = [e for e in excluded if e["reason"] in POLICY_WITHHELD]
+) -> Told:
+    """The response's account of what was left out, as `principal` may read it."""
+    withheld = [e for e in excluded if e.reason in POLICY_WITHHELD]
+    whole = msgspec.structs.asdict(record)
     if principal.role != "agent":
-        return {**payload, "policy": {**policy_record, "withheld": len(withheld)}}
+        missing = None if account.missing is None else list(account.missing)
+        return Told(PolicyReport(**whole, withheld=len(withheld)), list(excluded), missing, False)
     told = policy.bundle.withheld_count == "shown"
     # A capped memory may still be listed by heading in a bundle's index: the agent received
     # that line, but not the decision that kept the rest from it.
-    received = set(account.received) - {e["memory_id"] for e in withheld}
-    narrowed: dict[str, Any] = {
-        **payload,
-        account.excluded_key: [e for e in excluded if e["reason"] not in POLICY_WITHHELD],
-        "policy": {
-            **policy_record,
+    received = set(account.received) - {e.memory_id for e in withheld}
+    report = PolicyReport(
+        **{
+            **whole,
             "decisions": [
-                d
-                for d in policy_record["decisions"]
-                if d["memory_id"] is None or d["memory_id"] in received
+                d for d in record.decisions if d.memory_id is None or d.memory_id in received
             ],
-            "outcomes": [o for o in policy_record["outcomes"] if o["memory_id"] in received],
-            "withheld": len(withheld) if told else None,
+            "outcomes": [o for o in record.outcomes if o.memory_id in received],
         },
-    }
+        withheld=len(withheld) if told else None,
+    )
+    missing = None
     if account.missing is not None:
-        hidden = {e["memory_id"] for e in withheld} | set(account.missing)
-        narrowed["missing"] = [i for i in dict.fromkeys(account.requested) if i in hidden]
-    if "index" in payload and not told and may_withhold(policy.bundle):
-        narrowed["index"] = {**payload["index"], "total_live": None}
-    return narrowed
+        hidden = {e.memory_id for e in withheld} | set(account.missing)
+        missing = [i for i in dict.fromkeys(account.requested) if i in hidden]
+    shown = [e for e in excluded if e.reason not in POLICY_WITHHELD]
+    return Told(report, shown, missing, not told and may_withhold(policy.bundle))

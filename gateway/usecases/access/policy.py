@@ -11,9 +11,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
-
-import msgspec
+from typing import Literal
 
 from gateway.core.model import Candidate, Exclusion, MemoryId
 from gateway.core.verdict import Verdict
@@ -21,46 +19,51 @@ from gateway.domain.errors import (
     FieldError,
     InvalidRequestError,
     NotFoundError,
-    PayloadTooLargeError,
     PolicyRefusedError,
 )
 from gateway.domain.memory import MemoryVersion
 from gateway.domain.principal import Principal
-from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
+from gateway.responses.disclosures import (
+    DecisionRecord,
+    Evidence,
+    MemoryOutcome,
+    RedactionCount,
+    RefusalRecord,
+)
+from gateway.responses.receipt_parts import PolicyRecord
 from gateway.store import policies as policy_store
-from gateway.store.database import Connection, Pool
-from gateway.usecases.access.work import unit_of_work
-from gateway.usecases.receiptlog.recorder import rfc3339
+from gateway.store.database import Connection
 from policies import (
     Bundle,
+    Decision,
     Evaluation,
     Judgement,
     LoadedBundle,
     PolicyLintError,
+    Redaction,
     RequestJudgement,
     default_bundle,
     judge_request,
     load_bundle,
     load_canonical,
 )
+from policies import MemoryOutcome as PolicyOutcome
 
 __all__ = [
     "DEFAULT_UPLOADER",
     "PolicyInForce",
     "PolicyRegistry",
-    "activate_bundle",
-    "active_bundle",
-    "describe_bundle",
+    "decision_record",
     "lint_or_reject",
     "may_deny",
     "memory_view",
+    "outcome_record",
     "reads_content",
     "refuse_unless_required_met",
     "request_stage",
     "request_view",
     "shown_evaluation",
     "shown_texts",
-    "upload_bundle",
     "verdict_of",
 ]
 
@@ -77,18 +80,51 @@ class PolicyInForce:
     bundle: Bundle
     activated: bool  # False: no activation yet, the shipped default applies
 
-    def record(self, *evaluations: Evaluation) -> dict[str, Any]:
-        """The `policy` member of responses and receipt bodies (JSON-safe, no floats): every
-        decision of every evaluation one disclosure made, in order (a session context judges
-        its turns and summary, then its memories, and records both)."""
+    def record(self, *evaluations: Evaluation) -> PolicyRecord:
+        """The `policy` member of receipt bodies (and, narrowed, of responses): every decision
+        of every evaluation one disclosure made, in order (a session context judges its turns
+        and summary, then its memories, and records both)."""
         refused = next((e.refused for e in evaluations if e.refused is not None), None)
-        return {
-            "digest": self.digest,
-            "mode": self.mode,
-            "decisions": [d.to_json() for e in evaluations for d in e.decisions],
-            "outcomes": [o.to_json() for e in evaluations for o in e.outcomes],
-            "refused": refused.to_json() if refused else None,
-        }
+        return PolicyRecord(
+            digest=self.digest,
+            mode=self.mode,
+            decisions=[decision_record(d) for e in evaluations for d in e.decisions],
+            outcomes=[outcome_record(o) for e in evaluations for o in e.outcomes],
+            refused=None if refused is None else RefusalRecord(refused.reason, refused.rule_id),
+        )
+
+
+def _redactions(redactions: Sequence[Redaction]) -> list[RedactionCount]:
+    return [RedactionCount(r.count, r.detector, r.field) for r in redactions]
+
+
+def decision_record(d: Decision) -> DecisionRecord:
+    return DecisionRecord(
+        applied=d.applied,
+        effect=d.effect,
+        error=d.error,
+        evidence=[Evidence(e.actual, e.expected, e.field, e.op, e.result) for e in d.evidence],
+        memory_id=d.memory_id,
+        mode=d.mode,
+        outcome=d.outcome,
+        outcome_if_enforced=d.outcome_if_enforced,
+        reason=d.reason,
+        redactions=_redactions(d.redactions),
+        rule_id=d.rule_id,
+        stage=d.stage,
+    )
+
+
+def outcome_record(o: PolicyOutcome) -> MemoryOutcome:
+    return MemoryOutcome(
+        memory_id=o.memory_id,
+        outcome=o.outcome,
+        outcome_if_enforced=o.outcome_if_enforced,
+        redactions=_redactions(o.redactions),
+        redactions_if_enforced=_redactions(o.redactions_if_enforced),
+        rule_id=o.rule_id,
+        rule_id_if_enforced=o.rule_id_if_enforced,
+    )
 
 
 @dataclass
@@ -280,97 +316,3 @@ def lint_or_reject(source: str, filename: str) -> LoadedBundle:
             ),
             code="policy_invalid",
         ) from None
-
-
-# A policy is configuration, not data: a generous bound that still keeps lint time small.
-MAX_POLICY_BYTES = 256 * 1024
-
-
-async def upload_bundle(
-    pool: Pool, authorization: str | None, source: bytes, filename: str
-) -> PolicyUploaded:
-    """Lint and store a bundle, content-addressed; the same meaning uploaded twice is one row."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
-        principal.require_role("admin")
-        if len(source) > MAX_POLICY_BYTES:
-            raise PayloadTooLargeError(
-                f"a policy bundle may be at most {MAX_POLICY_BYTES} bytes; "
-                f"this one is {len(source)}"
-            )
-        try:
-            text = source.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidRequestError(
-                f"the bundle is not UTF-8: {exc}", code="policy_invalid"
-            ) from None
-        loaded = lint_or_reject(text, filename)
-        created = await policy_store.insert_bundle(
-            conn,
-            principal.tenant_id,
-            digest=loaded.digest,
-            canonical=loaded.canonical,
-            source=loaded.source,
-            name=loaded.bundle.name,
-            revision=loaded.bundle.revision or None,
-            uploaded_by=principal.key_id,
-        )
-    return PolicyUploaded(loaded.digest, [str(w) for w in loaded.warnings], created)
-
-
-async def activate_bundle(
-    pool: Pool,
-    registry: PolicyRegistry,
-    authorization: str | None,
-    digest: str,
-    mode: Mode,
-    at: datetime,
-) -> Activated:
-    async with unit_of_work(pool, authorization) as (conn, principal):
-        principal.require_role("admin")
-        await registry.bundle(conn, principal.tenant_id, digest)  # 404 unless the tenant's
-        if digest == registry.shipped.digest:
-            await registry.store_default(conn, principal.tenant_id)
-        await policy_store.insert_activation(
-            conn, principal.tenant_id, digest, mode, principal.key_id, at
-        )
-    return Activated(digest=digest, mode=mode, activated_at=rfc3339(at))
-
-
-async def describe_bundle(
-    pool: Pool, registry: PolicyRegistry, authorization: str | None, digest: str
-) -> StoredPolicy:
-    """A bundle the tenant stored (the shipped default counts once it served the tenant)."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
-        principal.require_role("admin", "auditor")
-        return await _stored(conn, principal, registry, digest)
-
-
-async def active_bundle(
-    pool: Pool, registry: PolicyRegistry, authorization: str | None, at: datetime
-) -> ActivePolicy:
-    """The bundle in force for the tenant at `at`, with its mode."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
-        principal.require_role("admin", "auditor")
-        in_force = await registry.in_force(conn, principal.tenant_id, at)
-        stored = await _stored(conn, principal, registry, in_force.digest)
-    return ActivePolicy(
-        **msgspec.structs.asdict(stored), mode=in_force.mode, activated=in_force.activated
-    )
-
-
-async def _stored(
-    conn: Connection, principal: Principal, registry: PolicyRegistry, digest: str
-) -> StoredPolicy:
-    if digest == registry.shipped.digest:
-        await registry.store_default(conn, principal.tenant_id)
-    row = await policy_store.find_bundle(conn, principal.tenant_id, digest)
-    if row is None:
-        raise NotFoundError(f"policy bundle {digest} not found", code="policy_not_found")
-    return StoredPolicy(
-        digest=row.digest,
-        name=row.name,
-        revision=row.revision,
-        source=row.source,
-        uploaded_at=rfc3339(row.uploaded_at),
-        uploaded_by=row.uploaded_by,
-    )

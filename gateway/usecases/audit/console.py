@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from gateway.domain.errors import NotFoundError
 from gateway.domain.memory import MemoryVersion
@@ -21,18 +20,19 @@ from gateway.store.database import Pool
 from gateway.store.policies import ActivationRow, BundleRow
 from gateway.store.receipts import ReceiptRow, list_receipts
 from gateway.store.supersessions import DecisionRow, decisions_about
-from gateway.usecases.access.policy import PolicyRegistry, active_bundle
+from gateway.usecases.access.policy import PolicyRegistry
+from gateway.usecases.access.policy_bundles import active_bundle
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.ledger import (
     LedgerRow,
     ReceiptFacts,
-    decisions_of,
     ledger_of,
+    read_loosely,
     reason_counts,
     receipt_facts,
-    request_of,
 )
 from gateway.usecases.audit.requests import AUDITORS, read_receipt, verify_receipt
+from gateway.usecases.receiptlog.kinds import CONTEXT
 from gateway.usecases.receiptlog.recorder import rfc3339
 from receipts import Signer, decode_body
 
@@ -92,7 +92,7 @@ def _listed(row: ReceiptRow) -> ListedReceipt:
         agent_id=row.agent_id,
         issued_at=rfc3339(row.issued_at),
         policy_digest=row.policy_digest,
-        facts=receipt_facts(decode_body(bytes(row.body))),
+        facts=receipt_facts(read_loosely(decode_body(bytes(row.body)))),
     )
 
 
@@ -113,8 +113,8 @@ class ReceiptScreen:
     facts: ReceiptFacts
     ledger: list[LedgerRow]
     counts: list[tuple[str, int]]
-    decisions: list[dict[str, Any]]
-    request: dict[str, Any]
+    decisions: list[dict[str, object]]  # as the receipt spells each
+    request: dict[str, object]
 
 
 async def receipt_screen(
@@ -125,15 +125,16 @@ async def receipt_screen(
     verification = await verify_receipt(pool, signer, authorization, receipt_id)  # auditors only
     detail = await read_receipt(pool, authorization, receipt_id)
     assert detail.body is not None  # an auditor's read: verify_receipt admitted only them
-    ledger = ledger_of(detail.body)
+    body = read_loosely(detail.body)
+    ledger = ledger_of(body)
     return ReceiptScreen(
         detail=detail,
         verification=verification,
-        facts=receipt_facts(detail.body),
+        facts=receipt_facts(body),
         ledger=ledger,
         counts=reason_counts(ledger),
-        decisions=decisions_of(detail.body),
-        request=request_of(detail.body),
+        decisions=body.policy.decisions,
+        request=body.request,
     )
 
 
@@ -143,7 +144,7 @@ class AgentInstant:
     at: datetime
     before: list[ListedReceipt]  # the newest first, up to the instant
     after: list[ListedReceipt]  # the oldest first, after it
-    request: dict[str, Any]  # the last context request before it: the form's defaults
+    request: dict[str, object]  # the last context request before it: the form's defaults
 
 
 async def agent_at(
@@ -163,8 +164,8 @@ async def agent_at(
         after = await list_receipts(
             conn, principal.tenant_id, ReceiptFilter(agent_id=agent_id, since=cut, limit=AROUND)
         )
-    asked = next((r for r in before if r.kind == "context"), None)
-    request = request_of(decode_body(bytes(asked.body))) if asked is not None else {}
+    asked = next((r for r in before if r.kind == CONTEXT.name), None)
+    request = read_loosely(decode_body(bytes(asked.body))).request if asked is not None else {}
     return AgentInstant(
         agent_id, at, [_listed(r) for r in before], [_listed(r) for r in after], request
     )

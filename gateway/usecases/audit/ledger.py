@@ -1,24 +1,129 @@
 """A receipt body read for people: the columns of a listing and the ledger of every candidate
-(included or excluded, why, under which rule, with its score and signals). Pure functions of the
-signed body; a body of another shape (an older kind) yields empty cells, never an error."""
+(included or excluded, why, under which rule, with its score and signals).
+
+The console's reader is the one lenient reader of receipt bodies: every kind is read through the
+same loose shape (`msgspec.convert` into Structs whose every field has a default), so that a
+kind without a member shows an empty cell, and a body of a shape no kind has (one this gateway
+never wrote) shows an empty ledger, never an error. Everything else reads a body strictly, as
+its kind's Struct (`gateway.usecases.receiptlog.kinds`)."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+
+import msgspec
 
 __all__ = [
     "LedgerRow",
     "ReceiptFacts",
-    "decisions_of",
     "ledger_of",
+    "read_loosely",
     "reason_counts",
     "receipt_facts",
-    "request_of",
 ]
 
 INCLUDED = "included"
+
+
+class _Loose(msgspec.Struct, frozen=True, kw_only=True):
+    """A part of a body as the console reads it: every field optional."""
+
+
+class _Item(_Loose, frozen=True, kw_only=True):
+    memory_id: str | None = None
+    turn_id: str | None = None
+    reason: str | None = None
+    detail: str | None = None
+    content_sha256: str | None = None
+    tokens: int | None = None
+    score_micros: int | None = None
+    signals_micros: dict[str, int] = {}
+
+
+class _Candidate(_Loose, frozen=True, kw_only=True):
+    memory_id: str
+    content_sha256: str | None = None
+    vector_rank: int | None = None
+    vector_distance: str | None = None
+    lexical_rank: int | None = None
+    lexical_score: str | None = None
+
+
+class _Outcome(_Loose, frozen=True, kw_only=True):
+    memory_id: str
+    rule_id: str | None = None
+
+
+class _Policy(_Loose, frozen=True, kw_only=True):
+    mode: str | None = None
+    outcomes: list[_Outcome] = []
+    decisions: list[dict[str, object]] = []
+
+
+class _Named(_Loose, frozen=True, kw_only=True):
+    version: str | None = None
+    digest: str | None = None
+    model: str | None = None
+
+
+class _Assembler(_Loose, frozen=True, kw_only=True):
+    version: str | None = None
+    tokenizer: str | None = None
+    ranking_profile: _Named = _Named()
+    embedder: _Named = _Named()
+
+
+class _Subject(_Loose, frozen=True, kw_only=True):
+    purpose: str | None = None
+    key_id: str | None = None
+
+
+class _Budget(_Loose, frozen=True, kw_only=True):
+    tokens_used: int | None = None
+    budget_tokens: int | None = None
+
+
+class _Delivery(_Loose, frozen=True, kw_only=True):
+    bytes: int | None = None
+
+
+class _Part(_Loose, frozen=True, kw_only=True):
+    """The members that account for candidates: a bundle's, a list's, or a session context's
+    memory part."""
+
+    included: list[_Item] | None = None
+    excluded: list[_Item] | None = None
+    candidates: list[_Candidate] = []
+
+
+class LooseBody(_Part, frozen=True, kw_only=True):
+    subject: _Subject = _Subject()
+    budget: _Budget = _Budget()
+    assembler: _Assembler = _Assembler()
+    policy: _Policy = _Policy()
+    bundle: _Delivery = _Delivery()
+    memory: _Part | None = None
+    # The complete request as recorded: its fields are the kind's, shown as they are.
+    request: dict[str, object] = {}
+
+    @property
+    def accounted(self) -> _Part:
+        """Where the kind keeps its candidates' account: at the top (context, replay, the
+        lists), or under `memory` (a session context's memory part)."""
+        if self.included is None and self.memory is not None:
+            return self.memory
+        return self
+
+
+def read_loosely(body: Mapping[str, object]) -> LooseBody:
+    """A decoded body in the console's loose shape; an empty one when it has no shape a kind
+    has."""
+    try:
+        return msgspec.convert(body, LooseBody)
+    except msgspec.ValidationError:
+        return LooseBody()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,117 +167,59 @@ class LedgerRow:
         return self.reason == INCLUDED
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _members(body: dict[str, Any]) -> dict[str, Any]:
-    """Where a kind keeps its disclosure members: at the top (context, replay), or under
-    `memory` (a session context's memory part)."""
-    return body if "included" in body or "memory" not in body else _dict(body["memory"])
-
-
-def receipt_facts(body: dict[str, Any]) -> ReceiptFacts:
-    members = _members(body)
-    subject, budget = _dict(body.get("subject")), _dict(body.get("budget"))
-    assembler, policy = _dict(body.get("assembler")), _dict(body.get("policy"))
-    profile, embedder = _dict(assembler.get("ranking_profile")), _dict(assembler.get("embedder"))
-    included, excluded = members.get("included"), members.get("excluded")
+def receipt_facts(body: LooseBody) -> ReceiptFacts:
+    part, assembler = body.accounted, body.assembler
     return ReceiptFacts(
-        purpose=_str(subject.get("purpose")),
-        key_id=_str(subject.get("key_id")),
-        included=len(included) if isinstance(included, list) else None,
-        excluded=len(excluded) if isinstance(excluded, list) else None,
-        tokens_used=_int(budget.get("tokens_used")),
-        budget_tokens=_int(budget.get("budget_tokens")),
-        policy_mode=_str(policy.get("mode")),
-        assembler=_str(assembler.get("version")),
-        tokenizer=_str(assembler.get("tokenizer")),
-        ranking_profile=_str(profile.get("version")),
-        ranking_profile_digest=_str(profile.get("digest")),
-        embedder=_str(embedder.get("model")),
-        bundle_bytes=_int(_dict(body.get("bundle")).get("bytes")),
+        purpose=body.subject.purpose,
+        key_id=body.subject.key_id,
+        included=None if part.included is None else len(part.included),
+        excluded=None if part.excluded is None else len(part.excluded),
+        tokens_used=body.budget.tokens_used,
+        budget_tokens=body.budget.budget_tokens,
+        policy_mode=body.policy.mode,
+        assembler=assembler.version,
+        tokenizer=assembler.tokenizer,
+        ranking_profile=assembler.ranking_profile.version,
+        ranking_profile_digest=assembler.ranking_profile.digest,
+        embedder=assembler.embedder.model,
+        bundle_bytes=body.bundle.bytes,
     )
 
 
-def ledger_of(body: dict[str, Any]) -> list[LedgerRow]:
+def ledger_of(body: LooseBody) -> list[LedgerRow]:
     """Every candidate the receipt records, in the delivered order first, then the excluded in
     the receipt's own (sorted) order, then any candidate neither names (none should exist:
     nothing leaves the candidate set silently, so such a row says "unaccounted")."""
-    members = _members(body)
-    candidates = {
-        c["memory_id"]: c for c in map(_dict, _list(members.get("candidates"))) if "memory_id" in c
-    }
-    rules = {
-        o["memory_id"]: _str(o.get("rule_id"))
-        for o in map(_dict, _list(_dict(body.get("policy")).get("outcomes")))
-        if "memory_id" in o
-    }
-    rows: list[LedgerRow] = []
-    for item in map(_dict, _list(members.get("included"))):
-        rows.append(_row(item, candidates, rules, INCLUDED, ""))
-    for item in map(_dict, _list(members.get("excluded"))):
-        rows.append(
-            _row(item, candidates, rules, str(item.get("reason")), str(item.get("detail") or ""))
+    part = body.accounted
+    candidates = {c.memory_id: c for c in part.candidates}
+    rules = {o.memory_id: o.rule_id for o in body.policy.outcomes}
+
+    def row(item: _Item, reason: str) -> LedgerRow:
+        memory_id = str(item.memory_id or item.turn_id)
+        candidate = candidates.get(memory_id, _Candidate(memory_id=memory_id))
+        return LedgerRow(
+            memory_id=memory_id,
+            reason=reason,
+            detail=item.detail or "",
+            rule_id=rules.get(memory_id),
+            content_sha256=item.content_sha256 or candidate.content_sha256,
+            tokens=item.tokens,
+            score_micros=item.score_micros,
+            signals_micros=dict(sorted(item.signals_micros.items())),
+            vector_rank=candidate.vector_rank,
+            vector_distance=candidate.vector_distance,
+            lexical_rank=candidate.lexical_rank,
+            lexical_score=candidate.lexical_score,
         )
-    named = {row.memory_id for row in rows}
-    rows.extend(
-        _row({"memory_id": memory_id}, candidates, rules, "unaccounted", "")
-        for memory_id in candidates
-        if memory_id not in named
-    )
+
+    rows = [row(item, INCLUDED) for item in part.included or ()]
+    rows += [row(item, str(item.reason)) for item in part.excluded or ()]
+    named = {r.memory_id for r in rows}
+    rows += [row(_Item(memory_id=m), "unaccounted") for m in candidates if m not in named]
     return rows
-
-
-def _row(
-    item: dict[str, Any],
-    candidates: dict[str, dict[str, Any]],
-    rules: dict[str, str | None],
-    reason: str,
-    detail: str,
-) -> LedgerRow:
-    memory_id = str(item.get("memory_id"))
-    candidate = candidates.get(memory_id, {})
-    signals = _dict(item.get("signals_micros"))
-    return LedgerRow(
-        memory_id=memory_id,
-        reason=reason,
-        detail=detail,
-        rule_id=rules.get(memory_id),
-        content_sha256=_str(item.get("content_sha256")) or _str(candidate.get("content_sha256")),
-        tokens=_int(item.get("tokens")),
-        score_micros=_int(item.get("score_micros")),
-        signals_micros={k: v for k, v in sorted(signals.items()) if _int(v) is not None},
-        vector_rank=_int(candidate.get("vector_rank")),
-        vector_distance=_str(candidate.get("vector_distance")),
-        lexical_rank=_int(candidate.get("lexical_rank")),
-        lexical_score=_str(candidate.get("lexical_score")),
-    )
 
 
 def reason_counts(rows: list[LedgerRow]) -> list[tuple[str, int]]:
     """How many candidates each reason accounts for: included first, then by count."""
     counts = Counter(row.reason for row in rows)
     return sorted(counts.items(), key=lambda kv: (kv[0] != INCLUDED, -kv[1], kv[0]))
-
-
-def decisions_of(body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The policy's recorded decisions, each as the receipt spells it."""
-    return [d for d in _list(_dict(body.get("policy")).get("decisions")) if isinstance(d, dict)]
-
-
-def request_of(body: dict[str, Any]) -> dict[str, Any]:
-    """The complete request the receipt recorded (what replay needs)."""
-    return _dict(body.get("request"))

@@ -20,13 +20,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
-
-import msgspec
+from typing import Literal
 
 from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.domain.principal import Principal
-from gateway.responses.disclosures import ContextReplay, RefusalReplay
+from gateway.responses.disclosures import (
+    ContextReplay,
+    RefusalReplay,
+    ReplayedBundle,
+    ReplayProblem,
+)
+from gateway.responses.receipt_parts import PolicyRecord, ReplayRecord
 from gateway.responses.sessions import SessionContextReplay
 from gateway.store.database import Connection
 from gateway.store.receipts import ReceiptRow
@@ -37,24 +41,19 @@ from gateway.usecases.access.policy import (
     request_stage,
 )
 from gateway.usecases.audit.recorded import (
-    Problem,
     diff,
+    found_of_record,
+    makers_of_record,
     ranking_input_drift,
     read_recorded,
-    recorded_found,
-    recorded_makers,
 )
 from gateway.usecases.audit.verification import find_visible
 from gateway.usecases.disclosure import retrieval
 from gateway.usecases.disclosure.pipeline import Admitted, Discloser, compose, context_view
-from gateway.usecases.disclosure.refusal import (
-    REFUSAL_KIND,
-    REFUSAL_REPLAY_KIND,
-    read_refusal,
-    replay_refusal,
-)
-from gateway.usecases.sessions.replay import SESSION_CONTEXT_KIND, replay_session_context
-from receipts import decode_body
+from gateway.usecases.disclosure.refusal import read_refusal, replay_refusal
+from gateway.usecases.receiptlog.kinds import REPLAY, SESSION_CONTEXT, kind_named
+from gateway.usecases.receiptlog.reading import read_receipt
+from gateway.usecases.sessions.replay import replay_session_context
 
 __all__ = ["ReplayMode", "Replayer"]
 
@@ -85,15 +84,16 @@ class Replayer:
         loaded = lint_or_reject(source, "policy_yaml")
         return PolicyInForce(loaded.digest, loaded.bundle.mode, loaded.bundle, activated=False)
 
-    async def recorded_policy(self, conn: Connection, body: dict[str, Any]) -> PolicyInForce:
+    async def recorded_policy(
+        self, conn: Connection, tenant_id: str, record: PolicyRecord
+    ) -> PolicyInForce:
         """The policy a receipt records: its bundle by digest, with the recorded mode."""
-        record = body["policy"]
-        bundle = await self.discloser.policies.bundle(conn, body["tenant_id"], record["digest"])
+        bundle = await self.discloser.policies.bundle(conn, tenant_id, record.digest)
         mode: Literal["enforce", "log_only"] = (
-            "log_only" if record["mode"] == "log_only" else "enforce"
+            "log_only" if record.mode == "log_only" else "enforce"
         )
         return PolicyInForce(
-            record["digest"], mode, dataclasses.replace(bundle, mode=mode), activated=True
+            record.digest, mode, dataclasses.replace(bundle, mode=mode), activated=True
         )
 
     async def _session_replay(
@@ -115,15 +115,15 @@ class Replayer:
                 (FieldError("mode", "a session context is replayed with exact or what_if"),),
                 code="replay_unsupported",
             )
-        body = decode_body(bytes(row.body))
+        recorded = read_receipt(bytes(row.body), SESSION_CONTEXT)
         if mode == "what_if":
             policy = await self.candidate_policy(
                 conn, principal.tenant_id, policy_digest, policy_yaml
             )
         else:
-            policy = await self.recorded_policy(conn, body)
+            policy = await self.recorded_policy(conn, row.tenant_id, recorded.body.policy)
         return await replay_session_context(
-            self.discloser, conn, principal, row.receipt_id, body, policy, mode, now
+            self.discloser, conn, principal, recorded, policy, mode, now
         )
 
     async def replay(
@@ -139,38 +139,77 @@ class Replayer:
     ) -> ContextReplay | RefusalReplay | SessionContextReplay:
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
-        if row.kind == SESSION_CONTEXT_KIND:
+        kind = kind_named(row.kind)
+        if kind.replay_as == "session":
             return await self._session_replay(
                 conn, principal, row, mode, now, policy_digest, policy_yaml
             )
-        if row.kind in (REFUSAL_KIND, REFUSAL_REPLAY_KIND):
-            refusal = read_refusal(row, mode)  # 422 for current, and for a refusal's replay
-            if mode == "what_if":
-                policy = await self.candidate_policy(
-                    conn, principal.tenant_id, policy_digest, policy_yaml
-                )
-            else:
-                policy = await self.recorded_policy(conn, refusal.body)
-            payload = await replay_refusal(
-                conn, self.discloser.recorder, principal, refusal, mode, policy, now
+        if kind.replay_as == "refusal":
+            return await self._refusal_replay(
+                conn, principal, row, mode, now, policy_digest, policy_yaml
             )
-            return msgspec.convert(payload, RefusalReplay)
-        recorded = read_recorded(row)
-        makers = recorded_makers(recorded)  # 422 when its assembler is not built here
-        problems: list[Problem] = []
+        if kind.replay_as == "bundle":
+            return await self._bundle_replay(
+                conn, principal, row, mode, now, policy_digest, policy_yaml
+            )
+        parent = (
+            f"; replay receipt {row.parent_receipt_id} instead" if row.parent_receipt_id else ""
+        )
+        raise InvalidRequestError(
+            f"receipt {row.receipt_id} is a {kind.label}, which is not replayed{parent}",
+            (FieldError("receipt_id", f"a {kind.label} is not replayed"),),
+            code="replay_unsupported",
+        )
+
+    async def _refusal_replay(
+        self,
+        conn: Connection,
+        principal: Principal,
+        row: ReceiptRow,
+        mode: ReplayMode,
+        now: datetime,
+        policy_digest: str | None,
+        policy_yaml: str | None,
+    ) -> RefusalReplay:
+        refusal = read_refusal(row, mode)  # 422 for current
         if mode == "what_if":
             policy = await self.candidate_policy(
                 conn, principal.tenant_id, policy_digest, policy_yaml
             )
         else:
-            policy = await self.recorded_policy(conn, recorded.body)
+            policy = await self.recorded_policy(conn, row.tenant_id, refusal.body.policy)
+        return await replay_refusal(
+            conn, self.discloser.recorder, principal, refusal, mode, policy, now
+        )
+
+    async def _bundle_replay(
+        self,
+        conn: Connection,
+        principal: Principal,
+        row: ReceiptRow,
+        mode: ReplayMode,
+        now: datetime,
+        policy_digest: str | None,
+        policy_yaml: str | None,
+    ) -> ContextReplay:
+        recorded = read_recorded(row)
+        # 422 when its assembler is not built here.
+        makers = makers_of_record(recorded.receipt_id, recorded.body.assembler)
+        problems: list[ReplayProblem] = []
+        if mode == "what_if":
+            policy = await self.candidate_policy(
+                conn, principal.tenant_id, policy_digest, policy_yaml
+            )
+        else:
+            policy = await self.recorded_policy(conn, row.tenant_id, recorded.body.policy)
         if mode == "current":
             at = now
             embedder = self.discloser.embedder
             if makers.embedder_model != embedder.model:
                 problems.append(
-                    Problem(
+                    ReplayProblem(
                         "embedder_changed",
+                        None,
                         f"recorded {makers.embedder_model}, now {embedder.model}: "
                         "today's recall differs",
                     )
@@ -188,11 +227,11 @@ class Replayer:
             )
         else:
             at = recorded.at
-            found, missing = await recorded_found(conn, recorded)
+            found, missing = await found_of_record(conn, row.tenant_id, recorded.body)
             problems.extend(missing)
             if not reads_content(policy.bundle):
                 found = retrieval.without_index_content(found)  # as gathered at the time
-        original_sha = recorded.body["bundle"]["sha256"]
+        original_sha = recorded.header.bundle.sha256
         view = context_view(recorded.subject, recorded.request)
         admitted = Admitted(policy, request_stage(policy, view, at))
         composed = compose(recorded.request, found, admitted, makers, at=at)
@@ -203,43 +242,39 @@ class Replayer:
             principal,
             composed,
             issued_at=now,
-            kind="replay",
+            kind=REPLAY,
             judged=recorded.subject,
             parent_receipt_id=recorded.receipt_id,
-            extra={
-                "replay": {
-                    "mode": mode,
-                    "of_kind": recorded.kind,
-                    # Whether it matched is derivable from two signed members: this one and
-                    # `bundle.sha256`; the receipt does not assert it separately.
-                    "original_bundle_sha256": original_sha,
-                    "problems": [p.to_json() for p in problems],
-                }
-            },
+            # Whether it matched is derivable from two signed members: this one's original
+            # hash and `bundle.sha256`; the receipt does not assert it separately.
+            replay=ReplayRecord(
+                mode=mode,
+                of_kind=recorded.kind,
+                original_bundle_sha256=original_sha,
+                problems=problems,
+            ),
         )
-        assembly, evaluation = composed.assembly, composed.evaluation
-        identical = assembly.bundle_sha256 == original_sha
-        payload = {
-            "mode": mode,
-            "identical": identical,
-            "replay_of_replay": recorded.kind == "replay",
-            "problems": [p.to_json() for p in problems],
-            "original": {
-                "receipt_id": recorded.receipt_id,
-                "bundle_sha256": original_sha,
-                "tokens_used": recorded.body["budget"]["tokens_used"],
-                "policy_digest": recorded.body["policy"]["digest"],
-                "included": recorded.included,
-            },
-            "replayed": {
-                "receipt_id": disclosed.receipt_id,
-                "bundle_sha256": assembly.bundle_sha256,
-                "tokens_used": assembly.tokens_used,
-                "policy_digest": policy.digest,
-                "included": [i.memory_id for i in assembly.included],
-                "bundle": assembly.bundle,
-            },
-            "diff": diff(recorded, assembly, evaluation),
-            "receipt_id": disclosed.receipt_id,
-        }
-        return msgspec.convert(payload, ContextReplay)
+        assembly = composed.assembly
+        return ContextReplay(
+            mode=mode,
+            identical=assembly.bundle_sha256 == original_sha,
+            replay_of_replay=recorded.kind == REPLAY.name,
+            problems=problems,
+            original=ReplayedBundle(
+                receipt_id=recorded.receipt_id,
+                bundle_sha256=original_sha,
+                tokens_used=recorded.body.budget.tokens_used,
+                policy_digest=recorded.body.policy.digest,
+                included=recorded.included,
+            ),
+            replayed=ReplayedBundle(
+                receipt_id=disclosed.receipt_id,
+                bundle_sha256=assembly.bundle_sha256,
+                tokens_used=assembly.tokens_used,
+                policy_digest=policy.digest,
+                included=[i.memory_id for i in assembly.included],
+                bundle=assembly.bundle,
+            ),
+            diff=diff(recorded, assembly, composed.evaluation),
+            receipt_id=disclosed.receipt_id,
+        )

@@ -19,19 +19,23 @@ from gateway.store.database import Connection, Pool
 from gateway.usecases.access.policy import PolicyInForce, reads_content, request_stage
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.recorded import (
-    REPLAYABLE,
     diff,
+    found_of_record,
+    makers_of_record,
     read_recorded,
-    recorded_found,
-    recorded_makers,
 )
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
-from gateway.usecases.disclosure.refusal import REFUSAL_KIND, read_refusal
+from gateway.usecases.disclosure.refusal import read_refusal
 from gateway.usecases.disclosure.retrieval import without_index_content
+from gateway.usecases.receiptlog.kinds import KINDS, REFUSAL, kind_named
 from policies import Evaluation
 
 __all__ = ["WhatIfWindow", "what_if_report", "what_if_window"]
+
+# The past receipts a candidate policy judges again: bundles (rebuilt from their candidates)
+# and refusals (their request stage).
+_JUDGED_AGAIN = tuple(k.name for k in KINDS if k.replay_as in ("bundle", "refusal"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +62,7 @@ async def what_if_report(
         rows = await receipt_store.recent_receipts(
             conn,
             principal.tenant_id,
-            (*REPLAYABLE, REFUSAL_KIND),
+            _JUDGED_AGAIN,
             since=window.since,
             until=window.until,
             limit=window.last,
@@ -82,7 +86,8 @@ async def what_if_window(
     per_receipt: list[WhatIfReceipt] = []
     evaluated = 0
     for row in rows:
-        if row.kind == REFUSAL_KIND:
+        rebuilt = kind_named(row.kind).replay_as
+        if rebuilt == "refusal":
             # A refused request, judged again: would the candidate let it through?
             refusal = read_refusal(row, "what_if")
             judged = request_stage(policy, refusal.view, refusal.at).evaluation()
@@ -93,32 +98,36 @@ async def what_if_window(
                 per_receipt.append(
                     WhatIfReceipt(
                         receipt_id=refusal.receipt_id,
-                        kind=REFUSAL_KIND,
+                        kind=REFUSAL.name,
                         refused_by=None if judged.refused is None else judged.refused.rule_id,
                     )
                 )
             continue
-        if row.kind not in REPLAYABLE:
+        if rebuilt != "bundle":
             continue
         recorded = read_recorded(row)
-        inputs, problems = await recorded_found(conn, recorded)
+        inputs, problems = await found_of_record(conn, row.tenant_id, recorded.body)
         if not reads_content(policy.bundle):
             inputs = without_index_content(inputs)  # as a live request under it would gather
         view = context_view(recorded.subject, recorded.request)
         admitted = Admitted(policy, request_stage(policy, view, recorded.at))
         composed = compose(
-            recorded.request, inputs, admitted, recorded_makers(recorded), at=recorded.at
+            recorded.request,
+            inputs,
+            admitted,
+            makers_of_record(recorded.receipt_id, recorded.body.assembler),
+            at=recorded.at,
         )
         assembly, evaluation = composed.assembly, composed.evaluation
         evaluated += 1
         refused += evaluation.refused is not None
         _count_hits(evaluation, rule_hits)
         found = diff(recorded, assembly, evaluation)
-        is_changed = assembly.bundle_sha256 != recorded.body["bundle"]["sha256"]
+        is_changed = assembly.bundle_sha256 != recorded.header.bundle.sha256
         changed += is_changed
-        for memory_id in found["removed"]:
+        for memory_id in found.removed:
             newly_excluded[memory_id] = newly_excluded.get(memory_id, 0) + 1
-        for memory_id in found["added"]:
+        for memory_id in found.added:
             newly_admitted[memory_id] = newly_admitted.get(memory_id, 0) + 1
         if len(per_receipt) < 200:
             per_receipt.append(
@@ -127,8 +136,8 @@ async def what_if_window(
                     kind=recorded.kind,
                     refused_by=None if evaluation.refused is None else evaluation.refused.rule_id,
                     changed=bool(is_changed),
-                    added=list(found["added"]),
-                    removed=list(found["removed"]),
+                    added=list(found.added),
+                    removed=list(found.removed),
                     problems=[ReplayProblem(p.code, p.memory_id, p.detail) for p in problems],
                 )
             )

@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from gateway.core.assembly import ASSEMBLER, Assembler, Found, lay_out, prepare, select
 from gateway.core.model import ContextRequest
@@ -30,6 +31,14 @@ from gateway.core.tokens import load_tokenizer
 from gateway.domain.principal import Principal
 from gateway.embedding import Embedder
 from gateway.responses.disclosures import ContextBundle
+from gateway.responses.receipt_bodies import ContextBody
+from gateway.responses.receipt_parts import (
+    AssemblerRecord,
+    EmbedderRecord,
+    JudgedRecord,
+    RankingProfileRecord,
+    ReplayRecord,
+)
 from gateway.store.database import Connection
 from gateway.usecases.access.need_to_know import Account, account_for
 from gateway.usecases.access.policy import (
@@ -46,13 +55,15 @@ from gateway.usecases.access.policy import (
 )
 from gateway.usecases.disclosure import retrieval
 from gateway.usecases.disclosure.records import (
-    assembly_members,
-    candidate_record,
-    conflicts_member,
-    context_payload,
+    bundle_members,
     context_request,
+    excluded,
+    included_memories,
+    index_report,
+    profile_ref,
 )
-from gateway.usecases.disclosure.refusal import Disclosure, receipt_refusal
+from gateway.usecases.disclosure.refusal import receipt_refusal
+from gateway.usecases.receiptlog.kinds import CONTEXT, Kind
 from gateway.usecases.receiptlog.recorder import Recorder, rfc3339
 from policies import Evaluation, RequestJudgement
 
@@ -88,13 +99,15 @@ class Makers:
     embedder_model: str
     embedder_dim: int
 
-    def record(self) -> dict[str, Any]:
-        return {
-            "version": self.assembler.version,
-            "tokenizer": self.tokenizer,
-            "ranking_profile": {**self.profile.canonical(), "digest": self.profile.digest},
-            "embedder": {"model": self.embedder_model, "dim": self.embedder_dim},
-        }
+    def record(self, session_layout: str | UnsetType = UNSET) -> AssemblerRecord:
+        profile = {**self.profile.canonical(), "digest": self.profile.digest}
+        return AssemblerRecord(
+            version=self.assembler.version,
+            tokenizer=self.tokenizer,
+            ranking_profile=msgspec.convert(profile, RankingProfileRecord),
+            embedder=EmbedderRecord(model=self.embedder_model, dim=self.embedder_dim),
+            session_layout=session_layout,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,14 +191,15 @@ class Discloser:
         principal: Principal,
         view: dict[str, object],
         *,
-        disclosure: Disclosure,
-        request: dict[str, Any],
+        disclosure: Kind[Any],
+        request: msgspec.Struct,
+        purpose: str | None,
         at: datetime,
         issued_at: datetime,
     ) -> Admitted:
         """The policy in force at `at`, once its request stage lets the request through; a
         refusal is receipted before it is raised (`gateway.usecases.disclosure.refusal`)."""
-        principal.require_purpose(request["purpose"])
+        principal.require_purpose(purpose)
         policy = await self.policies.in_force(conn, principal.tenant_id, at)
         judging = request_stage(policy, view, at)
         if judging.refused is not None:
@@ -197,6 +211,7 @@ class Discloser:
                 judging,
                 disclosure=disclosure,
                 request=request,
+                purpose=purpose,
                 at=at,
                 issued_at=issued_at,
             )
@@ -217,8 +232,9 @@ class Discloser:
             conn,
             principal,
             context_view(principal, request),
-            disclosure="context",
+            disclosure=CONTEXT,
             request=context_request(request, as_of),
+            purpose=request.purpose,
             at=at,
             issued_at=now,
         )
@@ -242,10 +258,10 @@ class Discloser:
         *,
         issued_at: datetime,
         as_of: datetime | None = None,
-        kind: str = "context",
+        kind: Kind[ContextBody] = CONTEXT,
         judged: Principal | None = None,
         parent_receipt_id: str | None = None,
-        extra: dict[str, Any] | None = None,
+        replay: ReplayRecord | UnsetType = UNSET,
     ) -> ContextBundle:
         """Receipt a composed bundle; shared by context and replay, so a replay receipt holds
         everything a context receipt holds and can be replayed in turn.
@@ -253,48 +269,54 @@ class Discloser:
         `judged` is whom the policy judged when not the caller (a replay judges the original
         agent, while the receipt names the auditor who replayed); the receipt records it, so a
         replay of this replay judges the same agent."""
-        assembly, found, request = composed.assembly, composed.found, composed.request
+        assembly = composed.assembly
         policy_record = composed.policy.record(composed.evaluation)
+        members = bundle_members(context_request(composed.request, as_of), composed.found, assembly)
+        received = [i.memory_id for i in assembly.included] + list(assembly.index.entries)
         receipt_id = await self.recorder.record(
             conn,
             principal,
             kind=kind,
             issued_at=issued_at,
-            purpose=request.purpose,
+            purpose=composed.request.purpose,
             delivered=assembly.bundle.encode("utf-8"),
-            members={
-                "request": context_request(request, as_of),
-                "at": rfc3339(composed.at),
-                "policy": policy_record,
-                "assembler": composed.makers.record(),
-                "candidates": sorted(
-                    (candidate_record(c) for c in found.candidates),
-                    key=lambda r: r["memory_id"],
-                ),
-                "index_input": {
-                    "ids": [c.memory_id for c in found.index_entries],
-                    "total_live": found.total_live,
-                },
-                **conflicts_member(found.conflicts),
-                **assembly_members(assembly),
-                **({} if judged is None else {"judged": judged_record(judged)}),
-                **(extra or {}),
-            },
-            disclosed_ids=[i.memory_id for i in assembly.included] + list(assembly.index.entries),
+            members=ContextBody(
+                **msgspec.structs.asdict(members),
+                at=rfc3339(composed.at),
+                policy=policy_record,
+                assembler=composed.makers.record(),
+                judged=UNSET if judged is None else judged_record(judged),
+                replay=replay,
+            ),
+            disclosed_ids=received,
             policy_digest=composed.policy.digest,
             parent_receipt_id=parent_receipt_id,
         )
-        received = [i.memory_id for i in assembly.included] + list(assembly.index.entries)
-        payload = account_for(
+        told = account_for(
             principal,
             composed.policy,
             policy_record,
-            context_payload(assembly),
-            Account("excluded", received),
+            [excluded(e) for e in assembly.excluded],
+            Account(received),
         )
-        return msgspec.convert({**payload, "receipt_id": receipt_id}, ContextBundle)
+        return ContextBundle(
+            bundle=assembly.bundle,
+            bundle_sha256=assembly.bundle_sha256,
+            tokens_used=assembly.tokens_used,
+            budget_tokens=assembly.budget_tokens,
+            utilization=round(assembly.utilization, 4),
+            tokenizer=assembly.tokenizer,
+            ranking_profile=profile_ref(assembly),
+            index=index_report(assembly, told.total_live_hidden),
+            included=included_memories(assembly),
+            excluded=told.excluded,
+            # The per-bundle references in the text (``m3``) and the memories they name.
+            refs=dict(assembly.refs),
+            policy=told.policy,
+            receipt_id=receipt_id,
+        )
 
 
-def judged_record(subject: Principal) -> dict[str, str | None]:
+def judged_record(subject: Principal) -> JudgedRecord:
     """Whom a replay's policy judged: the original agent, as its receipt's `subject` named it."""
-    return {"agent_id": subject.agent_id, "key_id": subject.key_id, "role": subject.role}
+    return JudgedRecord(agent_id=subject.agent_id, key_id=subject.key_id, role=subject.role)

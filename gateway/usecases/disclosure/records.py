@@ -1,12 +1,16 @@
-"""How disclosures are written down: the JSON records of requests, candidates, payloads and
-memories, shared by responses and receipt bodies (records carry no floats; payloads may)."""
+"""How a bundle is written down: the typed members of its receipt (`gateway.responses.
+receipt_bodies`: no floats) and of its response (which may carry floats), built from the core's
+values, and the core's values read back from a receipt's members for replay."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
+from msgspec import UNSET, UnsetType
+
+from gateway.core.assembly import Found
+from gateway.core.instants import rfc3339
 from gateway.core.model import (
     Candidate,
     ConflictSide,
@@ -16,182 +20,208 @@ from gateway.core.model import (
     OpenConflict,
 )
 from gateway.core.outcome import Assembly
-from gateway.domain.memory import MemoryVersion
-from gateway.usecases.receiptlog.recorder import float_text, rfc3339
+from gateway.responses.disclosures import (
+    Excluded,
+    IncludedMemory,
+    IndexReport,
+    RankingProfileRef,
+)
+from gateway.responses.receipt_parts import (
+    BudgetRecord,
+    BundleMembers,
+    CandidateRecord,
+    ConflictRecord,
+    ConflictSideRecord,
+    ContextRequestRecord,
+    ExclusionRecord,
+    IncludedRecord,
+    IndexInput,
+    IndexRecord,
+    RankingInputRecord,
+)
+from gateway.usecases.receiptlog.recorder import float_text
 
 __all__ = [
-    "assembly_members",
+    "bundle_members",
     "candidate_record",
-    "conflicts_member",
-    "conflicts_of_record",
-    "context_payload",
+    "conflicts_of",
     "context_request",
-    "exclusion",
-    "memory_payload",
-    "timeline_entry",
+    "excluded",
+    "exclusion_record",
+    "included_memories",
+    "index_report",
+    "profile_ref",
+    "request_of",
 ]
 
 
-def candidate_record(c: Candidate) -> dict[str, Any]:
-    record: dict[str, Any] = {
-        "memory_id": c.memory_id,
-        "content_sha256": c.content_sha256,
-        "vector_rank": c.vector_rank,
-        "vector_distance": float_text(c.vector_distance),
-        "lexical_rank": c.lexical_rank,
-        "lexical_score": float_text(c.lexical_score),
-    }
-    # Only the strongest hits have neighbours looked up; a record without any keeps the form
-    # receipts had before the context signal, so their bytes do not change.
-    if c.neighbours:
-        record["neighbours"] = list(c.neighbours)
-    return record
-
-
-def conflicts_member(conflicts: Sequence[OpenConflict]) -> dict[str, Any]:
-    """The receipt member naming the open conflicts a bundle was assembled with (the assembler
-    renders them from these values, so a replay reads them back); none when there were none."""
-    if not conflicts:
-        return {}
-    return {
-        "conflicts": [
-            {
-                "claim_key": c.claim_key,
-                "sides": [
-                    {
-                        "memory_id": s.memory_id,
-                        "agent_id": s.agent_id,
-                        "key_id": s.key_id,
-                        "at": rfc3339(s.at),
-                    }
-                    for s in c.sides
-                ],
-            }
-            for c in conflicts
-        ]
-    }
-
-
-def conflicts_of_record(body: dict[str, Any]) -> tuple[OpenConflict, ...]:
-    """The open conflicts a receipt (or a session context's memory part) records."""
-
-    def side(record: dict[str, Any]) -> ConflictSide:
-        return ConflictSide(
-            MemoryId(record["memory_id"]),
-            record["agent_id"],
-            record["key_id"],
-            datetime.fromisoformat(record["at"].replace("Z", "+00:00")),
-        )
-
-    return tuple(
-        OpenConflict(c["claim_key"], (side(c["sides"][0]), side(c["sides"][1])))
-        for c in body.get("conflicts", ())
+def candidate_record(c: Candidate) -> CandidateRecord:
+    return CandidateRecord(
+        memory_id=c.memory_id,
+        content_sha256=c.content_sha256,
+        vector_rank=c.vector_rank,
+        vector_distance=float_text(c.vector_distance),
+        lexical_rank=c.lexical_rank,
+        lexical_score=float_text(c.lexical_score),
+        # Only the strongest hits have neighbours looked up; a record without any keeps the
+        # form receipts had before the context signal, so their bytes do not change.
+        neighbours=list(c.neighbours) if c.neighbours else UNSET,
     )
 
 
-def exclusion(e: Exclusion) -> dict[str, Any]:
-    return {"memory_id": e.memory_id, "reason": e.reason, "detail": e.detail}
+def _conflict_records(conflicts: Sequence[OpenConflict]) -> list[ConflictRecord] | UnsetType:
+    """The open conflicts a bundle was assembled with (the assembler renders them from these
+    values, so a replay reads them back); absent when there were none."""
+    if not conflicts:
+        return UNSET
+    return [
+        ConflictRecord(
+            claim_key=c.claim_key,
+            sides=[
+                ConflictSideRecord(
+                    memory_id=s.memory_id, agent_id=s.agent_id, key_id=s.key_id, at=rfc3339(s.at)
+                )
+                for s in c.sides
+            ],
+        )
+        for c in conflicts
+    ]
 
 
-def context_request(request: ContextRequest, as_of: datetime | None) -> dict[str, Any]:
-    return {
-        "as_of": rfc3339(as_of) if as_of else None,
-        "task": request.task,
-        "namespaces": list(request.namespaces),
-        "budget_tokens": request.budget_tokens,
-        "top_k": request.top_k,
-        "memory_types": list(request.memory_types) if request.memory_types else None,
-        "purpose": request.purpose,
-        "include_index": request.include_index,
-        "index_budget_tokens": request.index_budget_tokens,
-        "fill": request.fill,
-    }
+def conflicts_of(records: list[ConflictRecord] | UnsetType) -> tuple[OpenConflict, ...]:
+    """The open conflicts a receipt (or a session context's memory part) records."""
+
+    def side(record: ConflictSideRecord) -> ConflictSide:
+        at = datetime.fromisoformat(record.at.replace("Z", "+00:00"))
+        return ConflictSide(MemoryId(record.memory_id), record.agent_id, record.key_id, at)
+
+    if isinstance(records, UnsetType):
+        return ()
+    return tuple(OpenConflict(c.claim_key, (side(c.sides[0]), side(c.sides[1]))) for c in records)
 
 
-def assembly_members(assembly: Assembly) -> dict[str, Any]:
-    record = assembly.to_record()
-    return {
-        "included": record["included"],
-        "excluded": record["excluded"],
-        "index": record["index"],
-        "refs": record["refs"],
-        # The statistics of the candidates the ranking profile's adaptive priors read: derived
-        # from the recorded candidates, recorded so that a replay can be checked against them.
-        "ranking_input": record["ranking_input"],
-        "budget": {
-            "budget_tokens": assembly.budget_tokens,
-            "tokens_used": assembly.tokens_used,
-            "utilization_bp": assembly.utilization_bp,
-            "prefix_bytes": record["prefix_bytes"],
-        },
-    }
+def excluded(e: Exclusion) -> Excluded:
+    """An exclusion as a response names it."""
+    return Excluded(e.memory_id, e.reason, e.detail)
 
 
-def context_payload(assembly: Assembly) -> dict[str, Any]:
-    return {
-        "bundle": assembly.bundle,
-        "bundle_sha256": assembly.bundle_sha256,
-        "tokens_used": assembly.tokens_used,
-        "budget_tokens": assembly.budget_tokens,
-        "utilization": round(assembly.utilization, 4),
-        "tokenizer": assembly.tokenizer,
-        "ranking_profile": assembly.ranking_profile.to_record(),
-        "index": assembly.index.to_record(),
-        "included": [
-            {
-                "memory_id": item.memory_id,
-                "content_sha256": item.content_sha256,
-                "tokens": item.tokens,
-                "score": item.score,
-                "signals": item.signals,
-                "ref": item.ref,
-            }
+def exclusion_record(e: Exclusion, *, extra: bool = False) -> ExclusionRecord:
+    """An exclusion as a receipt records it; a bundle's names what decided it (`extra`), the
+    list disclosures' never did."""
+    kept = {k: e.extra[k] for k in sorted(e.extra)} if extra and e.extra else UNSET
+    return ExclusionRecord(memory_id=e.memory_id, reason=e.reason, detail=e.detail, extra=kept)
+
+
+def context_request(request: ContextRequest, as_of: datetime | None) -> ContextRequestRecord:
+    return ContextRequestRecord(
+        as_of=rfc3339(as_of) if as_of else None,
+        task=request.task,
+        namespaces=list(request.namespaces),
+        budget_tokens=request.budget_tokens,
+        top_k=request.top_k,
+        memory_types=list(request.memory_types) if request.memory_types else None,
+        purpose=request.purpose,
+        include_index=request.include_index,
+        index_budget_tokens=request.index_budget_tokens,
+        fill=request.fill,
+    )
+
+
+def request_of(r: ContextRequestRecord) -> ContextRequest:
+    """The context request a receipt records (`context_request` read back)."""
+    return ContextRequest(
+        task=r.task,
+        namespaces=tuple(r.namespaces),
+        budget_tokens=r.budget_tokens,
+        top_k=r.top_k,
+        memory_types=tuple(r.memory_types) if r.memory_types else None,  # type: ignore[arg-type]
+        purpose=r.purpose,
+        include_index=r.include_index,
+        index_budget_tokens=r.index_budget_tokens,
+        fill="stop" if r.fill == "stop" else "skip",
+    )
+
+
+def bundle_members(
+    request: ContextRequestRecord, found: Found, assembly: Assembly
+) -> BundleMembers:
+    """A bundle's account in its receipt: the request, every candidate with its raw signals,
+    the index it was offered, and what became of each."""
+    return BundleMembers(
+        request=request,
+        candidates=sorted(
+            (candidate_record(c) for c in found.candidates), key=lambda r: r.memory_id
+        ),
+        index_input=IndexInput(
+            ids=[c.memory_id for c in found.index_entries], total_live=found.total_live
+        ),
+        included=[
+            IncludedRecord(
+                memory_id=item.memory_id,
+                content_sha256=item.content_sha256,
+                tokens=item.tokens,
+                score_micros=item.score_micros,
+                signals_micros={k: item.signal_micros[k] for k in sorted(item.signal_micros)},
+                rewritten=item.rewritten,
+                ref=item.ref,
+            )
             for item in assembly.included
         ],
-        "excluded": [exclusion(e) for e in assembly.excluded],
-        # The per-bundle references in the text (``m3``) and the memories they name.
-        "refs": dict(assembly.refs),
-    }
+        excluded=[exclusion_record(e, extra=True) for e in assembly.excluded],
+        index=IndexRecord(
+            entries=list(assembly.index.entries),
+            shown=assembly.index.shown,
+            total_live=assembly.index.total_live,
+            tokens=assembly.index.tokens,
+            count_withheld=assembly.index.count_withheld,
+        ),
+        refs=dict(assembly.refs),
+        # The statistics of the candidates the ranking profile's adaptive priors read: derived
+        # from the recorded candidates, recorded so that a replay can be checked against them.
+        ranking_input=ranking_input(assembly),
+        budget=BudgetRecord(
+            budget_tokens=assembly.budget_tokens,
+            tokens_used=assembly.tokens_used,
+            utilization_bp=assembly.utilization_bp,
+            prefix_bytes=len(assembly.prefix.encode("utf-8")),
+        ),
+        conflicts=_conflict_records(found.conflicts),
+    )
 
 
-def timeline_entry(v: MemoryVersion, decision: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A version's history; `decision`: the supersession that retired it (rule, score, …)."""
-    return {
-        "memory_id": v.memory_id,
-        "namespace": v.namespace,
-        "memory_type": v.memory_type,
-        "created_at": rfc3339(v.created_at),
-        "supersedes": v.supersedes,
-        "superseded_by": v.superseded_by,
-        "deleted_at": rfc3339(v.deleted_at) if v.deleted_at else None,
-        "deleted_reason": v.deleted_reason,
-        "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
-        "valid_from": rfc3339(v.valid_from) if v.valid_from else None,
-        "extractor": v.extractor,
-        "sources": list(v.sources),
-        "supersession": decision,
-    }
+def ranking_input(assembly: Assembly) -> RankingInputRecord:
+    newest = assembly.ranking_input.newest_created_at
+    return RankingInputRecord(
+        median_tokens=assembly.ranking_input.median_tokens,
+        newest_created_at=None if newest is None else rfc3339(newest),
+    )
 
 
-def memory_payload(v: MemoryVersion, heading: str, content: str) -> dict[str, Any]:
-    return {
-        "memory_id": v.memory_id,
-        "namespace": v.namespace,
-        "memory_type": v.memory_type,
-        "heading": heading,
-        "content": content,
-        "confidence": v.confidence,
-        "labels": list(v.labels),
-        "source_type": v.source_type,
-        "source_ref": v.source_ref,
-        "claim_key": v.claim_key,
-        "supersedes": v.supersedes,
-        "superseded_by": v.superseded_by,
-        "agent_id": v.agent_id,
-        "created_at": rfc3339(v.created_at),
-        "expires_at": rfc3339(v.expires_at) if v.expires_at else None,
-        "content_sha256": v.content_sha256,
-        "tokens": v.tokens,
-        "heading_tokens": v.heading_tokens,
-        "embedding_model": v.embedding_model,
-    }
+def included_memories(assembly: Assembly) -> list[IncludedMemory]:
+    """The memories in full as a response names them (scores and signals as floats)."""
+    return [
+        IncludedMemory(
+            memory_id=item.memory_id,
+            content_sha256=item.content_sha256,
+            tokens=item.tokens,
+            score=item.score,
+            signals=item.signals,
+            ref=item.ref,
+        )
+        for item in assembly.included
+    ]
+
+
+def index_report(assembly: Assembly, total_live_hidden: bool) -> IndexReport:
+    index = assembly.index
+    return IndexReport(
+        entries=list(index.entries),
+        shown=index.shown,
+        total_live=None if total_live_hidden else index.total_live,
+        tokens=index.tokens,
+        count_withheld=index.count_withheld,
+    )
+
+
+def profile_ref(assembly: Assembly) -> RankingProfileRef:
+    return RankingProfileRef(assembly.ranking_profile.version, assembly.ranking_profile.digest)

@@ -3,12 +3,14 @@
 An enforced `require` rule that is not met refuses the whole request (403 `policy_refused`)
 before anything is read. A refusal is a policy decision, so it leaves the same evidence as a
 disclosure: a receipt of kind `refusal`, written by the same `Recorder` (same log, seq/prev
-chain, signatures, Merkle leaf) inside the request's transaction, which `gateway.usecases.access.work.unit_of_work` commits
-although the request fails. Besides the header every receipt has (schema, receipt_id, kind,
-tenant_id, log, issued_at, subject from the API key, parent_receipt_id), its body holds::
+chain, signatures, Merkle leaf). The log's group commit appends it on its own connection and
+answers once it is durable, so it stands although the request's own transaction rolls back.
+Besides the header every receipt has (schema, receipt_id, kind, tenant_id, log, issued_at,
+subject from the API key, parent_receipt_id), its body (`RefusalBody`) holds::
 
-    disclosure  the endpoint that was refused: context | search | timeline | fetch
-    request     the complete request, recorded as that endpoint's own receipts record it
+    disclosure  the kind of disclosure refused (a kind the request stage judges: context,
+                search, timeline, fetch, session_context, history)
+    request     the complete request, recorded as that kind's own receipts record it
     at          the instant the policy judged (an auditor's `as_of` for a historical context)
     policy      {digest, mode, decisions, outcomes: [], refused}: the request-stage decisions,
                 each with its evidence
@@ -40,24 +42,35 @@ it names the auditor as subject, not the refused agent the policy judged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
+
+import msgspec
 
 from gateway.domain.errors import FieldError, InvalidRequestError, PolicyRefusedError
 from gateway.domain.principal import Principal
+from gateway.responses.disclosures import (
+    DiffChange,
+    PolicyReport,
+    RefusalBundle,
+    RefusalDiff,
+    RefusalOutcome,
+    RefusalRecord,
+    RefusalReplay,
+    ReplayedRefusal,
+    ReplayProblem,
+)
+from gateway.responses.receipt_bodies import RefusalBody, RefusalReplayBody, RefusalReplayRecord
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from gateway.usecases.access.policy import PolicyInForce, request_stage, request_view
+from gateway.usecases.receiptlog.kinds import REFUSAL, REFUSAL_REPLAY, Kind
+from gateway.usecases.receiptlog.reading import judged_principal, read_receipt
 from gateway.usecases.receiptlog.recorder import Recorder, rfc3339
 from policies import RequestJudgement
-from receipts import REFUSAL_KIND, decode_body
 
 __all__ = [
-    "REFUSAL_KIND",
-    "REFUSAL_REPLAY_KIND",
-    "Disclosure",
     "RecordedRefusal",
     "read_refusal",
     "receipt_refusal",
@@ -65,9 +78,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-REFUSAL_REPLAY_KIND = "refusal_replay"
-Disclosure = Literal["context", "search", "timeline", "fetch", "session_context", "history"]
 
 
 async def receipt_refusal(
@@ -77,13 +87,14 @@ async def receipt_refusal(
     policy: PolicyInForce,
     judging: RequestJudgement,
     *,
-    disclosure: Disclosure,
-    request: Mapping[str, Any],
+    disclosure: Kind[Any],
+    request: msgspec.Struct,
+    purpose: str | None,
     at: datetime,
     issued_at: datetime,
 ) -> NoReturn:
     """Receipt the refusal `judging` decided, then raise `PolicyRefusedError` naming the
-    receipt."""
+    receipt. `request` is recorded as the refused disclosure's own receipts record it."""
     refusal = judging.refused
     assert refusal is not None, "only a refused request is receipted as a refusal"
     receipt_id: str | None
@@ -91,17 +102,17 @@ async def receipt_refusal(
         receipt_id = await recorder.record(
             conn,
             principal,
-            kind=REFUSAL_KIND,
+            kind=REFUSAL,
             issued_at=issued_at,
-            purpose=request["purpose"],
+            purpose=purpose,
             delivered=None,
-            members={
-                "disclosure": disclosure,
-                "request": dict(request),
-                "at": rfc3339(at),
-                "policy": policy.record(judging.evaluation()),
-                "refused": refusal.to_json(),
-            },
+            members=RefusalBody(
+                disclosure=disclosure.name,
+                request=msgspec.to_builtins(request),
+                at=rfc3339(at),
+                policy=policy.record(judging.evaluation()),
+                refused=RefusalRecord(refusal.reason, refusal.rule_id),
+            ),
             disclosed_ids=[],
             policy_digest=policy.digest,
         )
@@ -109,7 +120,7 @@ async def receipt_refusal(
         # Whatever failed while writing the evidence, the decision stands: still a refusal.
         _log.exception(
             "the refusal of a %s request by rule %s could not be receipted",
-            disclosure,
+            disclosure.name,
             refusal.rule_id,
         )
         receipt_id = None
@@ -121,7 +132,7 @@ class RecordedRefusal:
     """A refusal receipt, decoded into what the request stage needs to judge it again."""
 
     receipt_id: str
-    body: dict[str, Any]
+    body: RefusalBody
     subject: Principal
     at: datetime
 
@@ -129,7 +140,7 @@ class RecordedRefusal:
     def view(self) -> dict[str, object]:
         """The policy's view of the request, built as the refused endpoint built it (search
         and context carry namespaces, context a budget; timeline and fetch neither)."""
-        request = self.body["request"]
+        request = self.body.request
         return request_view(
             self.subject,
             purpose=request["purpose"],
@@ -140,13 +151,6 @@ class RecordedRefusal:
 
 def read_refusal(row: receipt_store.ReceiptRow, mode: str) -> RecordedRefusal:
     """A refusal to replay in `mode`, or a 422 saying why it cannot be."""
-    body = decode_body(bytes(row.body))
-    if body["kind"] == REFUSAL_REPLAY_KIND:
-        raise InvalidRequestError(
-            f"receipt {row.receipt_id} is a replay of refusal {row.parent_receipt_id}; "
-            "replay that refusal instead",
-            code="replay_unsupported",
-        )
     if mode == "current":
         raise InvalidRequestError(
             f"receipt {row.receipt_id} is a refusal: mode current re-runs retrieval against "
@@ -155,20 +159,11 @@ def read_refusal(row: receipt_store.ReceiptRow, mode: str) -> RecordedRefusal:
             (FieldError("mode", "a refusal is replayed with exact or what_if"),),
             code="replay_unsupported",
         )
-    subject = body["subject"]
-    principal = Principal(
-        tenant_id=body["tenant_id"],
-        key_id=subject["key_id"],
-        role=subject["role"],
-        agent_id=subject["agent_id"],
-        namespaces=tuple(body["request"].get("namespaces") or ()),
-        purposes=None,
-    )
-    return RecordedRefusal(row.receipt_id, body, principal, datetime.fromisoformat(body["at"]))
-
-
-def _problem(code: str, detail: str) -> dict[str, Any]:
-    return {"code": code, "memory_id": None, "detail": detail}
+    read = read_receipt(bytes(row.body), REFUSAL)
+    body = read.body
+    namespaces = body.request.get("namespaces") or ()
+    principal = judged_principal(read.header, read.header.subject, namespaces)
+    return RecordedRefusal(row.receipt_id, body, principal, datetime.fromisoformat(body.at))
 
 
 async def replay_refusal(
@@ -179,33 +174,34 @@ async def replay_refusal(
     mode: str,
     policy: PolicyInForce,
     now: datetime,
-) -> dict[str, Any]:
-    """Judge the recorded request under `policy` at the recorded instant; the payload, which
-    names the `refusal_replay` receipt written for it."""
+) -> RefusalReplay:
+    """Judge the recorded request under `policy` at the recorded instant; the answer names the
+    `refusal_replay` receipt written for it."""
     body = recorded.body
     evaluation = request_stage(policy, recorded.view, recorded.at).evaluation()
-    original = body["refused"]
-    refused = None if evaluation.refused is None else evaluation.refused.to_json()
+    original = body.refused
+    refused = (
+        None
+        if evaluation.refused is None
+        else RefusalRecord(evaluation.refused.reason, evaluation.refused.rule_id)
+    )
     outcome = "proceed" if refused is None else "refuse"
-    problems: list[dict[str, Any]] = []
+    problems: list[ReplayProblem] = []
     if refused is None:
-        problems.append(
-            _problem(
-                "no_candidates_recorded",
-                "the request would proceed under this policy, but a refusal records no "
-                "candidates: the bundle it would get cannot be reproduced; ask again",
-            )
+        bundle_detail = (
+            "the request would proceed under this policy, but a refusal records no "
+            "candidates: the bundle it would get cannot be reproduced; ask again"
         )
-        bundle_detail = problems[0]["detail"]
+        problems.append(ReplayProblem("no_candidates_recorded", None, bundle_detail))
     else:
         bundle_detail = (
             "the request is refused before retrieval: no bundle was delivered, so there is "
             "none to reproduce"
         )
-    before = {d["rule_id"]: d["outcome"] for d in body["policy"]["decisions"]}
+    before = {d.rule_id: d.outcome for d in body.policy.decisions}
     after = {d.rule_id: d.outcome for d in evaluation.decisions}
     changes = [
-        {"rule_id": rule, "before": before.get(rule), "after": after.get(rule)}
+        DiffChange(rule_id=rule, before=before.get(rule), after=after.get(rule))
         for rule in sorted(set(before) | set(after))
         if before.get(rule) != after.get(rule)
     ]
@@ -213,50 +209,51 @@ async def replay_refusal(
     receipt_id = await recorder.record(
         conn,
         principal,
-        kind=REFUSAL_REPLAY_KIND,
+        kind=REFUSAL_REPLAY,
         issued_at=now,
-        purpose=body["request"]["purpose"],
+        purpose=body.request["purpose"],
         delivered=None,
-        members={
-            "disclosure": body["disclosure"],
-            "request": body["request"],
-            "at": body["at"],
-            "policy": policy_record,
-            "replay": {
-                "mode": mode,
-                "of_kind": REFUSAL_KIND,
-                "original_refused": original,
-                "outcome": outcome,
-                "refused": refused,
-                "problems": problems,
-            },
-        },
+        members=RefusalReplayBody(
+            disclosure=body.disclosure,
+            request=body.request,
+            at=body.at,
+            policy=policy_record,
+            replay=RefusalReplayRecord(
+                mode=mode,
+                of_kind=REFUSAL.name,
+                original_refused=original,
+                outcome=outcome,
+                refused=refused,
+                problems=problems,
+            ),
+        ),
         disclosed_ids=[],
         policy_digest=policy.digest,
         parent_receipt_id=recorded.receipt_id,
     )
-    payload = {
-        "mode": mode,
-        "identical": refused is not None and refused["rule_id"] == original["rule_id"],
-        "replay_of_replay": False,
-        "problems": problems,
-        "original": {
-            "receipt_id": recorded.receipt_id,
-            "kind": REFUSAL_KIND,
-            "disclosure": body["disclosure"],
-            "policy_digest": body["policy"]["digest"],
-            "outcome": "refuse",
-            "refused": original,
-        },
-        "replayed": {
-            "receipt_id": receipt_id,
-            "policy_digest": policy.digest,
-            "outcome": outcome,
-            "refused": refused,
-            "policy": policy_record,
-        },
-        "bundle": {"delivered": False, "reproducible": False, "detail": bundle_detail},
-        "diff": {"outcome": {"before": "refuse", "after": outcome}, "decision_changes": changes},
-        "receipt_id": receipt_id,
-    }
-    return payload
+    return RefusalReplay(
+        mode=mode,
+        identical=refused is not None and refused.rule_id == original.rule_id,
+        replay_of_replay=False,
+        problems=problems,
+        original=ReplayedRefusal(
+            receipt_id=recorded.receipt_id,
+            kind=REFUSAL.name,
+            disclosure=body.disclosure,
+            policy_digest=body.policy.digest,
+            outcome="refuse",
+            refused=original,
+        ),
+        replayed=ReplayedRefusal(
+            receipt_id=receipt_id,
+            policy_digest=policy.digest,
+            outcome=outcome,
+            refused=refused,
+            policy=PolicyReport(**msgspec.structs.asdict(policy_record)),
+        ),
+        bundle=RefusalBundle(delivered=False, reproducible=False, detail=bundle_detail),
+        diff=RefusalDiff(
+            outcome=RefusalOutcome(before="refuse", after=outcome), decision_changes=changes
+        ),
+        receipt_id=receipt_id,
+    )

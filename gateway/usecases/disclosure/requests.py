@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
 
-from gateway.core.model import ContextRequest, FillMode, MemoryType
+from gateway.core.model import ContextRequest, MemoryType
 from gateway.domain.principal import Role
+from gateway.requests import ContextIn, FetchIn, ReplayIn, SearchIn, TimelineIn
 from gateway.responses.disclosures import (
     ContextBundle,
     ContextReplay,
@@ -23,57 +23,11 @@ from gateway.responses.sessions import SessionContextReplay
 from gateway.store.database import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.replay import Replayer
-from gateway.usecases.disclosure import listing
+from gateway.usecases.disclosure import listing, lookup
 from gateway.usecases.disclosure.pipeline import Discloser
 from gateway.usecases.disclosure.retrieval import check_as_of, resolve_namespaces
 
-__all__ = [
-    "ContextAsk",
-    "Disclosures",
-    "IdsAsk",
-    "ReplayAsk",
-    "SearchAsk",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class ContextAsk:
-    """POST /v1/context as the caller sent it (validated); the key fills in the rest."""
-
-    task: str
-    namespaces: Sequence[str] | None = None
-    budget_tokens: int | None = None
-    top_k: int = 6
-    memory_types: Sequence[MemoryType] | None = None
-    purpose: str | None = None
-    include_index: bool = True
-    index_budget_tokens: int | None = None
-    fill: FillMode = "skip"
-    as_of: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SearchAsk:
-    query: str
-    namespaces: Sequence[str] | None = None
-    memory_types: Sequence[MemoryType] | None = None
-    limit: int = 8
-    purpose: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class IdsAsk:
-    """A timeline or fetch: memories by id."""
-
-    ids: Sequence[str]
-    purpose: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ReplayAsk:
-    mode: Literal["exact", "current", "what_if"]
-    policy_digest: str | None = None
-    policy_yaml: str | None = None
+__all__ = ["Disclosures"]
 
 
 def _types(memory_types: Sequence[MemoryType] | None) -> tuple[MemoryType, ...] | None:
@@ -88,7 +42,7 @@ class Disclosures:
     clock: Callable[[], datetime]
     default_budget: Callable[[Role], int]  # the budget of a request that names none
 
-    async def context(self, authorization: str | None, ask: ContextAsk) -> ContextBundle:
+    async def context(self, authorization: str | None, ask: ContextIn) -> ContextBundle:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             if ask.as_of is None:
@@ -109,7 +63,7 @@ class Disclosures:
             )
             return await self.discloser.context(conn, principal, request, now, as_of=ask.as_of)
 
-    async def search(self, authorization: str | None, ask: SearchAsk) -> SearchResults:
+    async def search(self, authorization: str | None, ask: SearchIn) -> SearchResults:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
@@ -125,22 +79,20 @@ class Disclosures:
                 now=now,
             )
 
-    async def timeline(self, authorization: str | None, ask: IdsAsk) -> Timeline:
+    async def timeline(self, authorization: str | None, ask: TimelineIn) -> Timeline:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            return await listing.timeline(
-                self.discloser, conn, principal, ask.ids, ask.purpose, now
-            )
+            return await lookup.timeline(self.discloser, conn, principal, ask.ids, ask.purpose, now)
 
-    async def fetch(self, authorization: str | None, ask: IdsAsk) -> FetchedMemories:
+    async def fetch(self, authorization: str | None, ask: FetchIn) -> FetchedMemories:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            return await listing.fetch(self.discloser, conn, principal, ask.ids, ask.purpose, now)
+            return await lookup.fetch(self.discloser, conn, principal, ask.ids, ask.purpose, now)
 
     async def replay(
-        self, authorization: str | None, receipt_id: str, ask: ReplayAsk
+        self, authorization: str | None, receipt_id: str, ask: ReplayIn
     ) -> ContextReplay | RefusalReplay | SessionContextReplay:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):

@@ -7,25 +7,24 @@ verify; an exact replay of a bundle that held an erased text answers `memory_era
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from gateway.core.instants import rfc3339
 from gateway.domain.clock import Clock
 from gateway.domain.errors import ConflictError, NotFoundError
 from gateway.domain.principal import Principal
 from gateway.responses.memories import Erased
+from gateway.responses.receipt_bodies import ErasureBody, ErasureRecord, ErasureTarget
 from gateway.store import erasures as erasure_store
 from gateway.store import memories as memory_store
 from gateway.store.database import Connection, Pool
 from gateway.usecases.access.work import unit_of_work
+from gateway.usecases.receiptlog.kinds import ERASURE
 from gateway.usecases.receiptlog.recorder import Recorder
 from gateway.usecases.sessions.sessions import open_session
 
-__all__ = ["ERASURE_KIND", "Eraser"]
-
-ERASURE_KIND = "erasure"
+__all__ = ["Eraser"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +49,7 @@ class Eraser:
                 raise ConflictError(f"memory {memory_id} is already erased", code="already_erased")
             erased = _Erased(memories=ids)
             receipt_id = await self._record(
-                conn, principal, at, {"memory_id": memory_id}, reason, erased
+                conn, principal, at, ErasureTarget(memory_id=memory_id), reason, erased
             )
         return erased.response(receipt_id, reason, at)
 
@@ -80,7 +79,7 @@ class Eraser:
                 summaries=[i for k, i in found if k == "summary"],
                 memories=[i for k, i in found if k == "memory"],
             )
-            target = {"session_id": session_id, "seq": seq}
+            target = ErasureTarget(session_id=session_id, seq=seq)
             receipt_id = await self._record(conn, principal, at, target, reason, erased)
         return erased.response(receipt_id, reason, at)
 
@@ -89,7 +88,7 @@ class Eraser:
         conn: Connection,
         principal: Principal,
         at: datetime,
-        target: dict[str, Any],
+        target: ErasureTarget,
         reason: str,
         erased: _Erased,
     ) -> str:
@@ -98,11 +97,19 @@ class Eraser:
         return await self.recorder.record(
             conn,
             principal,
-            kind=ERASURE_KIND,
+            kind=ERASURE,
             issued_at=at,
             purpose=None,
             delivered=None,
-            members={"erasure": {"target": target, "reason": reason, **erased.to_record()}},
+            members=ErasureBody(
+                erasure=ErasureRecord(
+                    target=target,
+                    reason=reason,
+                    turns=erased.turns,
+                    summaries=erased.summaries,
+                    memories=erased.memories,
+                )
+            ),
             disclosed_ids=[],
             policy_digest=None,
             with_writes=True,  # the receipt commits with the erasure it names, or neither does
@@ -111,18 +118,16 @@ class Eraser:
 
 @dataclass(frozen=True, slots=True)
 class _Erased:
-    turns: list[str] | None = None
-    summaries: list[str] | None = None
-    memories: list[str] | None = None
-
-    def to_record(self) -> dict[str, list[str]]:
-        return {
-            "turns": self.turns or [],
-            "summaries": self.summaries or [],
-            "memories": self.memories or [],
-        }
+    turns: list[str] = field(default_factory=list)
+    summaries: list[str] = field(default_factory=list)
+    memories: list[str] = field(default_factory=list)
 
     def response(self, receipt_id: str, reason: str, at: datetime) -> Erased:
         return Erased(
-            erased_at=rfc3339(at), reason=reason, receipt_id=receipt_id, **self.to_record()
+            erased_at=rfc3339(at),
+            reason=reason,
+            receipt_id=receipt_id,
+            turns=self.turns,
+            summaries=self.summaries,
+            memories=self.memories,
         )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
+from gateway.core.model import ExclusionReason
 from gateway.core.supersession import Claimant, Decision
 from gateway.core.tokens import Tokenizer
 from gateway.domain.clock import Clock, IdFactory
@@ -331,7 +332,7 @@ async def delete_memory(
     return Deleted(memory_id=memory_id, deleted_at=rfc3339(at), reason=reason)
 
 
-def withheld_reason(version: MemoryVersion, now: datetime) -> str | None:
+def withheld_reason(version: MemoryVersion, now: datetime) -> ExclusionReason | None:
     """Why a version may not reach an agent at `now`, or None when it is live."""
     if version.erased_at is not None:
         return "deleted"

@@ -9,10 +9,12 @@ tenant + Ed25519, leaf hash) and appends it, durably, before `record` returns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypeVar
+
+import msgspec
 
 from gateway.core.instants import rfc3339
 from gateway.domain.clock import IdFactory
@@ -20,10 +22,13 @@ from gateway.domain.principal import Principal
 from gateway.store.database import Connection
 from gateway.usecases.access.request_record import note_receipt
 from gateway.usecases.receiptlog.group_commit import GroupCommit, PendingReceipt
+from gateway.usecases.receiptlog.kinds import Kind
 from receipts import RECEIPT_SCHEMA, Signer, bundle_field
 from receipts.canonical import CanonicalTemplate
 
 __all__ = ["Recorder", "float_text", "rfc3339"]
+
+Body = TypeVar("Body", bound=msgspec.Struct)
 
 
 def float_text(value: float | None) -> str | None:
@@ -47,11 +52,11 @@ class Recorder:
         conn: Connection,
         principal: Principal,
         *,
-        kind: str,
+        kind: Kind[Body],
         issued_at: datetime,
         purpose: str | None,
         delivered: bytes | None,
-        members: Mapping[str, Any],
+        members: Body,
         disclosed_ids: Sequence[str],
         policy_digest: str | None,
         parent_receipt_id: str | None = None,
@@ -68,11 +73,11 @@ class Recorder:
         receipt_id = self.new_id(issued_at)
         tenant_id = principal.tenant_id
         bundle = bundle_field(delivered or b"")
-        members = {
-            **members,
+        body = {
+            **msgspec.to_builtins(members),
             "schema": RECEIPT_SCHEMA,
             "receipt_id": receipt_id,
-            "kind": kind,
+            "kind": kind.name,
             "tenant_id": tenant_id,
             "issued_at": rfc3339(issued_at),
             "subject": {
@@ -90,9 +95,9 @@ class Recorder:
         # Everything but the log position is canonical before the tenant's log is locked; under
         # the lock only the position is filled in, the body signed and appended.
         pending = PendingReceipt(
-            template=CanonicalTemplate(members, "log"),
+            template=CanonicalTemplate(body, "log"),
             receipt_id=receipt_id,
-            kind=kind,
+            kind=kind.name,
             agent_id=principal.agent_id,
             key_id=principal.key_id,
             issued_at=issued_at,

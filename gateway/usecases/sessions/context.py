@@ -17,7 +17,6 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from gateway.core.assembly import Found
 from gateway.core.model import Candidate, ContextRequest
@@ -38,7 +37,8 @@ from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import Tokenizer
 from gateway.domain.clock import Clock, IdFactory
 from gateway.domain.principal import Principal
-from gateway.responses.sessions import SessionContext
+from gateway.responses.receipt_bodies import SessionRequestRecord
+from gateway.responses.sessions import Compaction, SessionContext
 from gateway.store import sessions as store
 from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
@@ -50,6 +50,8 @@ from gateway.usecases.access.policy import (
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.disclosure import retrieval
 from gateway.usecases.disclosure.pipeline import Admitted, Composed, Discloser, compose
+from gateway.usecases.receiptlog.kinds import SESSION_CONTEXT
+from gateway.usecases.sessions.budget import check_budget, fixed_tokens, memory_share
 from gateway.usecases.sessions.conversation import (
     Conversation,
     judge_conversation,
@@ -57,12 +59,7 @@ from gateway.usecases.sessions.conversation import (
     session_scope,
 )
 from gateway.usecases.sessions.receipt import Built, record_session_context
-from gateway.usecases.sessions.sessions import (
-    check_budget,
-    fixed_tokens,
-    memory_share,
-    open_session,
-)
+from gateway.usecases.sessions.sessions import open_session
 from gateway.usecases.sessions.summarizers import Summarizer
 
 __all__ = [
@@ -73,6 +70,15 @@ __all__ = [
 # Counted apart, messages may tokenize a little differently than joined: a margin so that the
 # memory part taking the conversation's slack never pushes the exact count over the budget.
 SLACK_MARGIN = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """The unsummarized turns (and the summary) as the policy judged them before a fold, and
+    the tokens they came to."""
+
+    conversation: Conversation
+    tokens: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,22 +166,22 @@ class SessionContexts:
         # Locked: a compaction of this session and appends to it wait for this step's commit.
         session = await open_session(conn, principal, session_id, lock=True)
         budget = step.budget_tokens or session.budget_tokens
-        check_budget(self.tokenizer, session, budget)
+        check_budget(self.tokenizer, session.system_prompt, session.task, budget)
         fixed = fixed_messages(session.system_prompt, session.task)
         cut = shares(
             budget,
             fixed_tokens(self.tokenizer, session.system_prompt, session.task),
-            memory_share(session, budget),
+            memory_share(session.memory_budget_tokens, budget),
             self.layout,
         )
         assert cut is not None  # check_budget guarantees the room
-        request = {
-            "session_id": session.session_id,
-            "namespaces": [session.namespace],
-            "budget_tokens": budget,
-            "query": step.query,
-            "purpose": step.purpose,
-        }
+        request = SessionRequestRecord(
+            session_id=session.session_id,
+            namespaces=[session.namespace],
+            budget_tokens=budget,
+            query=step.query,
+            purpose=step.purpose,
+        )
         view = request_view(
             principal,
             purpose=step.purpose,
@@ -186,8 +192,9 @@ class SessionContexts:
             conn,
             principal,
             view,
-            disclosure="session_context",
+            disclosure=SESSION_CONTEXT,
             request=request,
+            purpose=step.purpose,
             at=now,
             issued_at=now,
         )
@@ -197,19 +204,31 @@ class SessionContexts:
         after = 0 if previous is None else previous.to_seq
         pending = await turn_store.turns_after(conn, tenant_id, session_id, after)
 
-        summary, compaction = await self._compact(
+        summary, folded, before = await self._compact(
             conn, principal, session, admitted, previous, pending, cut, now
         )
         covered = 0 if summary is None else summary.to_seq
         tail = [t for t in pending if t.seq > covered]
-        conversation = judge_conversation(admitted, session, summary, tail)
+        # Judged once: the judgement of the unsummarized turns stands when the summary did not
+        # change (nothing folded), since the same texts are shown.
+        unchanged = summary is previous
+        conversation = (
+            before.conversation
+            if unchanged
+            else judge_conversation(admitted, session, summary, tail)
+        )
         memory = await self._memory(
             conn, principal, session, step, admitted, cut, conversation, now
         )
         laid = lay_out_conversation(fixed, conversation, memory, budget, self.tokenizer)
-        compaction["tokens_after"] = sum(
-            message_cost(turn_message(t), self.tokenizer) for t in conversation.turns
-        ) + (summary.tokens if summary is not None else 0)
+        compaction = Compaction(
+            folded=folded,
+            tokens_before=before.tokens,
+            tokens_after=sum(
+                message_cost(turn_message(t), self.tokenizer) for t in conversation.turns
+            )
+            + (summary.tokens if summary is not None else 0),
+        )
         built = Built(
             session=session,
             request=request,
@@ -223,7 +242,7 @@ class SessionContexts:
             budget=budget,
             layout=self.layout.version,
             compaction=compaction,
-            wrote_summary=summary is not previous,
+            wrote_summary=not unchanged,
         )
         return await record_session_context(
             self.discloser, self.tokenizer.name, conn, principal, built
@@ -239,9 +258,10 @@ class SessionContexts:
         pending: Sequence[turn_store.TurnRow],
         cut: Shares,
         now: datetime,
-    ) -> tuple[summary_store.SummaryRow | None, dict[str, Any]]:
+    ) -> tuple[summary_store.SummaryRow | None, list[int] | None, Judged]:
         """The summary this step shows, folding the oldest unsummarized turns (as the policy
-        shows them) when the verbatim tail outgrows its share; and what was folded."""
+        shows them) when the verbatim tail outgrows its share; what was folded; and the
+        conversation as judged before the fold, with its tokens."""
         before = judge_conversation(admitted, session, previous, pending)
         costs = [message_cost(turn_message(t), self.tokenizer) for t in before.turns]
         tokens_before = sum(costs) + (previous.tokens if previous is not None else 0)
@@ -260,7 +280,7 @@ class SessionContexts:
             summary = await self._fold(
                 conn, principal, session, previous, [], previous.to_seq, share, now
             )
-        return summary, {"folded": folded, "tokens_before": tokens_before, "tokens_after": 0}
+        return summary, folded, Judged(before, tokens_before)
 
     async def _memory(
         self,

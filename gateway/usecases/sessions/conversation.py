@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from gateway.core.model import MemoryId
 from gateway.core.session import (
@@ -21,6 +20,7 @@ from gateway.core.session import (
     summary_message,
 )
 from gateway.core.tokens import Tokenizer
+from gateway.responses.receipt_bodies import WithheldRecord
 from gateway.store import sessions as store
 from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
@@ -78,7 +78,7 @@ class Conversation:
 
     summary: Message | None
     turns: tuple[ShownTurn, ...]
-    withheld: tuple[dict[str, Any], ...]  # denied or capped turns / summary, for the receipt
+    withheld: tuple[WithheldRecord, ...]  # denied or capped turns / summary, for the receipt
     evaluation: Evaluation
 
 
@@ -97,7 +97,7 @@ def judge_conversation(
     shown = [m for m, i in enumerate(judgement.ids) if MemoryId(i) not in blocked]
     texts = judgement.texts(full=shown)
     withheld = tuple(
-        {"id": e.memory_id, "reason": e.reason, "detail": e.detail}
+        WithheldRecord(id=e.memory_id, reason=e.reason, detail=e.detail)
         for e in sorted(
             (*verdict.denied.values(), *verdict.capped.values()), key=lambda e: e.memory_id
         )

@@ -6,9 +6,11 @@ is), redacted, and receipted (kind `history`) through `gateway.usecases.disclosu
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+
+import msgspec
 
 from gateway.domain.principal import Principal
+from gateway.responses.receipt_bodies import HistoryBody, HistoryRequestRecord, HistoryTurnRecord
 from gateway.responses.sessions import HistoryPage, HistoryTurn
 from gateway.store import sessions as store
 from gateway.store import turns as turn_store
@@ -17,11 +19,22 @@ from gateway.usecases.access.need_to_know import Account
 from gateway.usecases.access.policy import request_view, shown_evaluation
 from gateway.usecases.disclosure.listing import disclose_list, partition
 from gateway.usecases.disclosure.pipeline import Discloser
-from gateway.usecases.disclosure.records import exclusion
+from gateway.usecases.disclosure.records import excluded, exclusion_record
+from gateway.usecases.receiptlog.kinds import HISTORY
 from gateway.usecases.receiptlog.recorder import rfc3339
 from gateway.usecases.sessions.conversation import turn_view
 
 __all__ = ["page_history"]
+
+
+class _Delivered(msgspec.Struct, frozen=True):
+    """What of a turn the receipt's bundle hash covers: the turn as the agent read it."""
+
+    seq: int
+    turn_id: str
+    role: str
+    name: str | None
+    content: str
 
 
 async def page_history(
@@ -39,15 +52,22 @@ async def page_history(
     view = request_view(
         principal, purpose=purpose, namespaces=(session.namespace,), budget_tokens=None
     )
-    request: dict[str, Any] = {
-        "session_id": session.session_id,
-        "namespaces": [session.namespace],
-        "after": after,
-        "limit": limit,
-        "purpose": purpose,
-    }
+    request = HistoryRequestRecord(
+        session_id=session.session_id,
+        namespaces=[session.namespace],
+        after=after,
+        limit=limit,
+        purpose=purpose,
+    )
     admitted = await discloser.admit(
-        conn, principal, view, disclosure="history", request=request, at=now, issued_at=now
+        conn,
+        principal,
+        view,
+        disclosure=HISTORY,
+        request=request,
+        purpose=purpose,
+        at=now,
+        issued_at=now,
     )
     rows = await turn_store.turns_page(conn, principal.tenant_id, session.session_id, after, limit)
     judgement = admitted.judging.judge([turn_view(r, session) for r in rows])
@@ -67,52 +87,37 @@ async def page_history(
         )
         for m, r in zip(parts.shown, shown, strict=True)
     ]
-    delivered = [
-        {
-            "seq": t.seq,
-            "turn_id": t.turn_id,
-            "role": t.role,
-            "name": t.name,
-            "content": t.content,
-        }
-        for t in turns
-    ]
-    evaluation = shown_evaluation(judgement, (), [r.turn_id for r in shown])
-    excluded = [exclusion(e) for e in sorted(parts.excluded, key=lambda e: e.memory_id)]
+    delivered = [_Delivered(t.seq, t.turn_id, t.role, t.name, t.content) for t in turns]
+    record = admitted.policy.record(shown_evaluation(judgement, (), [r.turn_id for r in shown]))
+    left_out = sorted(parts.excluded, key=lambda e: e.memory_id)
     more = len(rows) == limit and rows[-1].seq < session.turn_count
-    return await disclose_list(
+    body = HistoryBody(
+        request=request,
+        policy=record,
+        included=[
+            HistoryTurnRecord(
+                turn_id=r.turn_id,
+                seq=r.seq,
+                content_sha256=r.content_sha256,
+                rewritten=m in rewritten,
+            )
+            for m, r in zip(parts.shown, shown, strict=True)
+        ],
+        excluded=[exclusion_record(e) for e in left_out],
+    )
+    receipt_id, told = await disclose_list(
         discloser,
         conn,
         principal,
-        kind="history",
-        shape=HistoryPage,
-        now=now,
+        kind=HISTORY,
+        body=body,
+        record=record,
         purpose=purpose,
-        admitted=admitted,
-        evaluation=evaluation,
         delivered=delivered,
-        request=request,
-        members={
-            "included": [
-                {
-                    "turn_id": r.turn_id,
-                    "seq": r.seq,
-                    "content_sha256": r.content_sha256,
-                    "rewritten": m in rewritten,
-                }
-                for m, r in zip(parts.shown, shown, strict=True)
-            ],
-            "excluded": excluded,
-        },
-        disclosed_ids=[r.turn_id for r in shown],
-        payload={
-            "turns": [_turn_json(t) for t in turns],
-            "excluded": excluded,
-            "next_after": rows[-1].seq if more else None,
-        },
-        account=Account("excluded", [r.turn_id for r in shown]),
+        now=now,
+        admitted=admitted,
+        excluded=[excluded(e) for e in left_out],
+        account=Account([r.turn_id for r in shown]),
     )
-
-
-def _turn_json(turn: HistoryTurn) -> dict[str, Any]:
-    return {f: getattr(turn, f) for f in turn.__struct_fields__}
+    next_after = rows[-1].seq if more else None
+    return HistoryPage(turns, told.excluded, next_after, told.policy, receipt_id)

@@ -18,7 +18,6 @@ from typing import Any, Literal
 
 import rfc8785
 
-from gateway.core.session import MIN_TURN_ROOM, SEPARATOR, fixed_messages, render_text
 from gateway.core.tokens import Tokenizer
 from gateway.domain.clock import Clock, IdFactory
 from gateway.domain.errors import ConflictError, FieldError, InvalidRequestError, NotFoundError
@@ -39,6 +38,7 @@ from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.disclosure.pipeline import Discloser
 from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
+from gateway.usecases.sessions.budget import check_budget, memory_share
 from gateway.usecases.sessions.history import page_history
 
 __all__ = [
@@ -46,9 +46,6 @@ __all__ = [
     "NewSession",
     "Sessions",
     "TurnIn",
-    "check_budget",
-    "fixed_tokens",
-    "memory_share",
     "open_session",
     "summary_ref",
 ]
@@ -90,35 +87,6 @@ def _sha256(payload: Any) -> str:
     return hashlib.sha256(rfc8785.dumps(payload)).hexdigest()
 
 
-def memory_share(session: store.SessionRow, budget: int) -> int:
-    """The memory bundle's share of `budget`: the session's, or a quarter of the budget."""
-    if session.memory_budget_tokens is None:
-        return budget // 4
-    return session.memory_budget_tokens
-
-
-def fixed_tokens(tokenizer: Tokenizer, system_prompt: str | None, task: str) -> int:
-    """What the system prompt and the task cost as rendered, their separator included."""
-    return tokenizer.count(render_text(fixed_messages(system_prompt, task))) + tokenizer.count(
-        SEPARATOR
-    )
-
-
-def check_budget(tokenizer: Tokenizer, session: store.SessionRow | NewSession, budget: int) -> None:
-    """422 unless `budget` holds the system prompt, the task and one short turn."""
-    minimum = fixed_tokens(tokenizer, session.system_prompt, session.task) + MIN_TURN_ROOM
-    if budget < minimum:
-        message = (
-            f"{budget} tokens cannot hold the system prompt, the task and one turn; "
-            f"the minimum for this session is {minimum}"
-        )
-        raise InvalidRequestError(
-            f"budget_tokens: {message}",
-            (FieldError("budget_tokens", message),),
-            code="budget_too_small",
-        )
-
-
 def summary_ref(summary: summary_store.SummaryRow) -> SummaryRef:
     return SummaryRef(
         summary_id=summary.summary_id,
@@ -149,7 +117,7 @@ def _info(
         system_prompt=session.system_prompt,
         budget_tokens=session.budget_tokens,
         keep_last=session.keep_last,
-        memory_budget_tokens=memory_share(session, session.budget_tokens),
+        memory_budget_tokens=memory_share(session.memory_budget_tokens, session.budget_tokens),
         remember_turns=session.remember_turns,
         labels=list(session.labels),
         created_at=rfc3339(session.created_at),
@@ -182,7 +150,7 @@ class Sessions:
         async with unit_of_work(self.pool, authorization, writes=1) as (conn, principal):
             principal.require_role("agent", "admin")
             principal.require_namespace(ask.namespace)
-            check_budget(self.tokenizer, ask, ask.budget_tokens)
+            check_budget(self.tokenizer, ask.system_prompt, ask.task, ask.budget_tokens)
             if (
                 ask.memory_budget_tokens is not None
                 and ask.memory_budget_tokens > ask.budget_tokens

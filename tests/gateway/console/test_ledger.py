@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gateway.usecases.audit.ledger import ledger_of, reason_counts, receipt_facts
+from gateway.usecases.audit.ledger import ledger_of, read_loosely, reason_counts, receipt_facts
 
 BODY = {
     "subject": {"agent_id": "a", "key_id": "k", "purpose": "support"},
@@ -30,7 +30,7 @@ BODY = {
 
 
 def test_every_candidate_is_a_row_in_delivered_order_then_excluded_then_unaccounted() -> None:
-    rows = ledger_of(BODY)
+    rows = ledger_of(read_loosely(BODY))
     assert [(r.memory_id, r.reason) for r in rows] == [
         ("m2", "included"),
         ("m1", "included"),
@@ -50,9 +50,9 @@ def test_every_candidate_is_a_row_in_delivered_order_then_excluded_then_unaccoun
 
 
 def test_facts_of_a_body_and_of_one_of_another_shape() -> None:
-    facts = receipt_facts(BODY)
+    facts = receipt_facts(read_loosely(BODY))
     assert (facts.purpose, facts.included, facts.excluded) == ("support", 2, 2)
     assert (facts.tokens_used, facts.budget_tokens, facts.policy_mode) == (58, 600, "enforce")
-    odd = receipt_facts({"subject": "not a dict", "included": "nor a list", "budget": []})
+    odd = receipt_facts(read_loosely({"subject": "not a dict", "included": "x", "budget": []}))
     assert odd.purpose is None and odd.included is None and odd.tokens_used is None
-    assert ledger_of({"candidates": [1, "x", {"no": "id"}]}) == []
+    assert ledger_of(read_loosely({"candidates": [1, "x", {"no": "id"}]})) == []
