@@ -18,6 +18,7 @@ __all__ = [
     "BatchShape",
     "DeleteIn",
     "KindText",
+    "LogPositionText",
     "MemoryIdText",
     "MemoryIn",
     "Namespace",
@@ -27,6 +28,11 @@ __all__ = [
 # A single-valued fact's name (ARCHITECTURE §12): `user.employer`, `account.plan`.
 ClaimKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_.]{0,63}$")]
 Label = Annotated[str, Meta(min_length=1, max_length=64)]
+# The largest integer a receipt body can hold: RFC 8785 numbers are IEEE 754 doubles (§3.2.2.3),
+# so a request field recorded in a receipt is bounded by it (2^53 - 1).
+MAX_SAFE_INTEGER = 2**53 - 1
+# A position in a tenant's log, as a listing's cursor spells it: at most 2^53 - 1.
+LogPositionText = Annotated[str, Meta(pattern=r"^[0-9]{1,16}$")]
 # A receipt kind, one of the registry's (validated by pattern, documented as an enum).
 KindText = Annotated[
     str,
@@ -77,7 +83,7 @@ class ReceiptQuery(msgspec.Struct, forbid_unknown_fields=True):
     since: Annotated[datetime, Meta(tz=True)] | None = None
     until: Annotated[datetime, Meta(tz=True)] | None = None
     memory_id: MemoryIdText | None = None
-    cursor: Annotated[str, Meta(pattern=r"^[0-9]{1,19}$")] | None = None
+    cursor: LogPositionText | None = None
     limit: Annotated[int, Meta(ge=1, le=1000)] = 100
 
 
@@ -135,7 +141,7 @@ class SessionContextIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class HistoryQuery(msgspec.Struct, forbid_unknown_fields=True):
-    after: Annotated[int, Meta(ge=0)] = 0
+    after: Annotated[int, Meta(ge=0, le=MAX_SAFE_INTEGER)] = 0
     limit: Annotated[int, Meta(ge=1, le=1000)] = 100
     purpose: ShortText | None = None
 

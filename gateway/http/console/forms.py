@@ -17,7 +17,7 @@ import msgspec
 from msgspec import Meta
 
 from gateway.http.validation import decode_struct
-from gateway.http.wire import KindText, MemoryIdText, Namespace, Task
+from gateway.http.wire import KindText, LogPositionText, MemoryIdText, Namespace, Task
 
 __all__ = [
     "CSRF_FIELD",
@@ -45,7 +45,7 @@ class ListQuery(msgspec.Struct, forbid_unknown_fields=True):
     until: Instant | None = None
     memory_id: MemoryIdText | None = None
     policy_digest: Digest | None = None
-    cursor: Annotated[str, Meta(pattern=r"^[0-9]{1,19}$")] | None = None
+    cursor: LogPositionText | None = None
 
 
 class AgentQuery(msgspec.Struct, forbid_unknown_fields=True):
