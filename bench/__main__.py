@@ -25,7 +25,10 @@ BENCHMARKS = {
     ),
     "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
     "roundtrips": ("bench.roundtrips", "database round trips per request, counted on the wire"),
-    "hops": ("bench.hops", "cross-module calls and layer reversals of one /v1/context"),
+    "hops": (
+        "bench.hops",
+        "calls and data shapes one /v1/context and one session step pass, traced in process",
+    ),
     "sessions": (
         "bench.sessions",
         "session contexts over LongMemEval_S (and LoCoMo): tokens per turn, what survives, speed",
