@@ -122,6 +122,7 @@ async def receipts_list(request: Req, runtime: RuntimeDep) -> Response[str]:
 
 @post("/sign-in", include_in_schema=False, status_code=303)
 async def sign_in(request: Req, runtime: RuntimeDep) -> Response[Any]:
+    _refuse_cross_site(request)
     form = await request.form()
     key = form.get("key")
     key = key.strip() if isinstance(key, str) else ""
@@ -141,6 +142,23 @@ async def sign_in(request: Req, runtime: RuntimeDep) -> Response[Any]:
         secure=request.url.scheme == "https",
     )
     return Redirect("/console", status_code=303, cookies=[cookie], headers=HEADERS)
+
+
+def _refuse_cross_site(request: Req) -> None:
+    """Sign-in has no session yet, so no CSRF token: a form posted from another site (which
+    would sign the browser in with the other site's key: login CSRF) is refused by the
+    headers browsers set and pages cannot, as OWASP's CSRF cheat sheet advises: Fetch
+    Metadata's `Sec-Fetch-Site` where the browser sends it, else `Origin` (which the console's
+    `no-referrer` policy makes `null` on a POST, so only a named origin can be checked). A
+    client that sends neither (a script) is not a browser a page can drive."""
+    site = request.headers.get("sec-fetch-site")
+    origin = request.headers.get("origin")
+    if site is not None:
+        refused = site not in ("same-origin", "none")
+    else:
+        refused = origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}"
+    if refused:
+        raise ForbiddenError("sign-in from another site is refused", code="csrf_failed")
 
 
 @post("/sign-out", include_in_schema=False, status_code=303)

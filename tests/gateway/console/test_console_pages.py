@@ -310,3 +310,31 @@ def test_the_agent_form_leads_to_the_agent_at_its_instant(
     assert receipt_id in before  # listed after the instant, not before it
     assert before.index(receipt_id) > before.index("after the instant")
     assert client.get("/console/agents?at=2001-01-01", headers=headers).status_code == 422
+
+
+def test_a_sign_in_posted_from_another_site_is_refused(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    # Login CSRF: another site's page posting its own key would sign this browser in as that
+    # key. Sign-in has no session, so no token: the browser's own headers decide.
+    auditor = make_key(role="auditor", agent_id=None)
+    for headers in (
+        {"Origin": "https://evil.example"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site", "Origin": "http://testserver.local"},
+    ):
+        refused = client.post(
+            "/console/sign-in",
+            data={"key": auditor.key},
+            headers={**HTML, **headers},
+            follow_redirects=False,
+        )
+        assert refused.status_code == 403, headers
+        assert "csrf_failed" in refused.text and "set-cookie" not in refused.headers
+    same = client.post(
+        "/console/sign-in",
+        data={"key": auditor.key},
+        headers={"Origin": "http://testserver.local", "Sec-Fetch-Site": "same-origin"},
+        follow_redirects=False,
+    )
+    assert same.status_code == 303 and "ctxgw_console=" in same.headers["set-cookie"]
