@@ -62,9 +62,10 @@ from bench.harness import (
 from bench.longmemeval import Question, memory_items
 from gateway.core.liveness import split_live
 from gateway.core.model import MemoryId
-from gateway.core.ranking import DEFAULT_PROFILE, rank
+from gateway.core.ranking import rank
 from gateway.core.render import more_line
 from gateway.core.tokens import Tokenizer, load_tokenizer
+from gateway.core.versions import DEFAULT_PROFILE
 from gateway.embedding import Embedder, build_embedder
 from gateway.shell.settings import Settings
 from gateway.store import retrieval

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
 
-from gateway.core.assembly import Found
 from gateway.core.model import ContextRequest
+from gateway.core.preparation import Found
 from gateway.domain.principal import Principal
 from gateway.shell.runtime import Runtime, start_runtime
 from gateway.shell.settings import Settings

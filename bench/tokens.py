@@ -28,10 +28,10 @@ from bench.harness import (
     write_result,
 )
 from bench.synthetic import memories
-from gateway.core.assembly import ASSEMBLER
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.render import HEADERS, SEPARATOR, TAIL_TITLE, memory_block
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import ASSEMBLER
 
 __all__ = ["main"]
 

@@ -43,13 +43,15 @@ from bench import locomo, longmemeval
 from bench.harness import embedded_postgres, markdown_table, new_database
 from bench.longmemeval import Question
 from bench.quality import LME_SAMPLE, SEED, sample_questions
-from gateway.core.assembly import ASSEMBLER, assemble
+from gateway.core.assembly import assemble
 from gateway.core.fill import choose_header
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, MemoryId
-from gateway.core.ranking import DEFAULT_PROFILE, SIGNALS, RankingProfile, RankingWeights, rank
+from gateway.core.profile import SIGNALS, RankingProfile, RankingWeights
+from gateway.core.ranking import rank
 from gateway.core.render import SEPARATOR, TAIL_TITLE, memory_block
 from gateway.core.tokens import Tokenizer, load_tokenizer
+from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE
 from gateway.embedding import Embedder, HashEmbedder, build_embedder
 from gateway.shell.settings import Settings
 from gateway.store import retrieval

@@ -5,27 +5,25 @@
 
 Everything is counted as rendered: `text` is the messages as one string, and its exact token
 count is what the budget bounds (`tokens_used`). The budget is cut into shares once per step
-(`shares`, by the rules of a `SessionLayout`): the fixed prefix first, then the memory share, and
-what remains split between the summary and the verbatim turns. Compaction (`plan_fold`) decides
-how many of the oldest unsummarized turns to fold so that the verbatim tail fits its share.
+(`shares`, by the rules of a versioned `SessionLayout`, :mod:`gateway.core.versions`): the fixed
+prefix first, then the memory share, and what remains split between the summary and the
+verbatim turns. Compaction (`plan_fold`) decides how many of the oldest unsummarized turns to
+fold so that the verbatim tail fits its share. Laying the parts out (`lay_out_session`) reads no
+value of the layout: replay lays out a receipt of any listed layout from what it recorded.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gateway.core.tokens import Tokenizer
+from gateway.core.versions import LAYOUT, SessionLayout
 
 __all__ = [
-    "FIRST_LAYOUT",
-    "LAYOUT",
-    "LAYOUTS",
     "MIN_TURN_ROOM",
-    "WHOLE_TURNS",
     "Laid",
     "Message",
-    "SessionLayout",
     "Shares",
     "ShownTurn",
     "fixed_messages",
@@ -100,76 +98,6 @@ def turn_message(turn: ShownTurn) -> Message:
         label = f"[tool {turn.name}]" if turn.name else "[tool]"
         return Message("assistant", f"{label} {turn.text}")
     return Message(turn.role, turn.text, turn.name)
-
-
-@dataclass(frozen=True, slots=True)
-class SessionLayout:
-    """The rules a session context is cut by, named in its receipt (`version`), as ASSEMBLER
-    names the bundle's: a change to the bytes a session context is made of is a new version.
-    Replay rebuilds from what the receipt recorded (the summary by id, the memory request with
-    its room), so every version listed in `LAYOUTS` replays to its bytes."""
-
-    version: str
-    # The summary's share of what the fixed prefix and the memory share leave: a third when
-    # the summary is the only way back to the older turns; `recalling_summary_divisor` when the
-    # step also recalls memories, which bring remembered turns back whole, by relevance.
-    summary_divisor: int
-    recalling_summary_divisor: int
-    # Whether the memory bundle lists its index (its first tier, §6). In a session the summary
-    # is that tier for the conversation; index lines of its remembered turns (all of one
-    # confidence, so the oldest first) would repeat what the summary covers, and cost the
-    # memory part room its whole memories need.
-    memory_index: bool
-    # How many memories the memory part may show in full (the bundle's top_k), and how many
-    # each retriever returns for it (a bundle's is four times its top_k, at least 40).
-    memory_top_k: int
-    recall_depth: int
-
-    def summary_share(self, rest: int, recalling: bool) -> int:
-        return rest // (self.recalling_summary_divisor if recalling else self.summary_divisor)
-
-
-# The first layout: a third to the summary, the memory bundle with its index.
-FIRST_LAYOUT = SessionLayout(
-    "session/2026-12-01.1",
-    summary_divisor=3,
-    recalling_summary_divisor=3,
-    memory_index=True,
-    memory_top_k=6,
-    recall_depth=40,
-)
-# A step that recalls gives the summary a sixth and the memory bundle no index: the room goes
-# to whole remembered turns (tuned on the 58 LongMemEval_S dev questions, bench/RESULTS.md).
-WHOLE_TURNS = SessionLayout(
-    "session/2026-12-02.1",
-    summary_divisor=3,
-    recalling_summary_divisor=6,
-    memory_index=False,
-    memory_top_k=6,
-    recall_depth=40,
-)
-# And the room the index would have had goes to more of them: up to 16 in full where a bundle
-# shows 6, the lower ranked filling what the better ones leave. Six left a seventh of a 2,000
-# budget unused on average and fell one evidence turn short of memory-only recall on those
-# questions; 10 and 16 both passed it, 16 with room to spare. The retrievers keep the depth of
-# a six-memory bundle: the 64 of a 16-memory one cost a third more per step at turn 500 for
-# one evidence turn there and none on held-out LoCoMo (bench/RESULTS.md, Sessions).
-SIXTEEN_MEMORIES = SessionLayout(
-    "session/2026-12-02.2",
-    summary_divisor=3,
-    recalling_summary_divisor=6,
-    memory_index=False,
-    memory_top_k=16,
-    recall_depth=40,
-)
-# Each retriever returns 32: chosen on the tuning questions, where 32 kept 0.83 of the evidence
-# turns at 2,000 against 0.80 with 40 and 0.81 with 24, and held-out LoCoMo kept 0.63 with each.
-# The depth does not move the step's latency: the recall statement scores every match whatever
-# it returns (bench/RESULTS.md, Sessions, seventh session).
-LAYOUT = replace(SIXTEEN_MEMORIES, version="session/2026-12-03.1", recall_depth=32)
-LAYOUTS = {
-    layout.version: layout for layout in (FIRST_LAYOUT, WHOLE_TURNS, SIXTEEN_MEMORIES, LAYOUT)
-}
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,10 @@
 """The policy's verdict, as the core applies it: which memories are denied, which capped.
 
 The engine lives in ``policies``; the use case translates its judgement into a :class:`Verdict`
-value before the core selects what may be shown (:func:`gateway.core.assembly.select`). Nothing in
+value before the core selects what may be shown (:func:`gateway.core.selection.select`). Nothing in
 the core calls back out to the policy: the texts to render (redacted where a rule says so) are
 asked for by the use case for exactly the memories the selection may show, and passed to
-:func:`gateway.core.assembly.lay_out` as a value.
+:func:`gateway.core.bundle.lay_out` as a value.
 
 - ``denied``: the memory reaches neither the index nor tier 2 (reason ``policy_denied``);
 - ``capped``: the memory stays out of tier 2 but keeps its index line (reason ``policy_capped``).

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from gateway.core.assembly import ASSEMBLER
 from gateway.core.render import MORE_UNCOUNTED
+from gateway.core.versions import ASSEMBLER
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_memories_write import memory
 from tests.gateway.test_policies_api import activate

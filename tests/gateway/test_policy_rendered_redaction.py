@@ -13,10 +13,10 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from gateway.core.assembly import ASSEMBLER, Found
 from gateway.core.model import Candidate, ContextRequest, MemoryId
-from gateway.core.ranking import DEFAULT_PROFILE
+from gateway.core.preparation import Found
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE
 from gateway.usecases.access.policy import PolicyInForce, request_stage
 from gateway.usecases.disclosure.pipeline import Admitted, Composed, Makers, compose
 from policies import Evaluation, load_bundle

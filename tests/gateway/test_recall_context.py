@@ -12,7 +12,8 @@ from typing import Any
 from litestar.testing import TestClient
 
 from gateway.core.fixed import to_micros
-from gateway.core.ranking import DEFAULT_PROFILE, rank
+from gateway.core.ranking import rank
+from gateway.core.versions import DEFAULT_PROFILE
 from tests.conftest import Key
 from tests.gateway.recall_helpers import recall
 from tests.gateway.test_memories_write import write

@@ -8,7 +8,7 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from gateway.core.assembly import Assembler
+from gateway.core.versions import Assembler
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed
 from tests.gateway.test_memories_write import memory

@@ -12,16 +12,10 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
-from gateway.core.assembly import PARTNERS
-from gateway.core.session import (
-    FIRST_LAYOUT,
-    LAYOUT,
-    SIXTEEN_MEMORIES,
-    WHOLE_TURNS,
-    SessionLayout,
-)
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import LAYOUT, PARTNERS, SESSION_LAYOUTS, SessionLayout
 from tests.conftest import Key, KeyFactory
+from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS
 from tests.gateway.sessions_helpers import (
     append,
     context,
@@ -182,9 +176,7 @@ def test_exact_replay_reproduces_the_bytes_after_more_turns_and_compactions(
     assert current.status_code == 422 and current.json()["code"] == "replay_unsupported"
 
 
-@pytest.mark.parametrize(
-    "layout", [FIRST_LAYOUT, WHOLE_TURNS, SIXTEEN_MEMORIES], ids=lambda layout: layout.version
-)
+@pytest.mark.parametrize("layout", EARLIER_LAYOUTS, ids=lambda layout: layout.version)
 def test_a_receipt_of_an_earlier_layout_still_replays_to_its_bytes(
     client: TestClient[Any], agent: Key, make_key: KeyFactory, layout: SessionLayout
 ) -> None:
@@ -192,8 +184,10 @@ def test_a_receipt_of_an_earlier_layout_still_replays_to_its_bytes(
     session_id = open_session(client, agent, budget_tokens=600)["session_id"]
     chat(client, agent, session_id, 0, 12)
     # A context cut by an earlier layout (the first: summary a third, the memory bundle with its
-    # index; then six memories in full, no index; then 16 from deeper retrievers), as a gateway
-    # of that version made it.
+    # index; then six memories in full, no index; then 16 from retrievers 40 deep), as a
+    # gateway of that version made it: the test brings the layout's values, since this gateway
+    # keeps only its name.
+    assert layout.version in SESSION_LAYOUTS.by_version
     with session_contexts_as(client, layout=layout):
         original = context(client, agent, session_id).json()
     receipt = receipt_body(client, make_key, original["receipt_id"])

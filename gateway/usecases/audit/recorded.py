@@ -14,11 +14,12 @@ from datetime import datetime
 
 import msgspec
 
-from gateway.core.assembly import Found, UnknownAssemblerError, resolve_assembler
 from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, ContextRequest, candidate_of
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import RankingProfile
+from gateway.core.preparation import Found
+from gateway.core.profile import RankingProfile
+from gateway.core.versions import ASSEMBLERS, UnknownVersionError
 from gateway.domain.errors import InvalidRequestError
 from gateway.domain.memory import MemoryVersion
 from gateway.domain.principal import Principal
@@ -97,10 +98,10 @@ def makers_of_record(receipt_id: str, record: AssemblerRecord) -> Makers:
     """What made a recorded bundle (assembler, tokenizer, ranking profile, embedder), to build
     it again; a 422 `assembler_unknown` when this gateway does not build its assembler."""
     try:
-        assembler = resolve_assembler(record.version)
-    except UnknownAssemblerError as exc:
+        assembler = ASSEMBLERS.resolve(record.version)
+    except UnknownVersionError as exc:
         raise InvalidRequestError(
-            f"receipt {receipt_id} was assembled by {exc.version}, which this gateway "
+            f"receipt {receipt_id} was made by {exc.kind} {exc.version}, which this gateway "
             "does not build: its bundle cannot be rebuilt",
             code="assembler_unknown",
         ) from None

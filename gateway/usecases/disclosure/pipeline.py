@@ -23,11 +23,14 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from gateway.core.assembly import ASSEMBLER, Assembler, Found, lay_out, prepare, select
+from gateway.core.bundle import lay_out
 from gateway.core.model import ContextRequest
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
+from gateway.core.preparation import Found, prepare
+from gateway.core.profile import RankingProfile
+from gateway.core.selection import select
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE, Assembler
 from gateway.domain.principal import Principal
 from gateway.embedding import Embedder
 from gateway.responses.disclosures import ContextBundle

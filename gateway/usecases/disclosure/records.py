@@ -9,7 +9,6 @@ from datetime import datetime
 
 from msgspec import UNSET, UnsetType
 
-from gateway.core.assembly import Found
 from gateway.core.instants import rfc3339
 from gateway.core.model import (
     Candidate,
@@ -20,6 +19,7 @@ from gateway.core.model import (
     OpenConflict,
 )
 from gateway.core.outcome import Assembly
+from gateway.core.preparation import Found
 from gateway.responses.disclosures import (
     Excluded,
     IncludedMemory,

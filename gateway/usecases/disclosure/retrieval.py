@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.core.assembly import Found
 from gateway.core.fill import index_reach
 from gateway.core.instants import rfc3339
 from gateway.core.liveness import split_live
@@ -22,7 +21,10 @@ from gateway.core.model import (
     MemoryType,
     OpenConflict,
 )
-from gateway.core.ranking import DEFAULT_PROFILE, Ranked, RankingProfile, rank
+from gateway.core.preparation import Found
+from gateway.core.profile import RankingProfile
+from gateway.core.ranking import Ranked, rank
+from gateway.core.versions import DEFAULT_PROFILE
 from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.domain.memory import MemoryVersion
 from gateway.domain.principal import ALL_NAMESPACES, Principal

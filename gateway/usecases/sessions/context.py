@@ -18,12 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.core.assembly import Found
 from gateway.core.model import Candidate, ContextRequest
+from gateway.core.preparation import Found
 from gateway.core.session import (
-    LAYOUT,
     SEPARATOR,
-    SessionLayout,
     Shares,
     ShownTurn,
     fixed_messages,
@@ -35,6 +33,7 @@ from gateway.core.session import (
 )
 from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import Tokenizer
+from gateway.core.versions import LAYOUT, SessionLayout
 from gateway.domain.clock import Clock, IdFactory
 from gateway.domain.principal import Principal
 from gateway.responses.receipt_bodies import SessionRequestRecord

@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from gateway.core.session import LAYOUTS, fixed_messages
+from gateway.core.session import fixed_messages
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import SESSION_LAYOUTS, UnknownVersionError
 from gateway.domain.errors import InvalidRequestError, NotFoundError
 from gateway.domain.principal import Principal
 from gateway.responses.disclosures import ReplayProblem
@@ -52,14 +53,17 @@ async def replay_session_context(
     receipt naming it as parent."""
     header, body = recorded.header, recorded.body
     receipt_id, tenant_id, request = header.receipt_id, header.tenant_id, body.request
-    layout = body.assembler.session_layout
-    # Every layout version lays out by the same rules from what its receipt recorded (the
-    # versions differ in the shares, recorded as the memory request and the stored summary).
-    if layout not in LAYOUTS:
+    # Replay reads nothing of a layout but its name: every layout this gateway knows lays out
+    # by the same rules from what its receipt recorded (the layouts differ in the shares,
+    # recorded as the memory request, the stored summary and the turns; gateway.core.versions).
+    try:
+        SESSION_LAYOUTS.resolve(str(body.assembler.session_layout))
+    except UnknownVersionError as exc:
         raise InvalidRequestError(
-            f"receipt {receipt_id} was laid out by {layout}, which this gateway does not build",
+            f"receipt {receipt_id} was laid out by {exc.kind} {exc.version}, which this gateway "
+            "does not build: its context cannot be laid out again",
             code="assembler_unknown",
-        )
+        ) from None
     session = await store.find_session(conn, tenant_id, request.session_id)
     if session is None:  # pragma: no cover - sessions are never deleted
         raise NotFoundError(f"session {request.session_id} not found")

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from gateway.core.assembly import assemble
 from gateway.core.model import Candidate, ContextRequest, FillMode, MemoryId, MemoryType
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import DEFAULT_PROFILE
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -7,25 +7,16 @@ from types import MappingProxyType
 import pytest
 import rfc8785
 
-from gateway.core.assembly import (
-    ASSEMBLER,
-    COMPACT,
-    CONFLICTS,
-    PARTNERS,
-    AssemblyInputError,
-    Found,
-    UnknownAssemblerError,
-    assemble,
-    prepare,
-    resolve_assembler,
-)
+from gateway.core.assembly import assemble
 from gateway.core.fixed import JSONValue
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE, RankingProfile
+from gateway.core.preparation import AssemblyInputError, Found, prepare
+from gateway.core.profile import RankingProfile
 from gateway.core.render import EMPTY_NAMESPACES, EMPTY_VISIBLE, HEADERS, MORE_UNCOUNTED
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
+from gateway.core.versions import DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, index_of, memory, request, retrieved
 
 TOKENIZER = load_tokenizer()
@@ -146,18 +137,6 @@ def test_room_the_memories_leave_flows_back_to_the_index() -> None:
         "grown into the room"
         in {e.detail for e in out.excluded if e.reason == "index_truncated"}.pop()
     )
-
-
-def test_the_assembler_is_resolved_by_its_version_only() -> None:
-    # A receipt names the version that built it; only that version may replay it exactly.
-    assert resolve_assembler("assemble/2026-12-02.3") is ASSEMBLER
-    # The versions before are still built: their receipts replay exactly.
-    assert resolve_assembler("assemble/2026-12-02.2") is PARTNERS
-    assert resolve_assembler("assemble/2026-12-02.1") is CONFLICTS
-    assert resolve_assembler("assemble/2026-12-01.1") is COMPACT
-    with pytest.raises(UnknownAssemblerError, match="unknown assembler version") as raised:
-        resolve_assembler("assemble/2026-11-29.1")
-    assert raised.value.version == "assemble/2026-11-29.1"
 
 
 def test_index_budget_tokens_overrides_the_default_share() -> None:

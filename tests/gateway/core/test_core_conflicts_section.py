@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from gateway.core.assembly import ASSEMBLER, COMPACT, CONFLICTS, Assembler, assemble
+from gateway.core.assembly import assemble
 from gateway.core.model import Candidate, ConflictSide, Exclusion, MemoryId, OpenConflict
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import CONFLICTS_TITLE
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import Verdict
+from gateway.core.versions import ASSEMBLER, COMPACT, CONFLICTS, DEFAULT_PROFILE, Assembler
 from tests.gateway.core.core_samples import NOW, memory, request
 
 TOKENIZER = load_tokenizer()

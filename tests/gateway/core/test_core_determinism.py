@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gateway.core.assembly import ASSEMBLER, assemble
-from gateway.core.ranking import DEFAULT_PROFILE
+from gateway.core.assembly import assemble
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, index_of, request, retrieved, sample_assembly
 
 HERE = Path(__file__).resolve().parent

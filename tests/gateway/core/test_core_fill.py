@@ -8,7 +8,6 @@ from gateway.core.fill import (
     index_share,
 )
 from gateway.core.model import FillMode
-from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import (
     EMPTY_NAMESPACES,
     HEADERS,
@@ -21,6 +20,7 @@ from gateway.core.render import (
     more_line,
 )
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, index_of, memory, request, retrieved
 
 TOKENIZER = load_tokenizer()

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from gateway.core.assembly import assemble
 from gateway.core.fill import fill_tail
 from gateway.core.model import MEMORY_TYPES, Candidate, ContextRequest
-from gateway.core.ranking import DEFAULT_PROFILE
 from gateway.core.render import HEADERS, SEPARATOR, TAIL_TITLE
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, memory
 
 TOKENIZER = load_tokenizer()

@@ -8,15 +8,9 @@ import rfc8785
 
 from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, MemoryId
-from gateway.core.ranking import (
-    DEFAULT_PROFILE,
-    SIGNALS,
-    RankingProfile,
-    RankingProfileError,
-    RankingWeights,
-    pool_statistics,
-    rank,
-)
+from gateway.core.profile import SIGNALS, RankingProfile, RankingProfileError, RankingWeights
+from gateway.core.ranking import pool_statistics, rank
+from gateway.core.versions import DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, memory
 
 # The default with the raw cosine weighted again and age measured from `now`, so that every

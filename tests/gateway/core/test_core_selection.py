@@ -10,13 +10,16 @@ from datetime import timedelta
 
 import pytest
 
-from gateway.core.assembly import Found, Selection, assemble, lay_out, prepare, select
+from gateway.core.assembly import assemble
+from gateway.core.bundle import lay_out
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.outcome import Assembly
-from gateway.core.ranking import DEFAULT_PROFILE
+from gateway.core.preparation import Found, prepare
 from gateway.core.render import index_line, memory_block
+from gateway.core.selection import Selection, select
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
+from gateway.core.versions import DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, index_of, memory, request
 
 TOKENIZER = load_tokenizer()

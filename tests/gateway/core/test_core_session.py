@@ -12,11 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gateway.core.session import (
-    FIRST_LAYOUT,
-    LAYOUT,
-    LAYOUTS,
     MIN_TURN_ROOM,
-    WHOLE_TURNS,
     ShownTurn,
     fixed_messages,
     lay_out_session,
@@ -28,7 +24,9 @@ from gateway.core.session import (
 )
 from gateway.core.summary import Folded, summarize
 from gateway.core.tokens import load_tokenizer
+from gateway.core.versions import LAYOUT
 from gateway.usecases.disclosure.retrieval import recall_limit
+from tests.gateway.core.earlier_layouts import FIRST_LAYOUT, LAYOUTS, WHOLE_TURNS
 
 TOKENIZER = load_tokenizer()
 SPECIAL = "<|endoftext|>"
@@ -191,7 +189,6 @@ def test_a_recalling_step_gives_the_summary_a_sixth_and_the_memory_bundle_no_ind
     # Without recall the summary is the only way back to older turns: it keeps its third.
     assert (alone.summary, first.summary) == (1975 // 3, 1475 // 3)
     assert not LAYOUT.memory_index and FIRST_LAYOUT.memory_index
-    assert LAYOUTS[LAYOUT.version] is LAYOUT and len(LAYOUTS) == 4
     # The room the index had goes to more memories in full than the six of the layouts before.
     assert LAYOUT.memory_top_k > WHOLE_TURNS.memory_top_k == FIRST_LAYOUT.memory_top_k == 6
     # Its retrievers return fewer than a six-memory bundle's, which the earlier layouts kept.

@@ -1,0 +1,187 @@
+"""Every version a receipt can name, in one place: the assemblers (the rules a bundle is
+rendered and filled by), the session layouts (how a session context's budget is cut) and the
+ranking profile. A receipt's `assembler` member names the versions that made it; exact replay
+is promised for the versions this module lists, and refused for any other.
+
+The rule: a change to the bytes a bundle or a session context is made of is a new version, and
+a new version is a new frozen value (what differs is a field of it, read by the stages), chosen
+once per request, never booleans threaded through the core. Of an earlier version this gateway
+keeps what replaying its receipts reads again, and nothing more:
+
+- assemblers: every field. Replay rebuilds the bundle through the same stages, which read
+  them, so each assembler whose receipts replay is kept whole (:data:`ASSEMBLERS`).
+- session layouts: the name only. A layout's values cut the budget into shares, choose the
+  memory request (its top_k, its index) and the retrievers' depth, and a receipt records what
+  they decided: the turns and the summary by id, the memory request with its room, the
+  candidates. Replay lays those out by the rules every layout listed shares
+  (:func:`gateway.core.session.lay_out_session`) and reads no value of the layout, so only the
+  current one (:data:`LAYOUT`) has values; the earlier ones are names (:data:`SESSION_LAYOUTS`).
+  An unknown name is still refused: a later layout may lay out by other rules.
+- ranking profiles: nothing. A receipt records its profile whole (the canonical form its digest
+  is over) and replay rebuilds it with :meth:`RankingProfile.from_canonical`, so every profile a
+  receipt names replays; only the one new requests rank by is named here (:data:`DEFAULT_PROFILE`).
+
+One resolver, :meth:`Versions.resolve`, and one error, :class:`UnknownVersionError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Generic, Literal, TypeVar
+
+from gateway.core.profile import RankingProfile
+
+__all__ = [
+    "ASSEMBLER",
+    "ASSEMBLERS",
+    "COMPACT",
+    "CONFLICTS",
+    "DEFAULT_PROFILE",
+    "LAYOUT",
+    "PARTNERS",
+    "SESSION_LAYOUTS",
+    "Assembler",
+    "SessionLayout",
+    "UnknownVersionError",
+    "VersionKind",
+    "Versions",
+]
+
+V = TypeVar("V")
+VersionKind = Literal["assembler", "session layout"]
+
+
+class UnknownVersionError(LookupError):
+    """A receipt names a version this gateway does not build (of an assembler, a session
+    layout): its bytes cannot be promised again, so replay refuses rather than rebuild them by
+    other rules."""
+
+    def __init__(self, kind: VersionKind, version: str) -> None:
+        super().__init__(f"unknown {kind} version {version!r}")
+        self.kind = kind
+        self.version = version
+
+
+@dataclass(frozen=True, slots=True)
+class Versions(Generic[V]):
+    """The versions of one kind this gateway replays, by the version string receipts name:
+    what replay reads of each."""
+
+    kind: VersionKind
+    by_version: Mapping[str, V]
+
+    def resolve(self, version: str) -> V:
+        """What replay reads of ``version``; raises :class:`UnknownVersionError` when this
+        gateway does not build it."""
+        if version not in self.by_version:
+            raise UnknownVersionError(self.kind, version)
+        return self.by_version[version]
+
+
+def _versions(kind: VersionKind, pairs: Iterable[tuple[str, V]]) -> Versions[V]:
+    by_version = dict(pairs)
+    return Versions(kind, MappingProxyType(by_version))
+
+
+@dataclass(frozen=True, slots=True)
+class Assembler:
+    """Names the rendering and fill rules of a bundle (:mod:`gateway.core.assembly`): exact
+    replay of a receipt is promised only by a gateway that still builds the version that wrote
+    it."""
+
+    version: str
+    # Two delivered memories in an open conflict are rendered together under a "Conflicting
+    # memories" heading, each with its writer and time, at the better one's position.
+    conflicts_section: bool = False
+    # A side of an open conflict among the top_k brings its admitted partner from below them:
+    # one side alone would read as the settled value.
+    conflict_partners: bool = False
+    # A memory in full whose heading is `<label>: <opening words>` of its content shows the label
+    # alone (render.shown_heading): a remembered turn's opening words were shown twice.
+    heading_labels: bool = False
+
+
+# 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
+COMPACT = Assembler(version="assemble/2026-12-01.1")
+# 2026-12-02.1: open conflicts shown together under "Conflicting memories" (ARCHITECTURE §12).
+CONFLICTS = Assembler(version="assemble/2026-12-02.1", conflicts_section=True)
+# 2026-12-02.2: and a conflict's other side joins the top_k when one side is in them.
+PARTNERS = Assembler(
+    version="assemble/2026-12-02.2", conflicts_section=True, conflict_partners=True
+)
+# 2026-12-02.3: and a heading's label alone when its words open the content. The current one.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-02.3",
+    conflicts_section=True,
+    conflict_partners=True,
+    heading_labels=True,
+)
+ASSEMBLERS: Versions[Assembler] = _versions(
+    "assembler", ((a.version, a) for a in (COMPACT, CONFLICTS, PARTNERS, ASSEMBLER))
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionLayout:
+    """The rules a session context is cut by (:mod:`gateway.core.session`), named in its
+    receipt (`version`) as :class:`Assembler` names the bundle's."""
+
+    version: str
+    # The summary's share of what the fixed prefix and the memory share leave: a third when
+    # the summary is the only way back to the older turns; `recalling_summary_divisor` when the
+    # step also recalls memories, which bring remembered turns back whole, by relevance.
+    summary_divisor: int
+    recalling_summary_divisor: int
+    # Whether the memory bundle lists its index (its first tier, §6). In a session the summary
+    # is that tier for the conversation; index lines of its remembered turns (all of one
+    # confidence, so the oldest first) would repeat what the summary covers, and cost the
+    # memory part room its whole memories need.
+    memory_index: bool
+    # How many memories the memory part may show in full (the bundle's top_k), and how many
+    # each retriever returns for it (a bundle's is four times its top_k, at least 40).
+    memory_top_k: int
+    recall_depth: int
+
+    def summary_share(self, rest: int, recalling: bool) -> int:
+        return rest // (self.recalling_summary_divisor if recalling else self.summary_divisor)
+
+
+# A step that recalls gives the summary a sixth and the memory bundle no index: the room goes
+# to whole remembered turns (tuned on the 58 LongMemEval_S dev questions, bench/RESULTS.md).
+# And the room the index would have had goes to more of them: up to 16 in full where a bundle
+# shows 6, the lower ranked filling what the better ones leave. Six left a seventh of a 2,000
+# budget unused on average and fell one evidence turn short of memory-only recall on those
+# questions; 10 and 16 both passed it, 16 with room to spare. Each retriever returns 32:
+# chosen on the tuning questions, where 32 kept 0.83 of the evidence turns at 2,000 against
+# 0.80 with 40 and 0.81 with 24, and held-out LoCoMo kept 0.63 with each. The depth does not
+# move the step's latency: the recall statement scores every match whatever it returns
+# (bench/RESULTS.md, Sessions, seventh session). The current one.
+LAYOUT = SessionLayout(
+    "session/2026-12-03.1",
+    summary_divisor=3,
+    recalling_summary_divisor=6,
+    memory_index=False,
+    memory_top_k=16,
+    recall_depth=32,
+)
+SESSION_LAYOUTS: Versions[str] = _versions(
+    "session layout",
+    (
+        (version, version)
+        for version in (
+            # A third to the summary, the memory bundle with its index (6 in full, 40 deep).
+            "session/2026-12-01.1",
+            # A recalling step: a sixth to the summary, no index.
+            "session/2026-12-02.1",
+            # And 16 memories in full where a bundle shows 6.
+            "session/2026-12-02.2",
+            LAYOUT.version,  # and retrievers 32 deep, not 40
+        )
+    ),
+)
+
+# 2026-12-01.1: relevance by BM25 and RRF (no raw cosine), recency from the newest candidate.
+# 2026-12-02.2: the same, and the context signal (the neighbours in write order of strong hits).
+DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-02.2", recency_reference="newest")

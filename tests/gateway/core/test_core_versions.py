@@ -1,0 +1,51 @@
+"""The versions a receipt can name: one resolver, one error, what replay reads of each kind."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.core.versions import (
+    ASSEMBLER,
+    ASSEMBLERS,
+    COMPACT,
+    CONFLICTS,
+    DEFAULT_PROFILE,
+    LAYOUT,
+    PARTNERS,
+    SESSION_LAYOUTS,
+    UnknownVersionError,
+)
+from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
+
+
+def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
+    # A receipt names the version that built it; only that version may replay it exactly.
+    assert ASSEMBLERS.resolve("assemble/2026-12-02.3") is ASSEMBLER
+    # The versions before are still built: their receipts replay exactly.
+    assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
+    assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
+    assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
+    assert len(ASSEMBLERS.by_version) == 4
+    with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
+        ASSEMBLERS.resolve("assemble/2026-11-29.1")
+    assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
+
+
+def test_a_session_layout_is_known_by_its_name_alone() -> None:
+    # Replay reads nothing of a layout but its name: the earlier ones keep no values here.
+    assert [SESSION_LAYOUTS.resolve(v) for v in LAYOUTS] == list(LAYOUTS)
+    assert list(SESSION_LAYOUTS.by_version) == [
+        *(e.version for e in EARLIER_LAYOUTS),
+        LAYOUT.version,
+    ]
+    with pytest.raises(UnknownVersionError, match="unknown session layout version") as raised:
+        SESSION_LAYOUTS.resolve("session/later")
+    assert (raised.value.kind, raised.value.version) == ("session layout", "session/later")
+    assert isinstance(raised.value, LookupError)
+
+
+def test_the_current_versions_are_pinned() -> None:
+    # A change to any of them changes the bytes receipts promise: it must be deliberate.
+    assert ASSEMBLER.version == "assemble/2026-12-02.3"
+    assert LAYOUT.version == "session/2026-12-03.1"
+    assert DEFAULT_PROFILE.version == "rank/2026-12-02.2"
