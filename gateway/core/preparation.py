@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
 
+from gateway.core.errors import CoreError
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId, OpenConflict
 from gateway.core.profile import RankingProfile
@@ -17,7 +18,7 @@ from gateway.core.ranking import PoolStatistics, Ranked, pool_statistics, rank
 __all__ = ["AssemblyInputError", "Found", "Prepared", "prepare"]
 
 
-class AssemblyInputError(ValueError):
+class AssemblyInputError(CoreError, ValueError):
     """The inputs break the core's preconditions (naive datetimes, impossible budgets)."""
 
 

@@ -20,6 +20,7 @@ from typing import Literal
 
 import rfc8785
 
+from gateway.core.errors import CoreError
 from gateway.core.fixed import JSONValue, decimal_string, parse_decimal
 from gateway.core.fusion import RRF_K
 from gateway.core.model import MEMORY_TYPES, MemoryType
@@ -48,7 +49,7 @@ RecencyReference = Literal["now", "newest"]
 RECENCY_REFERENCES: tuple[RecencyReference, ...] = ("now", "newest")
 
 
-class RankingProfileError(ValueError):
+class RankingProfileError(CoreError, ValueError):
     """A ranking profile is malformed; the message names the offending field."""
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import tiktoken
 
+from gateway.core.errors import CoreError
+
 __all__ = ["DEFAULT_ENCODING", "Tokenizer", "TokenizerError", "load_tokenizer"]
 
 DEFAULT_ENCODING = "cl100k_base"
@@ -76,7 +78,7 @@ class _LineSeams:
         yield text[start:]
 
 
-class TokenizerError(Exception):
+class TokenizerError(CoreError):
     """The requested encoding cannot be loaded on this machine."""
 
 

@@ -19,6 +19,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from gateway.core.errors import CoreError
 from gateway.core.model import Exclusion, ExclusionReason, MemoryId
 
 __all__ = ["ADMIT_ALL", "Texts", "Verdict", "VerdictError", "check_texts", "check_verdict"]
@@ -40,7 +41,7 @@ class Verdict:
 ADMIT_ALL = Verdict()
 
 
-class VerdictError(ValueError):
+class VerdictError(CoreError, ValueError):
     """A verdict or texts the core cannot apply; ``memory_id`` names the offending entry."""
 
     def __init__(self, message: str, memory_id: str) -> None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Generic, Literal, TypeVar
 
+from gateway.core.errors import CoreError
 from gateway.core.profile import RankingProfile
 
 __all__ = [
@@ -53,7 +54,7 @@ V = TypeVar("V")
 VersionKind = Literal["assembler", "session layout"]
 
 
-class UnknownVersionError(LookupError):
+class UnknownVersionError(CoreError, LookupError):
     """A receipt names a version this gateway does not build (of an assembler, a session
     layout): its bytes cannot be promised again, so replay refuses rather than rebuild them by
     other rules."""
