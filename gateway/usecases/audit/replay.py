@@ -61,6 +61,20 @@ ReplayMode = Literal["exact", "current", "what_if"]
 
 
 @dataclass(frozen=True, slots=True)
+class _Asked:
+    """One replay as asked: the auditor's transaction and key, the receipt, the mode and, for
+    what_if, the candidate policy."""
+
+    conn: Connection
+    principal: Principal
+    row: ReceiptRow
+    mode: ReplayMode
+    now: datetime
+    policy_digest: str | None
+    policy_yaml: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Replayer:
     discloser: Discloser
 
@@ -96,19 +110,25 @@ class Replayer:
             record.digest, mode, dataclasses.replace(bundle, mode=mode), activated=True
         )
 
-    async def _session_replay(
-        self,
-        conn: Connection,
-        principal: Principal,
-        row: ReceiptRow,
-        mode: ReplayMode,
-        now: datetime,
-        policy_digest: str | None,
-        policy_yaml: str | None,
-    ) -> SessionContextReplay:
+    async def policy_for(self, asked: _Asked, recorded: PolicyRecord) -> PolicyInForce:
+        """The policy a replay judges by: the candidate for what_if, else the recorded one."""
+        if asked.mode == "what_if":
+            return await self.candidate_policy(
+                asked.conn, asked.principal.tenant_id, asked.policy_digest, asked.policy_yaml
+            )
+        return await self.recorded_policy(asked.conn, asked.row.tenant_id, recorded)
+
+    async def _session_replay(self, asked: _Asked) -> SessionContextReplay:
         """A session context rebuilt from its recorded turns, summary and memory candidates:
         exact (the recorded policy) or what_if (a candidate); current has no meaning for a
         history that has moved on (the step would compact differently), so it is a 422."""
+        conn, principal, row, mode, now = (
+            asked.conn,
+            asked.principal,
+            asked.row,
+            asked.mode,
+            asked.now,
+        )
         if mode == "current":
             raise InvalidRequestError(
                 f"receipt {row.receipt_id} is a session context; replay it with exact or what_if",
@@ -116,12 +136,7 @@ class Replayer:
                 code="replay_unsupported",
             )
         recorded = read_receipt(bytes(row.body), SESSION_CONTEXT)
-        if mode == "what_if":
-            policy = await self.candidate_policy(
-                conn, principal.tenant_id, policy_digest, policy_yaml
-            )
-        else:
-            policy = await self.recorded_policy(conn, row.tenant_id, recorded.body.policy)
+        policy = await self.policy_for(asked, recorded.body.policy)
         return await replay_session_context(
             self.discloser, conn, principal, recorded, policy, mode, now
         )
@@ -140,18 +155,13 @@ class Replayer:
         principal.require_role("auditor", "admin")
         row = await find_visible(conn, principal, receipt_id)
         kind = kind_named(row.kind)
+        asked = _Asked(conn, principal, row, mode, now, policy_digest, policy_yaml)
         if kind.replay_as == "session":
-            return await self._session_replay(
-                conn, principal, row, mode, now, policy_digest, policy_yaml
-            )
+            return await self._session_replay(asked)
         if kind.replay_as == "refusal":
-            return await self._refusal_replay(
-                conn, principal, row, mode, now, policy_digest, policy_yaml
-            )
+            return await self._refusal_replay(asked)
         if kind.replay_as == "bundle":
-            return await self._bundle_replay(
-                conn, principal, row, mode, now, policy_digest, policy_yaml
-            )
+            return await self._bundle_replay(asked)
         parent = (
             f"; replay receipt {row.parent_receipt_id} instead" if row.parent_receipt_id else ""
         )
@@ -161,47 +171,33 @@ class Replayer:
             code="replay_unsupported",
         )
 
-    async def _refusal_replay(
-        self,
-        conn: Connection,
-        principal: Principal,
-        row: ReceiptRow,
-        mode: ReplayMode,
-        now: datetime,
-        policy_digest: str | None,
-        policy_yaml: str | None,
-    ) -> RefusalReplay:
+    async def _refusal_replay(self, asked: _Asked) -> RefusalReplay:
+        conn, principal, row, mode, now = (
+            asked.conn,
+            asked.principal,
+            asked.row,
+            asked.mode,
+            asked.now,
+        )
         refusal = read_refusal(row, mode)  # 422 for current
-        if mode == "what_if":
-            policy = await self.candidate_policy(
-                conn, principal.tenant_id, policy_digest, policy_yaml
-            )
-        else:
-            policy = await self.recorded_policy(conn, row.tenant_id, refusal.body.policy)
+        policy = await self.policy_for(asked, refusal.body.policy)
         return await replay_refusal(
             conn, self.discloser.recorder, principal, refusal, mode, policy, now
         )
 
-    async def _bundle_replay(
-        self,
-        conn: Connection,
-        principal: Principal,
-        row: ReceiptRow,
-        mode: ReplayMode,
-        now: datetime,
-        policy_digest: str | None,
-        policy_yaml: str | None,
-    ) -> ContextReplay:
+    async def _bundle_replay(self, asked: _Asked) -> ContextReplay:
+        conn, principal, row, mode, now = (
+            asked.conn,
+            asked.principal,
+            asked.row,
+            asked.mode,
+            asked.now,
+        )
         recorded = read_recorded(row)
         # 422 when its assembler is not built here.
         makers = makers_of_record(recorded.receipt_id, recorded.body.assembler)
         problems: list[ReplayProblem] = []
-        if mode == "what_if":
-            policy = await self.candidate_policy(
-                conn, principal.tenant_id, policy_digest, policy_yaml
-            )
-        else:
-            policy = await self.recorded_policy(conn, row.tenant_id, recorded.body.policy)
+        policy = await self.policy_for(asked, recorded.body.policy)
         if mode == "current":
             at = now
             embedder = self.discloser.embedder
