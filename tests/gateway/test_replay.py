@@ -94,6 +94,11 @@ def test_what_if_replays_under_a_candidate_policy(
     assert {"memory_id": ids[0], "before": "admit", "after": "deny"} in what_if["diff"][
         "decision_changes"
     ]
+    # The inline candidate was stored with the replay: its receipt names the candidate's
+    # digest, and an exact replay of that receipt finds it and rebuilds the same bytes.
+    again = replay(client, auditor, what_if["receipt_id"], mode="exact")
+    assert again.status_code == 200, again.text
+    assert again.json()["identical"] is True
 
     bad = replay(client, auditor, original["receipt_id"], mode="what_if", policy_yaml="spec: [\n")
     assert bad.status_code == 422 and ":" in bad.json()["errors"][0]["field"]

@@ -32,6 +32,7 @@ from gateway.responses.disclosures import (
 )
 from gateway.responses.receipt_parts import PolicyRecord, ReplayRecord
 from gateway.responses.sessions import SessionContextReplay
+from gateway.store import policies as policy_store
 from gateway.store.database import Connection
 from gateway.store.receipts import ReceiptRow
 from gateway.usecases.access.policy import (
@@ -111,12 +112,29 @@ class Replayer:
         )
 
     async def policy_for(self, asked: _Asked, recorded: PolicyRecord) -> PolicyInForce:
-        """The policy a replay judges by: the candidate for what_if, else the recorded one."""
-        if asked.mode == "what_if":
-            return await self.candidate_policy(
-                asked.conn, asked.principal.tenant_id, asked.policy_digest, asked.policy_yaml
+        """The policy a replay judges by: the candidate for what_if, else the recorded one. An
+        inline candidate is stored (content-addressed, as an upload would be) in the replay's
+        transaction: the replay's receipt names its digest, and a replay of that receipt must
+        find it."""
+        conn, tenant_id = asked.conn, asked.principal.tenant_id
+        if asked.mode != "what_if":
+            return await self.recorded_policy(conn, asked.row.tenant_id, recorded)
+        policy = await self.candidate_policy(
+            conn, tenant_id, asked.policy_digest, asked.policy_yaml
+        )
+        if asked.policy_yaml is not None:
+            loaded = lint_or_reject(asked.policy_yaml, "policy_yaml")
+            await policy_store.insert_bundle(
+                conn,
+                tenant_id,
+                digest=loaded.digest,
+                canonical=loaded.canonical,
+                source=loaded.source,
+                name=loaded.bundle.name,
+                revision=loaded.bundle.revision or None,
+                uploaded_by=asked.principal.key_id,
             )
-        return await self.recorded_policy(asked.conn, asked.row.tenant_id, recorded)
+        return policy
 
     async def _session_replay(self, asked: _Asked) -> SessionContextReplay:
         """A session context rebuilt from its recorded turns, summary and memory candidates:
