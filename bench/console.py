@@ -49,7 +49,7 @@ from bench.receipt_cost import _serve_with_keyring  # the served gateway's gener
 from bench.stages import principal_for
 from gateway.shell.runtime import Runtime, start_runtime
 from gateway.shell.settings import Settings
-from gateway.store.database import transaction
+from gateway.store.transactions import transaction
 from gateway.usecases.access.keys import issue_key
 from gateway.usecases.receiptlog.kinds import CONTEXT
 

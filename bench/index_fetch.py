@@ -26,6 +26,7 @@ from bench.harness import (
     write_result,
 )
 from gateway.store import retrieval
+from gateway.store.scope import Scope
 
 __all__ = ["main"]
 
@@ -33,7 +34,7 @@ NAMESPACE = "idx"
 
 
 async def _measure(url: str, tenant_id: str, budget: int, runs: int) -> dict[str, float]:
-    scope = retrieval.Scope(tenant_id, (NAMESPACE,), None, datetime.now(UTC))
+    scope = Scope(tenant_id, (NAMESPACE,), None, datetime.now(UTC))
     times: dict[bool, list[float]] = {True: [], False: []}
     rows = content_bytes = 0
     async with await psycopg.AsyncConnection.connect(url) as conn:

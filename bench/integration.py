@@ -44,7 +44,7 @@ from gateway.client import AsyncClient
 from gateway.http.metrics import Metrics
 from gateway.responses.disclosures import ContextBundle
 from gateway.shell.settings import Settings, load_settings
-from gateway.store.database import open_pool
+from gateway.store.pool import open_pool
 
 __all__ = ["main"]
 

@@ -69,7 +69,8 @@ from gateway.core.versions import DEFAULT_PROFILE
 from gateway.embedding import Embedder, build_embedder
 from gateway.shell.settings import Settings
 from gateway.store import retrieval
-from gateway.store.database import HNSW_SETTINGS
+from gateway.store.pool import HNSW_SETTINGS
+from gateway.store.scope import Scope
 from gateway.usecases.disclosure.retrieval import recall_limit
 
 __all__ = ["CORPORA", "main", "pack_raw", "run_quality", "sample_questions"]
@@ -244,7 +245,7 @@ async def _gateway_ranking(
 ) -> list[MemoryId]:
     """The gateway's order over its ``top_k`` 50 recall pool: the store's SQL, the core's rank."""
     now = datetime.now(UTC)
-    scope = retrieval.Scope(database.tenant_id, (question.namespace,), None, now)
+    scope = Scope(database.tenant_id, (question.namespace,), None, now)
     async with conn.transaction():
         found = await retrieval.recall(
             conn,

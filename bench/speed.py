@@ -41,7 +41,8 @@ from bench.load import Latencies, run_count
 from bench.stages import open_runtime, principal_for, timed_context
 from gateway.core.model import ContextRequest
 from gateway.store import retrieval
-from gateway.store.database import transaction
+from gateway.store.scope import Scope
+from gateway.store.transactions import transaction
 from gateway.usecases.disclosure.retrieval import recall_limit
 
 __all__ = ["main"]
@@ -76,7 +77,7 @@ async def _floor(
     `text` (the bare top-k queries)."""
     async with open_runtime(db.app_url) as runtime:
         vectors = {q: runtime.embedder.embed([q])[0] for q in queries}
-        scope = retrieval.Scope(db.tenant_id, (NAMESPACE,), None, datetime.now(UTC))
+        scope = Scope(db.tenant_id, (NAMESPACE,), None, datetime.now(UTC))
         queue = [queries[i % len(queries)] for i in range(count)]
         latencies: list[float] = []
         k = recall_limit(TOP_K)

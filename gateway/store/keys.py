@@ -11,7 +11,8 @@ from typing import Any
 import psycopg
 from psycopg.rows import class_row
 
-from gateway.store.database import ENTER_TENANT, Connection, begin_after, in_tenant
+from gateway.store.database import Connection
+from gateway.store.transactions import ENTER_TENANT, begin_after, in_tenant
 
 __all__ = [
     "BURST_SECONDS",

@@ -11,6 +11,7 @@ from pgvector.psycopg import register_vector_async
 from gateway.core.model import Candidate
 from gateway.embedding import HashEmbedder
 from gateway.store import retrieval
+from gateway.store.scope import Scope
 
 
 async def _recall(
@@ -18,9 +19,9 @@ async def _recall(
 ) -> list[Candidate]:
     embedder = HashEmbedder()
     scope = (
-        retrieval.Scope(tenant_id, (namespace,), None, datetime.now(UTC))
+        Scope(tenant_id, (namespace,), None, datetime.now(UTC))
         if as_of is None
-        else retrieval.Scope(tenant_id, (namespace,), None, as_of, historical=True)
+        else Scope(tenant_id, (namespace,), None, as_of, historical=True)
     )
     async with await psycopg.AsyncConnection.connect(url) as conn:
         await register_vector_async(conn)  # as every pooled connection is (query vectors go binary)

@@ -9,7 +9,7 @@ import psycopg
 import pytest
 from psycopg.pq import TransactionStatus
 
-from gateway.store.database import begin_after
+from gateway.store.transactions import begin_after
 from tests.conftest import Key
 
 _CHARGE = "UPDATE rate_buckets SET tokens = tokens - 1 WHERE key_id = %(key_id)s RETURNING tokens"

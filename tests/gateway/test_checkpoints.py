@@ -12,7 +12,7 @@ import pytest
 from litestar.testing import TestClient
 
 from gateway.shell.settings import Settings
-from gateway.store import receipts as receipt_store
+from gateway.store import log_tree as receipt_store
 from receipts import Keyring, leaf_hash, root, verify_checkpoint, verify_export, verify_inclusion
 from receipts.merkle import TILE_SIZE, tile_roots
 from tests.conftest import Key, KeyFactory

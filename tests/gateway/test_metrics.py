@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gateway.client import Client, InvalidRequestError, NewMemory, NewTurn
 from gateway.http.app import create_app
 from gateway.shell.settings import Settings
-from gateway.store.database import open_pool
+from gateway.store.pool import open_pool
 from gateway.usecases.operations.observation import LedgerReadings, observe_ledger
 from tests.conftest import Key
 

@@ -14,7 +14,7 @@ import psycopg
 from litestar.testing import TestClient
 
 from gateway.core.model import Candidate
-from gateway.store import retrieval
+from gateway.store import recall_statement
 from tests.conftest import Key
 from tests.gateway.recall_helpers import recall
 from tests.gateway.sessions_helpers import append, open_session
@@ -60,7 +60,7 @@ def _expected(url: str, tenant_id: str) -> dict[str, float]:
     n = len(docs)
     avgdl = max(sum(len(d) for d in matched.values()) / len(matched), 1)
     df = {t: sum(1 for d in matched.values() if t in d) for t in query}
-    k1, b = retrieval.BM25_K1, retrieval.BM25_B
+    k1, b = recall_statement.BM25_K1, recall_statement.BM25_B
     return {
         memory_id: sum(
             math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5))
@@ -135,16 +135,16 @@ def test_a_small_scope_leaves_out_common_terms_as_probing_does(
     term's document frequency among the matches instead of probing it: a term held by more than
     COMMON_TERM_CAP memories must still be left out, with the same scores, ranks and average
     length as when every term is probed first."""
-    cap = retrieval.COMMON_TERM_CAP
+    cap = recall_statement.COMMON_TERM_CAP
     # "deploy" is in every memory (common); "rollback" and "payments" in a few; a tail of
     # memories holds only the common term, so the unprobed match reads them and must drop them.
     contents = [f"deploy note {i} about lunch" for i in range(cap + 20)]
     contents += [f"rollback of the payments deploy, step {i}" for i in range(12)]
     _write_many(client, agent, "ops", contents)
     task = "how do we rollback the payments deploy"
-    assert len(contents) <= retrieval.UNPROBED_SCOPE
+    assert len(contents) <= recall_statement.UNPROBED_SCOPE
     unprobed = _pool(database_url, agent.tenant_id, task)
-    monkeypatch.setattr(retrieval, "UNPROBED_SCOPE", 0)
+    monkeypatch.setattr(recall_statement, "UNPROBED_SCOPE", 0)
     probed = _pool(database_url, agent.tenant_id, task)
     assert unprobed == probed
     lexical = [row for row in unprobed if row[1] is not None]

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from gateway.domain.principal import Principal
-from gateway.store.database import Pool, connection
+from gateway.store.pool import Pool, connection
 from gateway.usecases.access.keys import authenticate, vouching
 from gateway.usecases.access.request_record import note_principal
 

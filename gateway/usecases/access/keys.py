@@ -22,7 +22,8 @@ from gateway.domain.errors import InvalidRequestError, RateLimitedError, Unauthe
 from gateway.domain.principal import ALL_NAMESPACES, ROLES, Principal, Role
 from gateway.shell.clock import new_ulid, system_clock
 from gateway.store import keys as key_store
-from gateway.store.database import Connection, SyncConnection, begin
+from gateway.store.database import Connection, SyncConnection
+from gateway.store.transactions import begin
 
 __all__ = ["IssuedKey", "authenticate", "authenticated", "issue_key", "parse_bearer", "vouching"]
 

@@ -12,7 +12,8 @@ from gateway.domain.errors import InvalidRequestError, NotFoundError, PayloadToo
 from gateway.domain.principal import Principal
 from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
 from gateway.store import policies as policy_store
-from gateway.store.database import Connection, Pool
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
 from gateway.usecases.access.policy import Mode, PolicyRegistry, lint_or_reject
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.receiptlog.recorder import rfc3339

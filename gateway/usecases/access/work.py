@@ -12,7 +12,8 @@ from contextlib import asynccontextmanager
 
 from gateway.domain.errors import PolicyRefusedError
 from gateway.domain.principal import Principal
-from gateway.store.database import Connection, Pool, connection
+from gateway.store.database import Connection
+from gateway.store.pool import Pool, connection
 from gateway.usecases.access.keys import authenticated
 from gateway.usecases.access.request_record import note_principal
 

@@ -16,8 +16,8 @@ from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.responses.policies import ActivePolicy
 from gateway.responses.receipts import ReceiptDetail, Verification
 from gateway.store import console as console_store
-from gateway.store.database import Pool
 from gateway.store.policies import ActivationRow, BundleRow
+from gateway.store.pool import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
 from gateway.store.supersessions import DecisionRow, decisions_about
 from gateway.usecases.access.policy import PolicyRegistry

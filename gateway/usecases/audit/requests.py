@@ -20,7 +20,7 @@ from gateway.responses.receipts import (
     ReceiptSummary,
     Verification,
 )
-from gateway.store.database import Pool
+from gateway.store.pool import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.verification import (

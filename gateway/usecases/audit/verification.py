@@ -17,8 +17,11 @@ from gateway.domain.errors import ConflictError, NotFoundError
 from gateway.domain.principal import Principal
 from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.responses.receipts import Check
+from gateway.store import log_tree
 from gateway.store import receipts as receipt_store
-from gateway.store.database import Connection, Pool, transaction
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
+from gateway.store.transactions import transaction
 from gateway.usecases.receiptlog.checkpoints import checkpoint_tenant, store_tiles
 from receipts import (
     ChainBreakError,
@@ -134,7 +137,7 @@ async def verify_stored(  # noqa: C901  every check in report order, none stops 
     run("leaf", leaf)
     run("index", lambda: check_index(row))
     previous = (
-        await receipt_store.leaves_between(conn, row.tenant_id, row.seq - 1, row.seq - 1)
+        await log_tree.leaves_between(conn, row.tenant_id, row.seq - 1, row.seq - 1)
         if row.seq > 1
         else [bytes(32)]
     )
@@ -179,14 +182,14 @@ async def prove(
 ) -> Proof | None:
     """An RFC 6962 inclusion proof of the receipt in the latest checkpoint; with a `signer`, a
     fresh checkpoint is made when none covers the receipt yet."""
-    latest = await receipt_store.latest_checkpoint(conn, row.tenant_id)
+    latest = await log_tree.latest_checkpoint(conn, row.tenant_id)
     if (latest is None or latest.size < row.seq) and signer is not None:
         latest = await checkpoint_tenant(conn, signer, row.tenant_id)
     if latest is None or latest.size < row.seq:
         return None
     hashes = await _tiled_proof(conn, row, latest)
     if hashes is None:  # tiles that do not prove the receipt: never trusted, rebuilt from leaves
-        leaves = await receipt_store.leaves(conn, row.tenant_id, latest.size)
+        leaves = await log_tree.leaves(conn, row.tenant_id, latest.size)
         hashes = inclusion_proof(row.seq - 1, leaves)
     return Proof(
         leaf_index=row.seq - 1,
@@ -198,7 +201,7 @@ async def prove(
 
 
 async def _tiled_proof(
-    conn: Connection, row: receipt_store.ReceiptRow, checkpoint: receipt_store.CheckpointRow
+    conn: Connection, row: receipt_store.ReceiptRow, checkpoint: log_tree.CheckpointRow
 ) -> list[bytes] | None:
     """The receipt's inclusion proof from the log's tiles and two tiles of leaves (the one
     holding it, the incomplete last one): O(n / 256) hashes read, not O(n). None when the stored
@@ -248,7 +251,7 @@ async def _export_pages(
     pool: Pool,
     tenant_id: str,
     where: ReceiptFilter,
-    checkpoint: receipt_store.CheckpointRow,
+    checkpoint: log_tree.CheckpointRow,
     tree: _LogTiles | MerkleTree,
 ) -> AsyncIterator[str]:
     filtered = where != ReceiptFilter(limit=where.limit)
@@ -299,7 +302,7 @@ class _LogTiles:
         its tiles lacks them) and the leaves of the incomplete last one, which the root and
         every proof need; None when the stored tiles are not all there."""
         await store_tiles(conn, tenant_id, size)
-        tiles = await receipt_store.tiles(conn, tenant_id, size // TILE_SIZE)
+        tiles = await log_tree.tiles(conn, tenant_id, size // TILE_SIZE)
         if len(tiles) != size // TILE_SIZE:
             return None
         log = cls(tenant_id, size, tiles)
@@ -311,7 +314,7 @@ class _LogTiles:
         size = self.tree.size
         for tile in sorted(tiles - self.leaves.keys()):
             first, last = tile * TILE_SIZE, min((tile + 1) * TILE_SIZE, size)
-            leaves = await receipt_store.leaves_between(conn, self.tenant_id, first + 1, last)
+            leaves = await log_tree.leaves_between(conn, self.tenant_id, first + 1, last)
             if len(leaves) != last - first:
                 _log.error(
                     "receipts %d..%d of %s are not all there", first + 1, last, self.tenant_id
@@ -324,7 +327,7 @@ class _LogTiles:
 
 
 async def _proving_tree(
-    conn: Connection, tenant_id: str, checkpoint: receipt_store.CheckpointRow
+    conn: Connection, tenant_id: str, checkpoint: log_tree.CheckpointRow
 ) -> _LogTiles | MerkleTree:
     """What an export's proofs come from: the log's tiles, when they give the checkpoint's root;
     else every leaf, hashed once."""
@@ -334,7 +337,7 @@ async def _proving_tree(
         if log.tree.root() == bytes(checkpoint.root):
             return log
         _log.warning("stored tiles of %s do not give checkpoint %d's root", tenant_id, size)
-    tree = MerkleTree(await receipt_store.leaves(conn, tenant_id, size))
+    tree = MerkleTree(await log_tree.leaves(conn, tenant_id, size))
     if tree.size != size or tree.root() != bytes(checkpoint.root):
         _log.error("the stored log of %s disagrees with its checkpoint %d", tenant_id, size)
         raise _inconsistent(size)

@@ -15,7 +15,8 @@ from datetime import datetime
 from gateway.domain.principal import Principal
 from gateway.responses.policies import ReplayProblem, WhatIfReceipt, WhatIfReport
 from gateway.store import receipts as receipt_store
-from gateway.store.database import Connection, Pool
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
 from gateway.usecases.access.policy import PolicyInForce, reads_content, request_stage
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.recorded import (

@@ -38,9 +38,12 @@ from gateway.domain.errors import (
 from gateway.domain.memory import MemoryDraft
 from gateway.domain.principal import Principal
 from gateway.responses.compiling import CompileCounts, CompileJob
+from gateway.store import compile_inputs
 from gateway.store import compiling as store
-from gateway.store.database import Connection, Pool, connection, transaction
+from gateway.store.database import Connection
 from gateway.store.errors import DatabaseUnavailableError
+from gateway.store.pool import Pool, connection
+from gateway.store.transactions import transaction
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.compiling.extractors import Extractor, ExtractorError
 from gateway.usecases.memories.writer import Writer
@@ -108,7 +111,7 @@ async def _write_digest(
     writer: Writer,
     principal: Principal,
     job: store.JobRow,
-    rows: Sequence[store.EpisodeRow],
+    rows: Sequence[compile_inputs.EpisodeRow],
 ) -> None:
     """Fold this chunk's turns into the session's digest: a new version superseding the live
     one, its sources the one before and the turns it retells (erasing a turn erases every
@@ -117,9 +120,11 @@ async def _write_digest(
     the same idempotency key, so a second or concurrent compile of them writes no copy."""
     assert job.session_id is not None
     name = f"{DIGEST[0]}/{DIGEST[1]}"
-    previous = await store.live_digest(conn, job.tenant_id, job.namespace, job.session_id, name)
+    previous = await compile_inputs.live_digest(
+        conn, job.tenant_id, job.namespace, job.session_id, name
+    )
     remembered = [r.memory_id for r in rows if r.memory_id is not None]
-    retired = await store.retired_among(conn, job.tenant_id, remembered)
+    retired = await compile_inputs.retired_among(conn, job.tenant_id, remembered)
     told = [r for r in rows if r.memory_id not in retired or r.memory_id is None]
     if not told and previous is None:
         return  # nothing of the session is left to tell
@@ -263,11 +268,11 @@ class Compiler:
             now = self.clock()
             mark = await store.lock_watermark(conn, job.tenant_id, scope, job.extractor, now)
             if job.session_id is not None:
-                rows = await store.session_episodes(
+                rows = await compile_inputs.session_episodes(
                     conn, job.tenant_id, job.session_id, mark.through_seq, CHUNK_EPISODES
                 )
             else:
-                rows = await store.namespace_episodes(
+                rows = await compile_inputs.namespace_episodes(
                     conn, job.tenant_id, job.namespace, mark.through_memory, CHUNK_EPISODES
                 )
             if not rows:
@@ -283,7 +288,7 @@ class Compiler:
             ]
             known = [
                 Known(c.claim_key, c.value)
-                for c in await store.live_claims(conn, job.tenant_id, job.namespace)
+                for c in await compile_inputs.live_claims(conn, job.tenant_id, job.namespace)
             ]
             facts = await extractor.extract(episodes, known)
             drafts = [_draft(f, job.namespace, job.extractor) for f in facts]

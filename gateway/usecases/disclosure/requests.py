@@ -20,7 +20,7 @@ from gateway.responses.disclosures import (
     Timeline,
 )
 from gateway.responses.sessions import SessionContextReplay
-from gateway.store.database import Pool
+from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.disclosure import listing, lookup

@@ -34,6 +34,7 @@ from gateway.store import memories as memory_store
 from gateway.store import retrieval
 from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection
+from gateway.store.scope import Scope
 
 __all__ = [
     "SearchOutcome",
@@ -82,9 +83,9 @@ def _scope(
     memory_types: tuple[MemoryType, ...] | None,
     now: datetime,
     historical: bool = False,
-) -> retrieval.Scope:
+) -> Scope:
     selected = None if ALL_NAMESPACES in namespaces else namespaces
-    return retrieval.Scope(principal.tenant_id, selected, memory_types, now, historical)
+    return Scope(principal.tenant_id, selected, memory_types, now, historical)
 
 
 def recall_limit(top_k: int) -> int:

@@ -16,7 +16,8 @@ from gateway.domain.principal import Principal
 from gateway.responses.compiling import ConflictEntry, ConflictPage, ConflictSide
 from gateway.store import memories as memory_store
 from gateway.store import supersessions as store
-from gateway.store.database import Connection, Pool
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.memories.supersession import Superseder
 from gateway.usecases.receiptlog.recorder import rfc3339

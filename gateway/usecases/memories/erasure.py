@@ -18,7 +18,8 @@ from gateway.responses.memories import Erased
 from gateway.responses.receipt_bodies import ErasureBody, ErasureRecord, ErasureTarget
 from gateway.store import erasures as erasure_store
 from gateway.store import memories as memory_store
-from gateway.store.database import Connection, Pool
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.receiptlog.kinds import ERASURE
 from gateway.usecases.receiptlog.recorder import Recorder

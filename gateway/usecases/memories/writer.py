@@ -21,7 +21,7 @@ from gateway.responses.memories import BatchItem, BatchWrite, Deleted, Written
 from gateway.store import memories as store
 from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection as Conn
-from gateway.store.database import Pool
+from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.memories.supersession import Settled, Superseder
 from gateway.usecases.receiptlog.recorder import rfc3339

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gateway.store.compiling import compile_backlog
-from gateway.store.database import Pool, transaction
 from gateway.store.lag import checkpoint_lag
+from gateway.store.pool import Pool
+from gateway.store.transactions import transaction
 
 __all__ = ["CompileJobs", "LedgerReadings", "PoolUsage", "observe_ledger", "pool_usage"]
 

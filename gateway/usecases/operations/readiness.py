@@ -7,8 +7,9 @@ import logging
 
 from gateway.domain.errors import UnavailableError
 from gateway.responses.health import Readiness
-from gateway.store.database import Pool, ping
 from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
+from gateway.store.pool import Pool
+from gateway.store.transactions import ping
 
 __all__ = ["readiness"]
 

@@ -15,8 +15,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from gateway.store import receipts as receipt_store
-from gateway.store.database import Connection, Pool, transaction
+from gateway.store import log_tree as receipt_store
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
+from gateway.store.transactions import transaction
 from receipts import MerkleFrontier, Signer, log_origin
 from receipts.merkle import TILE_SIZE, tile_roots
 

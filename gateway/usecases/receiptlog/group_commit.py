@@ -29,9 +29,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from gateway.store import receipts as receipt_store
-from gateway.store.database import Connection, Pool, pipelined_transaction
+from gateway.store import receipt_appends as receipt_store
+from gateway.store.database import Connection
 from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
+from gateway.store.pool import Pool
+from gateway.store.transactions import pipelined_transaction
 from receipts import Signer, leaf_hash
 from receipts.canonical import CanonicalTemplate
 

@@ -41,7 +41,8 @@ from gateway.responses.sessions import Compaction, SessionContext
 from gateway.store import sessions as store
 from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
-from gateway.store.database import Connection, Pool
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
 from gateway.usecases.access.policy import (
     reads_content,
     request_view,

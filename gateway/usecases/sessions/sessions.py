@@ -33,7 +33,8 @@ from gateway.store import session_appends as append_store
 from gateway.store import sessions as store
 from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
-from gateway.store.database import Connection, Pool
+from gateway.store.database import Connection
+from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.disclosure.pipeline import Discloser
 from gateway.usecases.memories.writer import Writer

@@ -1,0 +1,88 @@
+"""The commands that are clients of a running gateway, not a gateway: `ctxgw sweep` (one task at
+several budgets), `ctxgw session` (sessions over HTTP) and `ctxgw mcp` (the agent tools over MCP).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+
+from gateway.shell.settings import Settings
+
+__all__: list[str] = []  # the commands' functions are `gateway.shell.cli`'s to call
+
+
+def _sweep(args: argparse.Namespace, settings: Settings) -> int:
+    from gateway.client import Client, ClientError
+    from gateway.client.options import ContextOptions
+    from gateway.shell.sweep import render_svg, render_table, run_sweep
+
+    key = _agent_key(args, settings, "sweep")
+    if key is None:
+        return 2
+    try:
+        budgets = sorted({int(b) for b in args.budgets.split(",")})
+    except ValueError:
+        print("ctxgw sweep: --budgets takes comma-separated integers", file=sys.stderr)
+        return 2
+    options: ContextOptions = {"top_k": args.top_k, "include_index": not args.no_index}
+    if args.namespaces:
+        options["namespaces"] = [n.strip() for n in args.namespaces.split(",")]
+    url = args.url or f"http://{settings.host}:{settings.port}"
+    with Client(key, url, timeout=60) as ctxgw:
+        try:
+            rows = run_sweep(ctxgw, args.task, budgets, options)
+        except ClientError as exc:
+            print(f"ctxgw sweep: {exc}", file=sys.stderr)
+            return 1
+    print(render_table(rows))
+    Path(args.chart).write_text(render_svg(rows, f"ctxgw sweep: {args.task}"))
+    print(f"\nchart written to {args.chart}")
+    return 0
+
+
+def _agent_key(args: argparse.Namespace, settings: Settings, command: str) -> str | None:
+    """`--key`, or the demo agent key in the data dir; None (after saying so) when neither."""
+    if args.key is not None:
+        return str(args.key)
+    demo = settings.data_dir / "demo-keys.json"
+    if not demo.exists():
+        print(f"ctxgw {command}: give --key (no demo keys found)", file=sys.stderr)
+        return None
+    return str(json.loads(demo.read_text())["agent"])
+
+
+def _session(args: argparse.Namespace, settings: Settings) -> int:
+    import httpx
+
+    from gateway.shell.session_cli import run_session
+
+    key = _agent_key(args, settings, "session")
+    if key is None:
+        return 2
+    url = args.url or f"http://{settings.host}:{settings.port}"
+    try:
+        return run_session(args, url, key)
+    except (RuntimeError, httpx.HTTPError, OSError) as exc:
+        print(f"ctxgw session: {exc}", file=sys.stderr)
+        return 1
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    """A client of a gateway, not a gateway: no GATEWAY_* settings, no database."""
+    from gateway.client.mcp_server import client_config, serve_stdio
+
+    if args.mcp_command == "config":
+        print(client_config(args.client))
+        return 0
+    if not os.environ.get("CTXGW_API_KEY"):
+        print("ctxgw mcp: set CTXGW_API_KEY (and CTXGW_URL)", file=sys.stderr)
+        return 2
+    # stderr is the MCP client's log: problems only, not a line per call (the SDK's and httpx's).
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    serve_stdio()
+    return 0

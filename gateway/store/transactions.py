@@ -1,0 +1,157 @@
+"""Transactions inside the tenant wall: opened on a connection or through the pool, after a
+statement of their own, or pipelined; and `ping`, the one that checks receipts can be written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import PoolTimeout
+
+from gateway.store.availability import GatedPool
+from gateway.store.database import Connection
+from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
+from gateway.store.pool import connection
+
+__all__ = [
+    "ENTER_TENANT",
+    "begin",
+    "begin_after",
+    "in_tenant",
+    "ping",
+    "pipelined_transaction",
+    "transaction",
+]
+
+
+# Row-level security (migration 0010): a transaction sees the rows of the tenant it entered
+# (enter_tenant(), a SET LOCAL) and no other; one that entered none sees nothing. The tenant is
+# entered in the same round trip as what it guards: `begin` sends it with BEGIN, `in_tenant`
+# with a statement run on its own (the key lookup, before the request's transaction), each as
+# one simple-query message, which PostgreSQL runs as one transaction.
+
+
+ENTER_TENANT = "SELECT enter_tenant(%(tenant_id)s)"  # for a transaction already open (the CLI)
+
+
+def _entering(tenant_id: str) -> sql.Composed:
+    return sql.SQL("SELECT enter_tenant({})").format(sql.Literal(tenant_id))
+
+
+@asynccontextmanager
+async def begin(conn: Connection, tenant_id: str | None = None) -> AsyncIterator[Connection]:
+    """A transaction on `conn` (in autocommit), inside the wall of `tenant_id` when given:
+    committed when the block ends, rolled back on error. BEGIN and the tenant's entry travel
+    in one message; savepoints inside (`conn.transaction()`) nest as usual."""
+    opening = (
+        sql.SQL("BEGIN") if tenant_id is None else sql.SQL("BEGIN; {}").format(_entering(tenant_id))
+    )
+    async with _opened_by(conn, opening):
+        yield conn
+
+
+@asynccontextmanager
+async def begin_after(
+    conn: Connection, tenant_id: str, query: str, params: dict[str, Any]
+) -> AsyncIterator[psycopg.AsyncCursor[tuple[object, ...]]]:
+    """`in_tenant`, then `begin` in the same wall, in one round trip: `query` runs on its own and
+    commits first (its row locks last that one statement), then the transaction opens. The
+    block gets the cursor on the statement's result; the transaction ends with it as `begin`'s
+    does. If the statement fails, nothing after it runs and no transaction is open."""
+    statement = psycopg.AsyncClientCursor(conn).mogrify(query, params)
+    entering = _entering(tenant_id)
+    opening = sql.SQL("{}; {}; COMMIT; BEGIN; {}").format(entering, sql.SQL(statement), entering)
+    async with _opened_by(conn, opening) as cur:
+        cur.nextset()
+        yield cur
+
+
+@asynccontextmanager
+async def _opened_by(
+    conn: Connection, opening: sql.SQL | sql.Composed
+) -> AsyncIterator[psycopg.AsyncCursor[tuple[object, ...]]]:
+    """The transaction that `opening` leaves open on `conn`: committed when the block ends,
+    rolled back on error. The block gets the cursor on `opening`'s results."""
+    try:
+        cur = await conn.execute(opening)
+        try:
+            yield cur
+        except BaseException:
+            if not conn.broken:
+                await conn.execute("ROLLBACK")
+            raise
+        await conn.execute("COMMIT")
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        raise DatabaseUnavailableError(str(exc)) from exc
+
+
+async def in_tenant(
+    conn: Connection, tenant_id: str, query: str, params: dict[str, Any]
+) -> psycopg.AsyncCursor[tuple[object, ...]]:
+    """Run one statement on its own (autocommit) inside the wall of `tenant_id`, in one round
+    trip: its parameters are bound client-side, so that the tenant's entry and the statement go
+    as one message (one implicit transaction). The cursor is on the statement's result."""
+    statement = psycopg.AsyncClientCursor(conn).mogrify(query, params)
+    cur = await conn.execute(sql.SQL("{}; {}").format(_entering(tenant_id), sql.SQL(statement)))
+    cur.nextset()
+    return cur
+
+
+@asynccontextmanager
+async def transaction(pool: GatedPool, tenant_id: str | None = None) -> AsyncIterator[Connection]:
+    """One connection in one transaction: committed when the block ends, rolled back on error;
+    inside the wall of `tenant_id` when given (work across tenants has its own functions,
+    migration 0010)."""
+    async with connection(pool) as conn, begin(conn, tenant_id):
+        yield conn
+
+
+@asynccontextmanager
+async def pipelined_transaction(pool: GatedPool, tenant_id: str) -> AsyncIterator[Connection]:
+    """As `transaction`, in a libpq pipeline (the pool's connections are in autocommit, so the
+    transaction is spelled out): BEGIN and the tenant's entry travel with the first statement
+    and COMMIT with the last, and a statement's answer is awaited only when it is read. Any
+    failure raises by the end of the block and rolls the whole transaction back."""
+    if pool.shut:
+        raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
+    try:
+        async with pool.connection() as conn:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN")
+                    await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
+                    yield conn
+                    await conn.execute("COMMIT")
+            except BaseException:
+                if not conn.closed:
+                    with suppress(psycopg.Error):
+                        await conn.execute("ROLLBACK")
+                if conn.broken:
+                    pool.suspect()
+                raise
+    except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+        pool.suspect()
+        raise DatabaseUnavailableError(str(exc)) from exc
+
+
+# Whether this login may write receipts now: the database answers, is not read-only, and the
+# grants to append a receipt and advance its log are in place.
+_RECEIPTS_WRITABLE = """
+SELECT current_setting('transaction_read_only') = 'off'
+       AND has_table_privilege('receipts', 'INSERT')
+       AND has_table_privilege('receipt_logs', 'UPDATE')
+"""
+
+
+async def ping(pool: GatedPool) -> None:
+    """Through the pool: the database answers and receipts can be written there;
+    `DatabaseUnavailableError` or `ReceiptWriteError` when not."""
+    async with transaction(pool) as conn:
+        cur = await conn.execute(_RECEIPTS_WRITABLE)
+        row = await cur.fetchone()
+    if row is None or row[0] is not True:
+        raise ReceiptWriteError("receipts cannot be written: read-only or without the grants")
