@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 from gateway import __version__
 from gateway.domain.errors import GatewayError
-from gateway.shell.cli_clients import _mcp, _session, _sweep
-from gateway.shell.cli_keys import _Database, _keys
-from gateway.shell.cli_serve import _serve, _serve_workers
+from gateway.shell.cli_clients import run_mcp_command, run_session_command, run_sweep_command
+from gateway.shell.cli_keys import KeyDatabase, run_keys_command
+from gateway.shell.cli_serve import serve, serve_workers
 from gateway.shell.logs import configure_logging
 from gateway.shell.session_cli import add_parser as add_session_parser
 from gateway.shell.settings import Settings, SettingsError, load_settings
@@ -114,7 +114,7 @@ def _rate(raw: str) -> float | None:
 def _dispatch(args: argparse.Namespace, settings: Settings, told_data_dir: bool) -> int:
     """The commands that need settings (and most, the database)."""
     if args.command == "serve" and args.workers > 1:
-        return _serve_workers(
+        return serve_workers(
             settings,
             args.host or settings.host,
             args.port or settings.port,
@@ -123,18 +123,18 @@ def _dispatch(args: argparse.Namespace, settings: Settings, told_data_dir: bool)
         )
     if args.command == "serve":
         asyncio.run(
-            _serve(settings, args.host or settings.host, args.port or settings.port, args.demo)
+            serve(settings, args.host or settings.host, args.port or settings.port, args.demo)
         )
         return 0
     if args.command == "sweep":
-        return _sweep(args, settings)
+        return run_sweep_command(args, settings)
     if args.command == "session":
-        return _session(args, settings)
+        return run_session_command(args, settings)
     if args.command == "migrate":
-        with _Database(settings):
+        with KeyDatabase(settings):
             print("migrations are up to date")
         return 0
-    return _keys(args, settings, told_data_dir)
+    return run_keys_command(args, settings, told_data_dir)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run = main_test if args.policy_command == "test" else main_lint
         return run(args.policy_args)
     if args.command == "mcp":
-        return _mcp(args)
+        return run_mcp_command(args)
     try:
         settings = load_settings(os.environ)
     except SettingsError as exc:

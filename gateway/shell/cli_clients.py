@@ -13,10 +13,10 @@ from pathlib import Path
 
 from gateway.shell.settings import Settings
 
-__all__: list[str] = []  # the commands' functions are `gateway.shell.cli`'s to call
+__all__ = ["run_mcp_command", "run_session_command", "run_sweep_command"]
 
 
-def _sweep(args: argparse.Namespace, settings: Settings) -> int:
+def run_sweep_command(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.client import Client, ClientError
     from gateway.client.options import ContextOptions
     from gateway.shell.sweep import render_svg, render_table, run_sweep
@@ -56,7 +56,7 @@ def _agent_key(args: argparse.Namespace, settings: Settings, command: str) -> st
     return str(json.loads(demo.read_text())["agent"])
 
 
-def _session(args: argparse.Namespace, settings: Settings) -> int:
+def run_session_command(args: argparse.Namespace, settings: Settings) -> int:
     import httpx
 
     from gateway.shell.session_cli import run_session
@@ -72,7 +72,7 @@ def _session(args: argparse.Namespace, settings: Settings) -> int:
         return 1
 
 
-def _mcp(args: argparse.Namespace) -> int:
+def run_mcp_command(args: argparse.Namespace) -> int:
     """A client of a gateway, not a gateway: no GATEWAY_* settings, no database."""
     from gateway.client.mcp_server import client_config, serve_stdio
 

@@ -15,10 +15,10 @@ from gateway.store.migrator import apply_migrations
 from gateway.usecases.access.keys import issue_key
 from gateway.usecases.receiptlog.recorder import rfc3339
 
-__all__: list[str] = []  # the commands' functions are `gateway.shell.cli`'s to call
+__all__ = ["KeyDatabase", "run_keys_command"]
 
 
-class _Database:
+class KeyDatabase:
     """A synchronous connection URL for admin commands, starting the embedded server if needed.
 
     Works beside a running gateway on the same data dir: the embedded server is shared, and only
@@ -63,10 +63,10 @@ def _key_store_refused(args: argparse.Namespace, settings: Settings, told: bool)
     return True
 
 
-def _keys(args: argparse.Namespace, settings: Settings, told: bool) -> int:
+def run_keys_command(args: argparse.Namespace, settings: Settings, told: bool) -> int:
     if _key_store_refused(args, settings, told):
         return 2
-    with _Database(settings) as url, connect(url, autocommit=True) as conn:
+    with KeyDatabase(settings) as url, connect(url, autocommit=True) as conn:
         if args.key_command == "create":
             issued = issue_key(
                 conn,

@@ -11,13 +11,13 @@ from typing import Any
 
 from gateway.shell.settings import Settings
 
-__all__ = ["DEMO_TASK"]
+__all__ = ["DEMO_TASK", "serve", "serve_workers"]
 
 
 DEMO_TASK = "How do I roll back an Atlas deploy?"
 
 
-def _serve_workers(settings: Settings, host: str, port: int, demo: bool, workers: int) -> int:
+def serve_workers(settings: Settings, host: str, port: int, demo: bool, workers: int) -> int:
     """N worker processes, each with its own runtime (`gateway.http.asgi`). The embedded server,
     when used, is held open here so that it outlives any one worker."""
     from gateway.http.workers import run_workers
@@ -72,7 +72,7 @@ def _server_class() -> type[Any]:
     return Server
 
 
-async def _serve(settings: Settings, host: str, port: int, demo: bool) -> None:
+async def serve(settings: Settings, host: str, port: int, demo: bool) -> None:
     import uvicorn
 
     from gateway.http.app import create_app

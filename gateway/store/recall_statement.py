@@ -14,9 +14,18 @@ from typing import Any, Literal
 from pgvector import Vector
 from psycopg import sql
 
-from gateway.store.scope import _COLUMNS, Scope
+from gateway.store.scope import CANDIDATE_COLUMNS, Scope
 
-__all__ = ["BM25_B", "BM25_K1", "COMMON_TERM_CAP", "CONTEXT_HITS", "UNPROBED_SCOPE"]
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "COMMON_TERM_CAP",
+    "CONTEXT_HITS",
+    "UNPROBED_SCOPE",
+    "recall_ctes",
+    "recall_params",
+    "recall_query",
+]
 
 
 # Okapi BM25 (Robertson & Zaragoza 2009) over the tsvector: k1 and b are the usual defaults.
@@ -42,7 +51,7 @@ UNPROBED_SCOPE = 1000
 CONTEXT_HITS = 10
 
 
-def _recall_query(
+def recall_query(
     scope: Scope,
     *,
     task: str,
@@ -58,8 +67,8 @@ def _recall_query(
         WITH {ctes}
         SELECT * FROM recalled ORDER BY memory_id
         """
-    ).format(ctes=_recall_ctes(scope, dim, corpus_size))
-    return query, _recall_params(
+    ).format(ctes=recall_ctes(scope, dim, corpus_size))
+    return query, recall_params(
         scope,
         task=task,
         query_vector=query_vector,
@@ -69,7 +78,7 @@ def _recall_query(
     )
 
 
-def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | None) -> sql.Composed:
+def recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | None) -> sql.Composed:
     """The recall's common table expressions: `vec` and `lex`, `adjacent` (the neighbours of
     their strongest hits), `recalled_ids` (all of them) and `recalled` (their rows with both
     retrievers' ranks and scores and the hits' neighbours). BM25's N is the
@@ -216,7 +225,7 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
         """
     ).format(
         vtype=vector_type,
-        columns=_COLUMNS,
+        columns=CANDIDATE_COLUMNS,
         dim=sql.Literal(dim),
         filters=scope.filters(),
         earlier_filters=scope.filters(created="implied"),
@@ -232,7 +241,7 @@ def _recall_ctes(scope: Scope, dim: int, corpus_size: int | Literal["live"] | No
     )
 
 
-def _recall_params(
+def recall_params(
     scope: Scope,
     *,
     task: str,

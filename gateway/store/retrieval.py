@@ -18,8 +18,8 @@ from psycopg.rows import dict_row
 
 from gateway.core.model import Candidate, candidate_of
 from gateway.store.database import Connection
-from gateway.store.recall_statement import _recall_ctes, _recall_params, _recall_query
-from gateway.store.scope import _COLUMNS, _HEADING_COLUMNS, Scope
+from gateway.store.recall_statement import recall_ctes, recall_params, recall_query
+from gateway.store.scope import CANDIDATE_COLUMNS, HEADING_COLUMNS, Scope
 
 __all__ = [
     "INDEX_LINE_OVERHEAD_TOKENS",
@@ -68,7 +68,7 @@ def _index_query(
         ORDER BY confidence DESC, memory_id
         """
     ).format(
-        columns=_COLUMNS if with_content else _HEADING_COLUMNS,
+        columns=CANDIDATE_COLUMNS if with_content else HEADING_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
         filters=scope.filters(),
         live=scope.live(),
@@ -114,7 +114,7 @@ async def recall(
     `corpus_size` is BM25's N, the live memories in scope (counted in the statement when not
     given). One round trip, on a connection with pgvector's types registered, as every pooled
     connection is (`gateway.store.pool`): the query vector is sent binary."""
-    query, params = _recall_query(
+    query, params = recall_query(
         scope,
         task=task,
         query_vector=query_vector,
@@ -175,12 +175,12 @@ async def context_candidates(
     ).format(
         filters=scope.filters(),
         live=scope.live(),
-        ctes=_recall_ctes(scope, len(query_vector), "live"),
+        ctes=recall_ctes(scope, len(query_vector), "live"),
         names=sql.SQL(_NAMES),
-        index_columns=_COLUMNS if index_content else _HEADING_COLUMNS,
+        index_columns=CANDIDATE_COLUMNS if index_content else HEADING_COLUMNS,
         overhead=sql.Literal(INDEX_LINE_OVERHEAD_TOKENS),
     )
-    params = _recall_params(
+    params = recall_params(
         scope,
         task=task,
         query_vector=query_vector,

@@ -11,7 +11,7 @@ from psycopg import sql
 
 from gateway.domain.memory import MemoryType
 
-__all__ = ["Created", "Scope"]
+__all__ = ["CANDIDATE_COLUMNS", "HEADING_COLUMNS", "Created", "Scope"]
 
 
 _OTHER_COLUMNS = (
@@ -19,11 +19,11 @@ _OTHER_COLUMNS = (
     "m.expires_at, m.deleted_at, m.superseded_by, m.content_sha256, m.tokens, m.heading_tokens, "
     "m.erased_at, m.superseded_decision, m.claim_key"
 )
-_COLUMNS = sql.SQL(
+CANDIDATE_COLUMNS = sql.SQL(
     "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, " + _OTHER_COLUMNS
 )
 # Index lines show headings only: without a policy that reads content, none is fetched for them.
-_HEADING_COLUMNS = sql.SQL(
+HEADING_COLUMNS = sql.SQL(
     "m.memory_id, m.namespace, m.memory_type, m.heading, ''::text AS content, " + _OTHER_COLUMNS
 )
 
