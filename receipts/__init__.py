@@ -8,9 +8,11 @@ no clock and draws randomness only in the key-generation functions. Modules, one
                         what a refusal must say
 - `receipts.dsse`       DSSE v1 envelope and PAE
 - `receipts.keyring`    keyring file, per-tenant HKDF subkeys, Ed25519 keys, rotation
-- `receipts.keyfiles`   owner-only key files, Ed25519 private key PEM
+- `receipts.keyfiles`   owner-only key files, Ed25519 private key PEM, the public keyring
 - `receipts.signing`    `Signer` and `verify_envelope`
 - `receipts.merkle`     RFC 6962/9162 Merkle tree, inclusion and consistency proofs
+- `receipts.proof_verification`
+                        checking those proofs (RFC 9162 §2.1.3.2, §2.1.4.2)
 - `receipts.checkpoint` checkpoints as Ed25519 signed notes
 - `receipts.export`     the JSONL export line format
 - `receipts.verify`     verification of receipts and exports
@@ -56,6 +58,7 @@ from receipts.errors import (
     ReceiptError,
     SeqGapError,
     SignatureMismatchError,
+    SignatureMissingError,
     TenantMismatchError,
     UnknownKeyError,
     VerificationError,
@@ -68,7 +71,13 @@ from receipts.export import (
     export_line,
     parse_line,
 )
-from receipts.keyfiles import load_private_key, private_key_pem, write_private_file
+from receipts.keyfiles import (
+    load_private_key,
+    private_key_pem,
+    public_keyring,
+    write_private_file,
+    write_public_file,
+)
 from receipts.keyring import (
     Ed25519Key,
     HmacKey,
@@ -87,9 +96,8 @@ from receipts.merkle import (
     leaf_hash,
     node_hash,
     root,
-    verify_consistency,
-    verify_inclusion,
 )
+from receipts.proof_verification import verify_consistency, verify_inclusion
 from receipts.signing import Signer, verify_envelope
 from receipts.verify import ReceiptCheck, VerifyReport, verify_export, verify_receipt
 
@@ -129,6 +137,7 @@ __all__ = [
     "SeqGapError",
     "Signature",
     "SignatureMismatchError",
+    "SignatureMissingError",
     "Signer",
     "TenantMismatchError",
     "UnknownKeyError",
@@ -151,6 +160,7 @@ __all__ = [
     "parse_checkpoint",
     "parse_line",
     "private_key_pem",
+    "public_keyring",
     "read_header",
     "root",
     "rotate",
@@ -165,4 +175,5 @@ __all__ = [
     "verify_inclusion",
     "verify_receipt",
     "write_private_file",
+    "write_public_file",
 ]

@@ -1,7 +1,15 @@
 """``python -m receipts verify EXPORT.jsonl --keyring KEYRING.json [options]``
+``python -m receipts public-keyring FULL.json [-o PUBLIC.json] [--force]``
 
-Verifies an export offline: no server, no database. Exit status: 0 valid, 1 invalid (the error
-code is printed), 2 usage error (bad arguments, unreadable file, unusable keyring).
+``verify`` verifies an export offline: no server, no database. Every receipt's Ed25519 signature
+is required, and its HMAC signature too when the keyring holds HMAC secrets; no option waives
+either. Exit status: 0 valid, 1 invalid (the error code is printed), 2 usage error (bad
+arguments, unreadable file, unusable keyring).
+
+``public-keyring`` derives the keyring to hand to auditors from the gateway's full one: every
+Ed25519 public key, no HMAC secret (`receipts.keyfiles.public_keyring`). It writes to standard
+output, or to a new file (mode 0644; ``--force`` replaces one). Exit status: 0 written, 2 usage
+error (unreadable or unusable keyring, file exists).
 """
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ from receipts.checkpoint import Checkpoint
 from receipts.dsse import b64encode
 from receipts.errors import KeyringError, MalformedError, VerificationError
 from receipts.extract import ExtractFilter, verify_extract
+from receipts.keyfiles import public_keyring, write_public_file
 from receipts.keyring import Keyring
 from receipts.verify import VerifyReport, verify_export
 
@@ -29,6 +38,34 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = _parser()
     args = parser.parse_args(argv)  # exits 2 on bad usage
+    if args.command == "public-keyring":
+        return _public_keyring(args, out)
+    return _verify(args, out)
+
+
+def _public_keyring(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        keyring = Keyring.load(args.keyring)
+        data = public_keyring(keyring)
+        if args.output is None:
+            out.write(data.decode("utf-8"))
+            return EXIT_VALID
+        write_public_file(args.output, data, overwrite=args.force)
+    except FileExistsError:
+        print(f"receipts: {args.output} exists (pass --force to replace it)", file=sys.stderr)
+        return EXIT_USAGE
+    except (OSError, KeyringError) as exc:
+        print(f"receipts: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    ids = ", ".join(f"{key.key_id} ({key.status})" for key in keyring.ed25519)
+    print(
+        f"wrote {args.output}: Ed25519 public keys {ids}; no HMAC secret, no private key",
+        file=out,
+    )
+    return EXIT_VALID
+
+
+def _verify(args: argparse.Namespace, out: TextIO) -> int:
     try:
         keyring = Keyring.load(args.keyring)
         checkpoint = None if args.checkpoint is None else args.checkpoint.read_text("utf-8")
@@ -77,7 +114,7 @@ def describe(report: VerifyReport) -> list[str]:
         lines = [
             f"VALID  tenant {report.tenant_id}: {_plural(report.receipts, 'receipt')}, "
             f"seq {report.first_seq}..{report.last_seq}",
-            f"  signatures  ok ({', '.join(report.keyids)})",
+            "  signatures  " + _describe_signatures(report),
             "  chain       " + _describe_chain(report),
         ]
     lines.append("  checkpoint  " + _describe_checkpoint(report, report.checkpoint))
@@ -91,6 +128,16 @@ def describe(report: VerifyReport) -> list[str]:
         bundle = "bundle sha256 matches" if check.bundle_checked else "bundle not checked"
         lines.append(f"  receipt     {check.receipt_id} at seq {check.seq}: {bundle}")
     return lines
+
+
+def _describe_signatures(report: VerifyReport) -> str:
+    """Which signatures were required and checked on every receipt, and which were not."""
+    if report.hmac_checked:
+        return f"ok: Ed25519 and HMAC on every receipt ({', '.join(report.keyids)})"
+    line = f"ok: Ed25519 on every receipt ({', '.join(report.keyids)}); HMAC not checked"
+    if report.unchecked_keyids:
+        line += f" ({', '.join(report.unchecked_keyids)})"
+    return line + ": the keyring holds no HMAC secret (a public keyring)"
 
 
 def _describe_chain(report: VerifyReport) -> str:
@@ -166,7 +213,8 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--allow-unanchored",
         action="store_true",
-        help="accept an export without its end line (no checkpoint: nothing anchors it)",
+        help="accept an export without its end line (no checkpoint: nothing anchors it); "
+        "signatures are required all the same",
     )
     verify.add_argument(
         "--full",
@@ -179,6 +227,15 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("--memory-id", help="with --full: the extract's memory filter")
     verify.add_argument("--since", type=_instant, help="with --full: issued at or after")
     verify.add_argument("--until", type=_instant, help="with --full: issued before")
+    public = commands.add_parser(
+        "public-keyring",
+        help="derive the keyring to hand to auditors: Ed25519 public keys, no HMAC secret",
+    )
+    public.add_argument("keyring", type=Path, metavar="FULL.json", help="the gateway's keyring")
+    public.add_argument(
+        "-o", "--output", type=Path, metavar="PUBLIC.json", help="write here (default: stdout)"
+    )
+    public.add_argument("--force", action="store_true", help="replace an existing output file")
     return parser
 
 

@@ -39,7 +39,8 @@ from receipts.errors import (
     MalformedError,
     UnknownKeyError,
 )
-from receipts.merkle import HASH_SIZE, verify_consistency
+from receipts.merkle import HASH_SIZE
+from receipts.proof_verification import verify_consistency
 
 __all__ = [
     "Checkpoint",

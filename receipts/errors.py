@@ -7,6 +7,9 @@
         ├── MalformedError             malformed            not the shape the format requires
         ├── NotCanonicalError          not_canonical        body bytes are not RFC 8785 form
         ├── SignatureMismatchError     signature_mismatch   a signature does not verify
+        ├── SignatureMissingError      signature_missing    a required signature is absent: the
+        │                                                   Ed25519 one always, the HMAC one when
+        │                                                   the keyring holds HMAC secrets
         ├── UnknownKeyError            unknown_key          no key in the keyring for a signer
         ├── TenantMismatchError        tenant_mismatch      evidence of another tenant
         ├── SeqGapError                seq_gap              log sequence numbers skip or repeat
@@ -47,6 +50,7 @@ __all__ = [
     "ReceiptError",
     "SeqGapError",
     "SignatureMismatchError",
+    "SignatureMissingError",
     "TenantMismatchError",
     "UnknownKeyError",
     "VerificationError",
@@ -103,6 +107,13 @@ class NotCanonicalError(VerificationError):
 
 class SignatureMismatchError(VerificationError):
     code = "signature_mismatch"
+
+
+class SignatureMissingError(VerificationError):
+    """The envelope lacks a signature the keyring requires; ``context["algorithm"]`` names it
+    (``ed25519`` or ``hmac-sha256``). No flag waives it."""
+
+    code = "signature_missing"
 
 
 class UnknownKeyError(VerificationError):
@@ -166,5 +177,6 @@ ERROR_CODES: Final[tuple[str, ...]] = tuple(
         NotFoundError,
         IncompleteError,
         IndexMismatchError,
+        SignatureMissingError,
     )
 )

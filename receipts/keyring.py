@@ -17,8 +17,11 @@ Keyring file (JSON, UTF-8; it holds secrets, so it is written with mode 0600)::
 - ``status``: ``active`` (signs new receipts; at most one per section) or ``verify_only`` (a
   rotated-out key that still verifies old receipts). Rotation never deletes a key.
 - Either section may be empty or absent. A keyring without HMAC keys is a *public* keyring
-  (`Keyring.public`): third parties verify Ed25519 signatures and checkpoints with it and never
-  see a secret.
+  (`Keyring.public`; its file is `receipts.keyfiles.public_keyring`): third parties verify
+  Ed25519 signatures and checkpoints with it and never see a secret. Hand auditors that one:
+  whoever holds an HMAC secret can forge HMAC signatures.
+- Verification requires a receipt's Ed25519 signature with any keyring, and its HMAC signature
+  too with a keyring that holds HMAC keys (`receipts.signing`).
 - The Ed25519 *private* key is not in the keyring: it is a separate unencrypted PKCS#8 PEM file
   (mode 0600), see `receipts.keyfiles`.
 
@@ -186,7 +189,8 @@ class Keyring:
         write_private_file(path, text.encode("utf-8"), overwrite=overwrite)
 
     def public(self) -> Keyring:
-        """This keyring without HMAC secrets: safe to hand to third-party verifiers."""
+        """This keyring without HMAC secrets, every Ed25519 key kept: safe to hand to
+        third-party verifiers (written as a file by `receipts.keyfiles.public_keyring`)."""
         return Keyring(ed25519=self.ed25519)
 
     def lookup(self, keyid: str) -> HmacKey | Ed25519Key | None:

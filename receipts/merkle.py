@@ -13,8 +13,7 @@ of n costs O(n + k log² n) instead of O(k·n). `MerkleFrontier` keeps only the 
 tree (at most log2 n hashes), so a server can append leaves and produce the current root in
 O(log n) without reloading the log.
 
-Verifiers: `verify_inclusion` (RFC 9162 §2.1.3.2) and `verify_consistency` (§2.1.4.2) return
-``None`` or raise `ProofInvalidError` / `ConsistencyInvalidError`.
+The verifiers of these proofs are `receipts.proof_verification`'s.
 """
 
 from __future__ import annotations
@@ -23,8 +22,6 @@ import hashlib
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
-
-from receipts.errors import ConsistencyInvalidError, ProofInvalidError
 
 __all__ = [
     "EMPTY_ROOT",
@@ -40,8 +37,6 @@ __all__ = [
     "root",
     "tile_roots",
     "tiled_inclusion_proof",
-    "verify_consistency",
-    "verify_inclusion",
 ]
 
 HASH_SIZE: Final = 32
@@ -118,83 +113,6 @@ def consistency_proof(old_size: int, leaves: Sequence[bytes]) -> list[bytes]:
         proof.append(_subtree(leaves, lo, hi))
     proof.reverse()
     return proof
-
-
-def verify_inclusion(
-    leaf: bytes, index: int, size: int, proof: Sequence[bytes], root_hash: bytes
-) -> None:
-    """Check that ``leaf`` sits at ``index`` in the tree of ``size`` with ``root_hash``.
-
-    RFC 9162 §2.1.3.2. Raises `ProofInvalidError`.
-    """
-    if not 0 <= index < size:
-        raise ProofInvalidError(f"leaf index {index} outside a tree of size {size}")
-    _check_hashes(proof, ProofInvalidError)
-    fn, sn, r = index, size - 1, leaf
-    for p in proof:
-        if sn == 0:
-            raise ProofInvalidError("inclusion proof is longer than the tree is deep")
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn, sn = fn >> 1, sn >> 1
-        else:
-            r = node_hash(r, p)
-        fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise ProofInvalidError("inclusion proof is shorter than the tree is deep")
-    if r != root_hash:
-        raise ProofInvalidError("inclusion proof does not lead to the root", index=index)
-
-
-def verify_consistency(  # noqa: C901  RFC 9162 section 2.1.4.2, step by step as the RFC writes it
-    old_size: int, new_size: int, old_root: bytes, new_root: bytes, proof: Sequence[bytes]
-) -> None:
-    """Check that the tree (``new_size``, ``new_root``) extends (``old_size``, ``old_root``).
-
-    RFC 9162 §2.1.4.2, plus the trivial cases: an empty old tree (any tree extends it) and equal
-    sizes (the roots must be equal), both with an empty proof. Raises `ConsistencyInvalidError`.
-    """
-    if not 0 <= old_size <= new_size:
-        raise ConsistencyInvalidError(
-            f"a tree of size {new_size} cannot extend one of size {old_size}"
-        )
-    _check_hashes(proof, ConsistencyInvalidError)
-    if old_size in (0, new_size):
-        if proof:
-            raise ConsistencyInvalidError("proof must be empty for these sizes")
-        if old_size == 0 and old_root != EMPTY_ROOT:
-            raise ConsistencyInvalidError("old root is not the empty-tree root")
-        if old_size == new_size and old_root != new_root:
-            raise ConsistencyInvalidError("trees of equal size have different roots")
-        return
-    if not proof:
-        raise ConsistencyInvalidError("consistency proof is empty")
-    path = list(proof)
-    if old_size & (old_size - 1) == 0:  # old tree is perfect: its root is the first node
-        path.insert(0, old_root)
-    fn, sn = old_size - 1, new_size - 1
-    while fn & 1:
-        fn, sn = fn >> 1, sn >> 1
-    fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            raise ConsistencyInvalidError("consistency proof is too long")
-        if fn & 1 or fn == sn:
-            fr, sr = node_hash(c, fr), node_hash(c, sr)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn, sn = fn >> 1, sn >> 1
-        else:
-            sr = node_hash(sr, c)
-        fn, sn = fn >> 1, sn >> 1
-    if sn != 0:
-        raise ConsistencyInvalidError("consistency proof is too short")
-    if fr != old_root:
-        raise ConsistencyInvalidError("proof does not reproduce the old root")
-    if sr != new_root:
-        raise ConsistencyInvalidError("proof does not reproduce the new root")
 
 
 class MerkleTree:
@@ -404,11 +322,3 @@ def _fold(stack: list[tuple[int, bytes]]) -> bytes:
 def _split(n: int) -> int:
     """The largest power of two strictly below ``n`` (n >= 2)."""
     return 1 << ((n - 1).bit_length() - 1)
-
-
-def _check_hashes(
-    proof: Sequence[bytes], error: type[ProofInvalidError | ConsistencyInvalidError]
-) -> None:
-    for node in proof:
-        if len(node) != HASH_SIZE:
-            raise error(f"proof node of {len(node)} bytes, expected {HASH_SIZE}")

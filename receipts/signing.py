@@ -1,8 +1,9 @@
 """Signing receipt bodies into DSSE envelopes, and verifying envelope signatures.
 
-Every envelope carries an HMAC-SHA256 signature with the active HMAC key's per-tenant subkey,
-and an Ed25519 signature when the signer holds the Ed25519 private key. Both cover
-PAE(payloadType, body) (`receipts.dsse.pae`).
+Every envelope carries two signatures over PAE(payloadType, body) (`receipts.dsse.pae`): an
+HMAC-SHA256 one with the active HMAC key's per-tenant subkey, and an Ed25519 one with the
+active Ed25519 key. The Ed25519 signature is what a third party checks (with a public keyring,
+`Keyring.public`); the HMAC one binds the receipt to its tenant for whoever holds the secret.
 
 `verify_envelope` accepts an envelope when all of these hold:
 
@@ -12,7 +13,10 @@ PAE(payloadType, body) (`receipts.dsse.pae`).
    keyring (no HMAC keys at all, see `Keyring.public`) skips ``hmac-sha256:`` signatures,
    because its holder deliberately cannot check them;
 4. every signature it checks verifies with its entry's algorithm (else ``signature_mismatch``);
-5. at least one signature was checked (else ``unknown_key``).
+5. an Ed25519 signature is present, always (else ``signature_missing``): it is the signature
+   nobody who verifies can forge, so no keyring and no option does without it;
+6. an HMAC signature is present when the keyring holds HMAC keys (else ``signature_missing``):
+   whoever can check it must, so dropping it is caught.
 
 Keys in ``verify_only`` status verify like active ones: rotation must not orphan old receipts.
 """
@@ -31,9 +35,10 @@ from receipts.errors import (
     KeyringError,
     MalformedError,
     SignatureMismatchError,
+    SignatureMissingError,
     UnknownKeyError,
 )
-from receipts.keyring import HMAC_PREFIX, Ed25519Key, HmacKey, Keyring
+from receipts.keyring import ED25519_PREFIX, HMAC_PREFIX, Ed25519Key, HmacKey, Keyring
 
 __all__ = ["Signer", "verify_envelope"]
 
@@ -41,8 +46,10 @@ __all__ = ["Signer", "verify_envelope"]
 class Signer:
     """Signs receipt bodies and checkpoints with a keyring's active keys.
 
-    ``ed25519_private_key`` is optional; when given, its public key must be the keyring's active
-    Ed25519 entry, so a signer can never produce signatures its own keyring does not verify.
+    ``ed25519_private_key`` is required (`KeyringError` without it: an envelope without its
+    Ed25519 signature does not verify) and its public key must be the keyring's active Ed25519
+    entry, so a signer can never produce signatures its own keyring does not verify. The
+    parameter still admits None so that a caller holding an optional key gets that error.
     """
 
     def __init__(
@@ -51,39 +58,41 @@ class Signer:
         hmac_key = keyring.active_hmac()
         if hmac_key is None:
             raise KeyringError("keyring has no active HMAC key to sign with")
+        if ed25519_private_key is None:
+            raise KeyringError(
+                "signing receipts needs the Ed25519 private key: verification requires the "
+                "Ed25519 signature on every receipt"
+            )
+        public = ed25519_private_key.public_key()
+        entry = next((k for k in keyring.ed25519 if k.public_key == public), None)
+        if entry is None or entry.status != "active":
+            raise KeyringError("Ed25519 private key is not the keyring's active Ed25519 key")
         self._keyring = keyring
         self._hmac_key = hmac_key
-        self._ed25519: tuple[Ed25519Key, Ed25519PrivateKey] | None = None
-        if ed25519_private_key is not None:
-            public = ed25519_private_key.public_key()
-            entry = next((k for k in keyring.ed25519 if k.public_key == public), None)
-            if entry is None or entry.status != "active":
-                raise KeyringError("Ed25519 private key is not the keyring's active Ed25519 key")
-            self._ed25519 = (entry, ed25519_private_key)
+        self._ed25519: tuple[Ed25519Key, Ed25519PrivateKey] = (entry, ed25519_private_key)
 
     @property
     def keyring(self) -> Keyring:
         return self._keyring
 
     @property
-    def checkpoint_key_name(self) -> str | None:
-        """The note key name checkpoints are signed under, or None without an Ed25519 key."""
-        return None if self._ed25519 is None else self._ed25519[0].key_id
+    def checkpoint_key_name(self) -> str:
+        """The note key name checkpoints are signed under."""
+        return self._ed25519[0].key_id
 
     def sign(self, body: bytes, tenant_id: str) -> Envelope:
         """Wrap ``body`` (bytes from `receipts.canonical.canonicalize`) in a signed envelope."""
         message = pae(PAYLOAD_TYPE, body)
         subkey = self._keyring.subkey(self._hmac_key, tenant_id)
-        signatures = [Signature(self._hmac_key.keyid, hmac.digest(subkey, message, hashlib.sha256))]
-        if self._ed25519 is not None:
-            entry, private_key = self._ed25519
-            signatures.append(Signature(entry.keyid, private_key.sign(message)))
-        return Envelope(payload=body, payload_type=PAYLOAD_TYPE, signatures=tuple(signatures))
+        entry, private_key = self._ed25519
+        signatures = (
+            Signature(self._hmac_key.keyid, hmac.digest(subkey, message, hashlib.sha256)),
+            Signature(entry.keyid, private_key.sign(message)),
+        )
+        return Envelope(payload=body, payload_type=PAYLOAD_TYPE, signatures=signatures)
 
     def sign_checkpoint(self, origin: str, size: int, root: bytes) -> str:
         """A checkpoint note for the log ``origin`` (see `receipts.checkpoint`)."""
-        if self._ed25519 is None:
-            raise KeyringError("signing checkpoints needs the Ed25519 private key")
         entry, private_key = self._ed25519
         return sign_checkpoint(origin, size, root, private_key, entry.key_id)
 
@@ -135,6 +144,17 @@ def verified_keyids(envelope: Envelope, tenant_id: str, keyring: Keyring) -> tup
             raise UnknownKeyError("signature by a key not in the keyring", keyid=signature.keyid)
         _verify_signature(signature, key, message, tenant_id, keyring)
         checked.append(signature.keyid)
-    if not checked:
-        raise UnknownKeyError("no signature by a key in the keyring")
+    _require(checked, ED25519_PREFIX, "Ed25519")
+    if keyring.hmac:
+        _require(checked, HMAC_PREFIX, "HMAC")
     return tuple(checked)
+
+
+def _require(checked: list[str], prefix: str, name: str) -> None:
+    """A signature of the ``prefix`` section must be among those checked."""
+    if not any(keyid.startswith(prefix) for keyid in checked):
+        raise SignatureMissingError(
+            f"the envelope carries no {name} signature; it is required "
+            + ("always" if prefix == ED25519_PREFIX else "with a keyring holding HMAC keys"),
+            algorithm=prefix.removesuffix(":"),
+        )

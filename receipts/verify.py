@@ -2,13 +2,15 @@
 
 `verify_export` reads an export (`receipts.export`) line by line and checks, in this order for
 each receipt: canonical body (``not_canonical``/``malformed``), header, tenant
-(``tenant_mismatch``), signatures (``unknown_key``/``signature_mismatch``), that the line's
-``seq`` and ``leaf`` match the body (``malformed``), gapless ``seq`` (``seq_gap``) and the ``prev``
-chain (``chain_break``). A filtered export (only some receipts, e.g. those that disclosed one
-memory) has gaps: a gap is accepted between two lines that both carry an inclusion proof, the
-chain is checked wherever lines are consecutive, and every line must then be proven against a
-checkpoint (below; ``proof_invalid`` otherwise). That proves each line is in the log, not that
-the filter missed no receipt: only the whole log shows that. Then the checkpoints:
+(``tenant_mismatch``), signatures (``unknown_key``/``signature_mismatch``/``signature_missing``:
+the Ed25519 signature always, the HMAC one too when the keyring holds HMAC secrets, see
+`receipts.signing`), that the line's ``seq`` and ``leaf`` match the body (``malformed``),
+gapless ``seq`` (``seq_gap``) and the ``prev`` chain (``chain_break``). A filtered export (only
+some receipts, e.g. those that disclosed one memory) has gaps: a gap is accepted between two
+lines that both carry an inclusion proof, the chain is checked wherever lines are consecutive,
+and every line must then be proven against a checkpoint (below; ``proof_invalid`` otherwise).
+That proves each line is in the log, not that the filter missed no receipt: only the whole log
+shows that. Then the checkpoints:
 
 - the export's own checkpoint line and the caller's trusted checkpoint (if any) must verify with
   the keyring's Ed25519 keys and name the tenant's log (``checkpoint_invalid``/``unknown_key``);
@@ -23,7 +25,8 @@ the filter missed no receipt: only the whole log shows that. Then the checkpoint
 An export ends with its end line: the checkpoint and the number of receipt lines. Without one
 (an empty file, a stream cut off, the line dropped) the export is ``incomplete``, unless the
 caller passes ``allow_unanchored`` (then nothing anchors it: the report says so); a count that
-is not the lines' is ``incomplete`` always.
+is not the lines' is ``incomplete`` always. ``allow_unanchored`` means that and nothing else: it
+waives no signature, no chain link and no proof.
 
 Finally, with ``receipt_id`` that receipt must be present (``not_found``), and a delivered
 ``bundle`` must match its ``bundle`` field (``bundle_mismatch``).
@@ -54,7 +57,8 @@ from receipts.errors import (
 )
 from receipts.export import ExportedCheckpoint, InclusionProof, parse_line
 from receipts.keyring import Keyring
-from receipts.merkle import EMPTY_ROOT, leaf_hash, root, verify_inclusion
+from receipts.merkle import EMPTY_ROOT, leaf_hash, root
+from receipts.proof_verification import verify_inclusion
 from receipts.signing import verified_keyids
 
 __all__ = ["ReceiptCheck", "VerifyReport", "verify_export", "verify_receipt"]
@@ -77,7 +81,14 @@ class VerifyReport:
     first_seq: int | None
     last_seq: int | None
     keyids: tuple[str, ...]
-    """Keys whose signatures were verified, sorted."""
+    """Keys whose signatures were verified, sorted. Every receipt's Ed25519 signature is among
+    them, and its HMAC signature when ``hmac_checked``."""
+    hmac_checked: bool
+    """The keyring holds HMAC secrets, so every receipt's HMAC signature was required and
+    verified. False with a public keyring: Ed25519 signatures only."""
+    unchecked_keyids: tuple[str, ...]
+    """Keys of signatures the export carries but the keyring cannot check (HMAC signatures, with
+    a public keyring), sorted."""
     root: bytes | None
     """Root over all exported leaves; only when the export starts at seq 1."""
     checkpoint: Checkpoint | None
@@ -125,6 +136,7 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
     seqs: list[int] = []
     proofs: dict[int, InclusionProof] = {}
     keyids: set[str] = set()
+    unchecked: set[str] = set()
     first_seq: int | None = None
     found: tuple[ReceiptHeader, bytes] | None = None
     last: tuple[ReceiptHeader, bytes] | None = None
@@ -144,6 +156,7 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
             header, signers = _check_envelope(item.envelope, tenant, keyring)
             tenant = header.tenant_id
             keyids.update(signers)
+            unchecked.update(s.keyid for s in item.envelope.signatures if s.keyid not in signers)
             leaf = leaf_hash(item.envelope.payload)
             if item.seq != header.seq or item.leaf != leaf:
                 raise MalformedError("line seq or leaf disagrees with the signed body")
@@ -221,6 +234,8 @@ def verify_export(  # noqa: C901  one pass over the export, the checks in report
         first_seq=first_seq,
         last_seq=None if last is None else last[0].seq,
         keyids=tuple(sorted(keyids)),
+        hmac_checked=bool(keyring.hmac),
+        unchecked_keyids=tuple(sorted(unchecked)),
         root=root(leaves) if first_seq == 1 and gapless else None,
         checkpoint=newest,
         trusted_checkpoint=trusted,

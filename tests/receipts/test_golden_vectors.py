@@ -32,6 +32,7 @@ from receipts import (
     decode_body,
     load_private_key,
     private_key_pem,
+    public_keyring,
     verify_export,
     verify_receipt,
 )
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 VECTORS = Path(__file__).parent / "vectors"
 GENERATED = (
     "keyring.json",
+    "keyring.public.json",
     "ed25519-e1.pem",
     "receipt_good.json",
     "receipts_bad.json",
@@ -82,6 +84,7 @@ def _bad_variants(
         return canonicalize(copy)
 
     good_bundle = body["bundle"]
+    tampered = edited(lambda b: b["excluded"].pop())  # what a forger with the HMAC secret signs
     reserialized = json.dumps(body, indent=1, ensure_ascii=False).encode()
     with_float = good.body.replace(
         b'"budget":{"budget_tokens":800,', b'"budget":{"budget_tokens":800,"ratio":0.5,'
@@ -115,6 +118,13 @@ def _bad_variants(
         ("payload_type_changed", "malformed", "acme",
          Envelope(good.body, "application/json", env.signatures)),
         ("no_signatures", "malformed", "acme", Envelope(good.body, env.payload_type, ())),
+        # Each signature is required: Ed25519 always, HMAC with a keyring that holds its secret.
+        ("ed25519_signature_dropped", "signature_missing", "acme",
+         Envelope(good.body, env.payload_type, (hmac_sig,))),
+        ("hmac_signature_dropped", "signature_missing", "acme",
+         Envelope(good.body, env.payload_type, (ed_sig,))),
+        ("body_changed_ed25519_dropped_hmac_recomputed", "signature_missing", "acme",
+         Envelope(tampered, env.payload_type, signer.sign(tampered, "acme").signatures[:1])),
         ("receipt_of_another_tenant", "tenant_mismatch", "acme", globex.entries[0].envelope),
     ]  # fmt: skip
     refusal = json.loads(refusals.entries[0].body)
@@ -150,6 +160,7 @@ def _build_vectors(
     good = log.entries[2]
     return {
         "keyring.json": (json.dumps(keyring.to_json(), indent=2, sort_keys=True) + "\n").encode(),
+        "keyring.public.json": public_keyring(keyring),
         "ed25519-e1.pem": private_key_pem(private_key),
         "receipt_good.json": _pretty(
             {
@@ -210,6 +221,18 @@ def test_golden_bad_receipts_fail_with_their_code(case: dict[str, Any]) -> None:
     assert info.value.code == case["code"]
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["ed25519_signature_dropped", "body_changed_ed25519_dropped_hmac_recomputed"],
+)
+def test_golden_receipts_without_ed25519_fail_with_the_public_keyring_too(name: str) -> None:
+    cases = {c["name"]: c for c in json.loads((VECTORS / "receipts_bad.json").read_text())}
+    envelope = Envelope.from_json(cases[name]["envelope"])
+    with pytest.raises(VerificationError) as info:
+        verify_receipt(envelope, "acme", Keyring.load(VECTORS / "keyring.public.json"))
+    assert info.value.code == "signature_missing"
+
+
 def test_golden_export_verifies() -> None:
     keyring = Keyring.load(VECTORS / "keyring.json")
     with (VECTORS / "export_good.jsonl").open(encoding="utf-8") as lines:
@@ -223,6 +246,23 @@ def test_golden_export_verifies() -> None:
     assert (report.receipts, report.complete, report.proven) == (5, True, 5)
     assert report.receipt is not None
     assert report.receipt.bundle_checked
+    assert report.hmac_checked
+    assert report.keyids == ("ed25519:e1", "hmac-sha256:k1")
+
+
+def test_golden_export_verifies_with_the_public_keyring() -> None:
+    """What an auditor holds: Ed25519 public keys only. Every Ed25519 signature is checked; the
+    HMAC ones are carried, not checked, and the report says so."""
+    public = Keyring.load(VECTORS / "keyring.public.json")
+    assert public.hmac == ()
+    with (VECTORS / "export_good.jsonl").open(encoding="utf-8") as lines:
+        report = verify_export(lines, public)
+    assert (report.receipts, report.complete) == (5, True)
+    assert (report.hmac_checked, report.keyids, report.unchecked_keyids) == (
+        False,
+        ("ed25519:e1",),
+        ("hmac-sha256:k1",),
+    )
 
 
 def test_golden_refusal_export_verifies() -> None:

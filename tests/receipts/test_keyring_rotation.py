@@ -19,6 +19,7 @@ from receipts import (
     MalformedError,
     Signature,
     SignatureMismatchError,
+    SignatureMissingError,
     Signer,
     UnknownKeyError,
     canonicalize,
@@ -123,15 +124,17 @@ def test_generate_keyring_signs_and_verifies(tmp_path: Path) -> None:
     verify_envelope(envelope, "acme", Keyring.from_json(keyring.to_json()))
 
 
-def test_rotation_keeps_old_receipts_verifiable(keyring: Keyring) -> None:
-    old = Signer(keyring).sign(BODY, "acme")
+def test_rotation_keeps_old_receipts_verifiable(
+    keyring: Keyring, private_key: Ed25519PrivateKey
+) -> None:
+    old = Signer(keyring, private_key).sign(BODY, "acme")
     rotated = rotate(keyring, "k2", secret=b"\x42" * 32)
     assert [(k.key_id, k.status) for k in rotated.hmac] == [
         ("k2", "active"),
         ("k1", "verify_only"),
         ("k0", "verify_only"),
     ]
-    new = Signer(rotated).sign(BODY, "acme")
+    new = Signer(rotated, private_key).sign(BODY, "acme")
     assert new.signatures[0].keyid == "hmac-sha256:k2"
     verify_envelope(old, "acme", rotated)
     verify_envelope(new, "acme", rotated)
@@ -152,13 +155,16 @@ def test_ed25519_rotation(keyring: Keyring, private_key: Ed25519PrivateKey) -> N
         Signer(rotated, private_key)  # e1 is verify_only now: it must not sign
 
 
-def test_signer_requires_matching_keys(keyring: Keyring) -> None:
+def test_signer_requires_matching_keys(keyring: Keyring, private_key: Ed25519PrivateKey) -> None:
     with pytest.raises(KeyringError):
         Signer(keyring, Ed25519PrivateKey.generate())
     with pytest.raises(KeyringError):
-        Signer(keyring.public())
-    with pytest.raises(KeyringError):
-        Signer(keyring).sign_checkpoint("ctxgw/acme", 0, b"\x00" * 32)
+        Signer(keyring.public(), private_key)
+    # Without the Ed25519 key a signer could only make receipts that never verify.
+    with pytest.raises(KeyringError, match="Ed25519 private key"):
+        Signer(keyring)
+    with pytest.raises(KeyringError, match="Ed25519 private key"):
+        Signer(keyring, None)
 
 
 def test_public_keyring_verifies_ed25519_and_skips_hmac(signer: Signer, keyring: Keyring) -> None:
@@ -168,8 +174,10 @@ def test_public_keyring_verifies_ed25519_and_skips_hmac(signer: Signer, keyring:
     assert "secret" not in json.dumps(public.to_json())
     verify_envelope(envelope, "acme", public)
     hmac_only = Envelope(envelope.payload, envelope.payload_type, envelope.signatures[:1])
-    with pytest.raises(UnknownKeyError):
-        verify_envelope(hmac_only, "acme", public)  # nothing it can check
+    # Was unknown_key ("nothing it can check"); the Ed25519 signature is now required as such.
+    with pytest.raises(SignatureMissingError) as info:
+        verify_envelope(hmac_only, "acme", public)
+    assert info.value.context == {"algorithm": "ed25519"}
 
 
 def test_verify_policy(signer: Signer, keyring: Keyring) -> None:
@@ -179,8 +187,17 @@ def test_verify_policy(signer: Signer, keyring: Keyring) -> None:
     def variant(*signatures: Signature, payload_type: str = PAYLOAD_TYPE) -> Envelope:
         return Envelope(envelope.payload, payload_type, signatures)
 
-    verify_envelope(variant(hmac_sig), "acme", keyring)
-    verify_envelope(variant(ed_sig), "acme", keyring)
+    verify_envelope(variant(hmac_sig, ed_sig), "acme", keyring)
+    verify_envelope(variant(ed_sig, hmac_sig), "acme", keyring)  # in either order
+    # Each signature alone was accepted once; a keyring that can check both requires both.
+    with pytest.raises(SignatureMissingError) as info:
+        verify_envelope(variant(hmac_sig), "acme", keyring)
+    assert info.value.code == "signature_missing"
+    assert info.value.context == {"algorithm": "ed25519"}
+    with pytest.raises(SignatureMissingError) as info:
+        verify_envelope(variant(ed_sig), "acme", keyring)
+    assert info.value.context == {"algorithm": "hmac-sha256"}
+    verify_envelope(variant(ed_sig), "acme", keyring.public())  # a public keyring: Ed25519 only
     with pytest.raises(MalformedError):
         verify_envelope(variant(), "acme", keyring)
     with pytest.raises(MalformedError):
