@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from gateway import __version__
 from gateway.domain.errors import GatewayError
 from gateway.shell.cli_clients import run_mcp_command, run_session_command, run_sweep_command
-from gateway.shell.cli_keys import KeyDatabase, run_keys_command
+from gateway.shell.cli_keys import KeyDatabase, export_public_keyring, run_keys_command
 from gateway.shell.cli_serve import serve, serve_workers
 from gateway.shell.logs import configure_logging
 from gateway.shell.session_cli import add_parser as add_session_parser
@@ -96,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     listing.add_argument("--json", action="store_true")
     revoke = key_commands.add_parser("revoke", help="revoke a key by key id")
     revoke.add_argument("key_id")
+    public = key_commands.add_parser(
+        "export-public",
+        help="write the receipt keyring auditors verify with: the Ed25519 public keys, no secret",
+    )
+    public.add_argument("-o", "--output", help="the file to write (default: standard output)")
+    public.add_argument("--force", action="store_true", help="replace an existing file")
     return parser
 
 
@@ -134,6 +140,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings, told_data_dir: bool)
         with KeyDatabase(settings):
             print("migrations are up to date")
         return 0
+    if args.key_command == "export-public":
+        return export_public_keyring(settings, args.output, force=args.force)
     return run_keys_command(args, settings, told_data_dir)
 
 

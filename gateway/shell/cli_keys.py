@@ -9,13 +9,16 @@ import sys
 from typing import Any
 
 from gateway.shell.settings import Settings
+from gateway.shell.signing import keyring_path
 from gateway.store.database import EmbeddedPostgres, connect, database_url
 from gateway.store.keys import list_keys, revoke_key
 from gateway.store.migrator import apply_migrations
 from gateway.usecases.access.keys import issue_key
 from gateway.usecases.receiptlog.recorder import rfc3339
+from receipts import Keyring, KeyringError, public_keyring
+from receipts.keyfiles import write_public_file
 
-__all__ = ["KeyDatabase", "run_keys_command"]
+__all__ = ["KeyDatabase", "export_public_keyring", "run_keys_command"]
 
 
 class KeyDatabase:
@@ -118,3 +121,27 @@ def run_keys_command(args: argparse.Namespace, settings: Settings, told: bool) -
             return 0
         print(f"no active key {args.key_id}", file=sys.stderr)
         return 1
+
+
+def export_public_keyring(settings: Settings, output: str | None, *, force: bool) -> int:
+    """Write the gateway's receipt keyring as auditors need it (every Ed25519 public key,
+    rotated ones kept; no HMAC secret, no private key), to `output` or standard output. The
+    full keyring stays with the gateway: its HMAC secret could forge receipts' HMACs."""
+    path = keyring_path(settings)
+    try:
+        data = public_keyring(Keyring.load(path))
+    except (OSError, KeyringError) as exc:
+        print(f"ctxgw keys export-public: {path}: {exc}", file=sys.stderr)
+        return 2
+    if output is None:
+        sys.stdout.write(data.decode("utf-8"))
+        return 0
+    try:
+        write_public_file(output, data, overwrite=force)
+    except FileExistsError:
+        print(f"ctxgw keys export-public: {output} exists (--force replaces it)", file=sys.stderr)
+        return 2
+    print(
+        f"wrote {output}: verify exports with python -m receipts verify EXPORT --keyring {output}"
+    )
+    return 0

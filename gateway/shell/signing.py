@@ -2,9 +2,11 @@
 
 With neither `GATEWAY_RECEIPT_KEYRING` nor `GATEWAY_RECEIPT_ED25519_KEY` set, a keyring (HMAC
 secret + Ed25519 public key) and the Ed25519 private key are generated into
-`$GATEWAY_DATA_DIR/keys/` with mode 0600. That `keyring.json` is exactly what
-`python -m receipts verify --keyring` takes. Worker processes starting together (`serve
---workers N`) all end up with the one keyring that won the race to create the directory.
+`$GATEWAY_DATA_DIR/keys/` with mode 0600. The keyring stays with the gateway (its HMAC secret
+could forge HMACs); auditors verify with its public form (`ctxgw keys export-public`, or
+`python -m receipts public-keyring`), which `python -m receipts verify --keyring` takes. Worker
+processes starting together (`serve --workers N`) all end up with the one keyring that won the
+race to create the directory.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from gateway.shell.settings import Settings
 from receipts import Keyring, Signer, generate_keyring, load_private_key, write_private_file
 
-__all__ = ["generated_key_paths", "load_signer"]
+__all__ = ["generated_key_paths", "keyring_path", "load_signer"]
 
 _log = logging.getLogger(__name__)
 
@@ -27,29 +29,34 @@ def generated_key_paths(data_dir: Path) -> tuple[Path, Path]:
     return keys / "keyring.json", keys / "ed25519.pem"
 
 
+def keyring_path(settings: Settings) -> Path:
+    """Where the gateway's receipt keyring is: the configured file, or the generated one."""
+    return settings.receipt_keyring or generated_key_paths(settings.data_dir)[0]
+
+
 def load_signer(settings: Settings) -> Signer:
     if settings.receipt_keyring is not None or settings.receipt_ed25519_key is not None:
-        if settings.receipt_keyring is None:
-            raise ValueError("GATEWAY_RECEIPT_ED25519_KEY needs GATEWAY_RECEIPT_KEYRING as well")
+        # Every receipt carries an Ed25519 signature (offline verification requires one), so
+        # a configured keyring comes with its private key.
+        if settings.receipt_keyring is None or settings.receipt_ed25519_key is None:
+            raise ValueError(
+                "GATEWAY_RECEIPT_KEYRING and GATEWAY_RECEIPT_ED25519_KEY are set together"
+            )
         keyring = Keyring.load(settings.receipt_keyring)
-        private = (
-            load_private_key(settings.receipt_ed25519_key.read_bytes())
-            if settings.receipt_ed25519_key is not None
-            else None
-        )
+        private = load_private_key(settings.receipt_ed25519_key.read_bytes())
         return Signer(keyring, private)
-    keyring_path, private_path = generated_key_paths(settings.data_dir)
-    if not keyring_path.exists() and _generated(keyring_path.parent):
+    generated, private_path = generated_key_paths(settings.data_dir)
+    if not generated.exists() and _generated(generated.parent):
         _log.warning(
-            "generated receipt signing keys in %s (keyring.json verifies receipts offline: "
-            "python -m receipts verify EXPORT --keyring %s); set GATEWAY_RECEIPT_KEYRING and "
-            "GATEWAY_RECEIPT_ED25519_KEY to use your own",
-            keyring_path.parent,
-            keyring_path,
+            "generated receipt signing keys in %s (auditors verify receipts offline with the "
+            "public keyring: ctxgw keys export-public -o keyring.public.json, then python -m "
+            "receipts verify EXPORT --keyring keyring.public.json); set GATEWAY_RECEIPT_KEYRING "
+            "and GATEWAY_RECEIPT_ED25519_KEY to use your own",
+            generated.parent,
         )
     else:
-        _log.info("receipt signing keys from %s", keyring_path.parent)
-    return Signer(Keyring.load(keyring_path), load_private_key(private_path.read_bytes()))
+        _log.info("receipt signing keys from %s", generated.parent)
+    return Signer(Keyring.load(generated), load_private_key(private_path.read_bytes()))
 
 
 def _generated(keys: Path) -> bool:

@@ -321,3 +321,24 @@ def test_keys_say_which_data_dir_and_start_no_second_database_unasked(tmp_path: 
     again = subprocess.run(ask, env=env, cwd=tmp_path, capture_output=True, text=True,
                            timeout=120, check=False)  # fmt: skip
     assert again.returncode == 0 and "embedded PostgreSQL" in again.stderr
+
+
+def test_keys_export_public_writes_a_keyring_without_secrets(tmp_path: Path) -> None:
+    # The keys a gateway generates on first start, as `ctxgw serve` would (no database needed).
+    from gateway.shell.settings import Settings
+    from gateway.shell.signing import load_signer
+
+    load_signer(Settings(data_dir=tmp_path))
+    full = json.loads((tmp_path / "keys" / "keyring.json").read_text())
+    out = tmp_path / "keyring.public.json"
+    written = run(tmp_path, "keys", "export-public", "-o", str(out))
+    assert written.returncode == 0, written.stderr
+    public = json.loads(out.read_text())
+    assert public["hmac"] == [] and public["ed25519"] == full["ed25519"]
+    text = out.read_text()
+    assert all(k["secret"] not in text for k in full["hmac"]) and "PRIVATE" not in text
+    assert oct(out.stat().st_mode & 0o777) == "0o644"
+    again = run(tmp_path, "keys", "export-public", "-o", str(out))
+    assert again.returncode == 2 and "--force" in again.stderr
+    printed = run(tmp_path, "keys", "export-public")
+    assert printed.returncode == 0 and json.loads(printed.stdout) == public
