@@ -1,24 +1,37 @@
-"""Every v1 endpoint as a `Call`: what to send and how to read the answer, without I/O.
+"""Every v1 endpoint, written once, as a `Call`: what to send and how to read the answer, no I/O.
 
-The sync and the async client differ only in how they send a call (`gateway.client.sync`,
-`gateway.client.asynchronous`); building the request and judging the answer happen here, once.
+Each function here takes the arguments of its client method (`gateway.client.endpoints` makes
+it a method of both clients) and says what to send; `Client` and `AsyncClient` only send it.
 Response bodies decode into the gateway's own response Structs (`gateway.responses`, which import
 only msgspec), so the client cannot drift from what the gateway sends.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import IO, Any, Generic, Literal, NoReturn, TypeVar, Unpack
 from urllib.parse import quote
 
 import msgspec
 
 from gateway.client.errors import UnexpectedResponseError, problem_error
-from gateway.client.options import NewMemory, NewTurn
+from gateway.client.export import Exported, ExportSink, Sink
+from gateway.client.options import (
+    ContextOptions,
+    MemoryOptions,
+    NewMemory,
+    NewTurn,
+    ReceiptFilter,
+    SearchOptions,
+    SessionContextOptions,
+    SessionOptions,
+    WhatIfOptions,
+)
 from gateway.responses.compiling import (
     CompileAccepted,
     CompileJob,
@@ -44,12 +57,26 @@ from gateway.responses.policies import (
     WhatIfReport,
 )
 from gateway.responses.problems import Problem
-from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
-from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
+from gateway.responses.receipts import (
+    InclusionProof,
+    ReceiptDetail,
+    ReceiptPage,
+    ReceiptSummary,
+    Verification,
+)
+from gateway.responses.sessions import (
+    Appended,
+    HistoryPage,
+    HistoryTurn,
+    SessionContext,
+    SessionInfo,
+)
 
-__all__ = ["Call", "answer", "new_idempotency_key"]
+__all__ = ["Call", "Page", "answer", "new_idempotency_key"]
 
 T = TypeVar("T")
+U = TypeVar("U")
+Item = TypeVar("Item")
 JSON = "application/json"
 ReplayMode = Literal["exact", "current", "what_if"]
 
@@ -57,7 +84,8 @@ ReplayMode = Literal["exact", "current", "what_if"]
 @dataclass(frozen=True, slots=True)
 class Call(Generic[T]):
     """One request and the reader of its success body. `resendable`: sending it again after an
-    answer was lost cannot do twice what was meant once (a read of the log, a keyed write)."""
+    answer was lost cannot do twice what was meant once (a read of the log, a keyed write).
+    `stream`: a success body goes chunk by chunk into the sink it opens (never read whole)."""
 
     method: str
     path: str
@@ -67,6 +95,23 @@ class Call(Generic[T]):
     content_type: str = JSON
     params: tuple[tuple[str, str], ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
+    stream: Callable[[], AbstractContextManager[Sink[T]]] | None = None
+
+    def then(self, after: Callable[[T], U]) -> Call[U]:
+        """The same request, its answer read on by `after`."""
+        read = self.read
+        return Call(
+            self.method, self.path, lambda body: after(read(body)), self.resendable, self.body,
+            self.content_type, self.params, self.headers,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[Item]):
+    """One page of a listing: its items, and the call of the next page (None after the last)."""
+
+    items: Sequence[Item]
+    following: Call[Page[Item]] | None
 
 
 def _struct(kind: type[T]) -> Callable[[bytes], T]:
@@ -92,6 +137,10 @@ def _query(members: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((k, spell(v)) for k, v in members.items() if v is not None)
 
 
+def _maybe(value: T | None, make: Callable[[T], U]) -> U | None:
+    return None if value is None else make(value)
+
+
 def new_idempotency_key() -> str:
     return f"ctxgw-client-{uuid.uuid4().hex}"
 
@@ -110,7 +159,10 @@ def _keyed(memory: NewMemory) -> NewMemory:
     return msgspec.structs.replace(memory, idempotency_key=new_idempotency_key())
 
 
-def write_memory(memory: NewMemory) -> Call[Written]:
+def write_memory(
+    namespace: str, heading: str, content: str, **options: Unpack[MemoryOptions]
+) -> Call[Written]:
+    memory = NewMemory(namespace=namespace, heading=heading, content=content, **options)
     body = msgspec.json.encode(_keyed(memory))
     return Call("POST", "/v1/memories", _struct(Written), resendable=True, body=body)
 
@@ -129,22 +181,22 @@ def delete_memory(memory_id: str, reason: str) -> Call[Deleted]:
 
 # Disclosures are not resent after a lost answer: each one is receipted, and a second receipt
 # for one question would tell an auditor the agent asked twice.
-def context(task: str, options: Mapping[str, Any]) -> Call[ContextBundle]:
+def context(task: str, **options: Unpack[ContextOptions]) -> Call[ContextBundle]:
     body = _json({"task": task, **options})
     return Call("POST", "/v1/context", _struct(ContextBundle), resendable=False, body=body)
 
 
-def search(query: str, options: Mapping[str, Any]) -> Call[SearchResults]:
+def search(query: str, **options: Unpack[SearchOptions]) -> Call[SearchResults]:
     body = _json({"query": query, **options})
     return Call("POST", "/v1/search", _struct(SearchResults), resendable=False, body=body)
 
 
-def timeline(ids: Sequence[str], purpose: str | None) -> Call[Timeline]:
+def timeline(ids: Sequence[str], *, purpose: str | None = None) -> Call[Timeline]:
     body = _json({"ids": list(ids), "purpose": purpose})
     return Call("POST", "/v1/timeline", _struct(Timeline), resendable=False, body=body)
 
 
-def fetch(ids: Sequence[str], purpose: str | None) -> Call[FetchedMemories]:
+def fetch(ids: Sequence[str], *, purpose: str | None = None) -> Call[FetchedMemories]:
     body = _json({"ids": list(ids), "purpose": purpose})
     return Call("POST", "/v1/fetch", _struct(FetchedMemories), resendable=False, body=body)
 
@@ -155,10 +207,23 @@ def receipt(receipt_id: str) -> Call[ReceiptDetail]:
 
 
 def receipts(
-    filters: Mapping[str, Any], cursor: str | None, limit: int | None
+    *, cursor: str | None = None, limit: int | None = None, **filters: Unpack[ReceiptFilter]
 ) -> Call[ReceiptPage]:
+    """One page; `next_cursor` names the next (None on the last)."""
     params = _query({**filters, "cursor": cursor, "limit": limit})
     return Call("GET", "/v1/receipts", _struct(ReceiptPage), resendable=True, params=params)
+
+
+def iter_receipts(
+    *, page_size: int = 100, **filters: Unpack[ReceiptFilter]
+) -> Call[Page[ReceiptSummary]]:
+    """Every receipt the filters match, in log order, a page at a time."""
+
+    def at(cursor: str | None) -> Call[Page[ReceiptSummary]]:
+        call = receipts(cursor=cursor, limit=page_size, **filters)
+        return call.then(lambda page: Page(page.receipts, _maybe(page.next_cursor, at)))
+
+    return at(None)
 
 
 def verify_receipt(receipt_id: str) -> Call[Verification]:
@@ -175,11 +240,19 @@ def checkpoint() -> Call[str]:
     return Call("GET", "/v1/log/checkpoint", _text, resendable=True)
 
 
-def export(filters: Mapping[str, Any]) -> Call[None]:
-    """The export's body is streamed to a file by the client, never read here."""
+def _streamed(body: bytes) -> NoReturn:
+    raise AssertionError("a streamed body is never read whole")
+
+
+def export_receipts(
+    destination: str | os.PathLike[str] | IO[bytes], **filters: Unpack[ReceiptFilter]
+) -> Call[Exported]:
+    """Stream the log (JSONL, verifiable offline) into a file without holding it in memory.
+    A path is written whole or not at all (a temporary file renamed at the end)."""
     return Call(
-        "GET", "/v1/receipts/export", lambda _: None, resendable=True, params=_query(filters)
-    )
+        "GET", "/v1/receipts/export", _streamed, resendable=True, params=_query(filters),
+        stream=lambda: ExportSink.open(destination),
+    )  # fmt: skip
 
 
 _REPLAY = msgspec.json.Decoder(dict[str, Any])
@@ -195,14 +268,18 @@ def _replay(body: bytes) -> ContextReplay | RefusalReplay:
 
 
 def replay(
-    receipt_id: str, mode: ReplayMode, policy_digest: str | None, policy_yaml: str | None
+    receipt_id: str,
+    mode: ReplayMode = "exact",
+    *,
+    policy_digest: str | None = None,
+    policy_yaml: str | None = None,
 ) -> Call[ContextReplay | RefusalReplay]:
     path = f"/v1/receipts/{_segment(receipt_id)}/replay"
     body = _json({"mode": mode, "policy_digest": policy_digest, "policy_yaml": policy_yaml})
     return Call("POST", path, _replay, resendable=False, body=body)
 
 
-def upload_policy(source: str | bytes, filename: str) -> Call[PolicyUploaded]:
+def upload_policy(source: str | bytes, *, filename: str = "policy.yaml") -> Call[PolicyUploaded]:
     # Bundles are stored by digest: uploading the same meaning twice stores it once.
     content = source.encode("utf-8") if isinstance(source, str) else source
     return Call(
@@ -230,20 +307,23 @@ def policy(digest: str) -> Call[StoredPolicy]:
     return Call("GET", path, _struct(StoredPolicy), resendable=True)
 
 
-def what_if(options: Mapping[str, Any]) -> Call[WhatIfReport]:
+def what_if(**options: Unpack[WhatIfOptions]) -> Call[WhatIfReport]:
     body = _json(options)
     return Call("POST", "/v1/policies/what-if", _struct(WhatIfReport), resendable=False, body=body)
 
 
-def create_session(namespace: str, task: str, options: Mapping[str, Any]) -> Call[SessionInfo]:
+def create_session(
+    namespace: str, task: str, **options: Unpack[SessionOptions]
+) -> Call[SessionInfo]:
     members = {"idempotency_key": new_idempotency_key(), **options}
     body = _json({"namespace": namespace, "task": task, **members})
     return Call("POST", "/v1/sessions", _struct(SessionInfo), resendable=True, body=body)
 
 
 def append_turns(
-    session_id: str, turns: Sequence[NewTurn], idempotency_key: str | None
+    session_id: str, turns: Sequence[NewTurn], *, idempotency_key: str | None = None
 ) -> Call[Appended]:
+    """Append up to 100 turns in order; retried with the same idempotency key."""
     # Keyed, so that a retried append is never the same turns twice in the history.
     path = f"/v1/sessions/{_segment(session_id)}/turns"
     body = msgspec.json.encode(
@@ -252,7 +332,9 @@ def append_turns(
     return Call("POST", path, _struct(Appended), resendable=True, body=body)
 
 
-def session_context(session_id: str, options: Mapping[str, Any]) -> Call[SessionContext]:
+def session_context(
+    session_id: str, **options: Unpack[SessionContextOptions]
+) -> Call[SessionContext]:
     path = f"/v1/sessions/{_segment(session_id)}/context"
     return Call("POST", path, _struct(SessionContext), resendable=False, body=_json(options))
 
@@ -263,12 +345,25 @@ def session(session_id: str) -> Call[SessionInfo]:
 
 
 def history(
-    session_id: str, after: int, limit: int | None, purpose: str | None
+    session_id: str, *, after: int = 0, limit: int | None = None, purpose: str | None = None
 ) -> Call[HistoryPage]:
+    """One page of the history after turn `after`; `next_after` names the next."""
     # A page of history is receipted like any disclosure: not resent after a lost answer.
     path = f"/v1/sessions/{_segment(session_id)}/turns"
     params = _query({"after": after, "limit": limit, "purpose": purpose})
     return Call("GET", path, _struct(HistoryPage), resendable=False, params=params)
+
+
+def iter_history(
+    session_id: str, *, page_size: int = 100, purpose: str | None = None
+) -> Call[Page[HistoryTurn]]:
+    """Every turn the key may see, in order, a page (and a receipt) at a time."""
+
+    def at(after: int) -> Call[Page[HistoryTurn]]:
+        call = history(session_id, after=after, limit=page_size, purpose=purpose)
+        return call.then(lambda page: Page(page.turns, _maybe(page.next_after, at)))
+
+    return at(0)
 
 
 def _compile_scope(session_id: str | None, namespace: str | None) -> dict[str, Any]:
@@ -279,15 +374,17 @@ def _compile_scope(session_id: str | None, namespace: str | None) -> dict[str, A
 
 # A compile may be resent: compiling the same episodes again writes nothing new.
 def compile_now(
-    session_id: str | None, namespace: str | None, extractor: str | None
+    *, session_id: str | None = None, namespace: str | None = None, extractor: str | None = None
 ) -> Call[CompileResult]:
+    """Compile one scope now (a session's turns or a namespace's episodes) and wait."""
     body = _json({**_compile_scope(session_id, namespace), "extractor": extractor})
     return Call("POST", "/v1/compile", _struct(CompileResult), resendable=True, body=body)
 
 
 def compile_later(
-    session_id: str | None, namespace: str | None, extractor: str | None
+    *, session_id: str | None = None, namespace: str | None = None, extractor: str | None = None
 ) -> Call[CompileAccepted]:
+    """Queue a compile for the gateway's workers; poll it with `compile_job`."""
     scope = _compile_scope(session_id, namespace)
     body = _json({**scope, "extractor": extractor, "async": True})
     return Call("POST", "/v1/compile", _struct(CompileAccepted), resendable=True, body=body)
@@ -299,7 +396,11 @@ def compile_job(job_id: str) -> Call[CompileJob]:
 
 
 def conflicts(
-    namespace: str | None, status: Literal["open", "all"], after: str | None, limit: int | None
+    *,
+    namespace: str | None = None,
+    status: Literal["open", "all"] = "open",
+    after: str | None = None,
+    limit: int | None = None,
 ) -> Call[ConflictPage]:
     params = _query({"namespace": namespace, "status": status, "after": after, "limit": limit})
     return Call("GET", "/v1/conflicts", _struct(ConflictPage), resendable=True, params=params)

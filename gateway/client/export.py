@@ -9,9 +9,19 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Protocol, TypeVar
 
-__all__ = ["ExportSink", "Exported"]
+__all__ = ["ExportSink", "Exported", "Sink"]
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Sink(Protocol[T_co]):
+    """Where a streamed body goes, chunk by chunk; `finish` says what was written."""
+
+    def write(self, chunk: bytes) -> None: ...
+
+    def finish(self) -> T_co: ...
 
 
 @dataclass(frozen=True, slots=True)
