@@ -78,7 +78,9 @@ def assemble(
     benchmarks, a policy that rewrites nothing): ``rewritten`` may name any judged memory; only
     the texts of memories the selection may show are used."""
     found = Found(tuple(candidates), tuple(index_entries), total_live, tuple(conflicts))
-    selection = select(prepare(request, found, profile=profile, now=now), verdict, assembler)
+    hidden = frozenset(verdict.denied) if assembler.rank_admitted else frozenset()
+    prepared = prepare(request, found, profile=profile, now=now, hidden=hidden)
+    selection = select(prepared, verdict, assembler)
     shown = {*selection.headings, *selection.full}
     check_texts(rewritten, {c.memory_id for c in selection.prepared.judged})
     texts = {m: t for m, t in rewritten.items() if m in shown}

@@ -64,7 +64,7 @@ def lay_out(
     check_texts(texts, {*selection.headings, *selection.full})
     excluded = dict(selection.excluded)
     with_count = not withhold_count
-    live_any = bool(prepared.ranked or prepared.index_only)
+    live_any = bool(prepared.ranked or prepared.unranked or prepared.index_only)
     listable, empty = total_live, total_live == 0 and not live_any
     if not with_count:
         # Neither whether the "more" line appears nor the empty notice may depend on how many

@@ -1,10 +1,17 @@
 """The first stage of assembling a bundle (:mod:`gateway.core.assembly`): the inputs checked,
 the live split from the dead at the pinned ``now``, and the live retrieval candidates ranked.
+
+What the ranking reads (:func:`rank_admitted`): under an assembler that ranks what the policy
+admits (:attr:`~gateway.core.versions.Assembler.rank_admitted`), the candidates the policy denies
+(``hidden``) are left out of it altogether: no signal of a memory the policy shows depends on
+one it denies (the best lexical score, the context a hit passes to its neighbours, the pool's
+statistics, each retriever's ranks, renumbered among the others). They are still judged, after
+the ranked ones (:attr:`Prepared.unranked`), so the receipt records their denial.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
@@ -13,9 +20,9 @@ from gateway.core.errors import CoreError
 from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId, OpenConflict
 from gateway.core.profile import RankingProfile
-from gateway.core.ranking import PoolStatistics, Ranked, pool_statistics, rank
+from gateway.core.ranking import PoolStatistics, Ranked, pool_statistics, rank, ranks_among
 
-__all__ = ["AssemblyInputError", "Found", "Prepared", "prepare"]
+__all__ = ["AssemblyInputError", "Found", "Prepared", "prepare", "rank_admitted"]
 
 
 class AssemblyInputError(CoreError, ValueError):
@@ -80,36 +87,70 @@ class Prepared:
     retrieved: Mapping[MemoryId, Candidate]
     dead: tuple[Exclusion, ...]  # retrieved or index-only, dead at ``now``
     conflicts: tuple[OpenConflict, ...] = ()
+    # The live retrieval candidates left out of the ranking as the policy denies them (only
+    # under an assembler that ranks what the policy admits), in retrieval order.
+    unranked: tuple[Candidate, ...] = ()
 
     @property
     def judged(self) -> tuple[Candidate, ...]:
         """Every live memory that could reach the bundle, as the policy judges them: the ranked
-        tier-2 candidates in rank order, then the index-only entries in index order (each once;
-        the order matters to caps)."""
-        ranked = tuple(r.candidate for r in self.ranked)
+        tier-2 candidates in rank order, the unranked ones, then the index-only entries in index
+        order (each once; the order matters to caps, which a denied memory never counts in)."""
+        ranked = tuple(r.candidate for r in self.ranked) + self.unranked
         return ranked + self.index_only if self.request.include_index else ranked
 
 
+def rank_admitted(
+    retrieved: Sequence[Candidate],
+    profile: RankingProfile,
+    now: datetime,
+    hidden: Collection[str] = frozenset(),
+) -> tuple[tuple[Ranked, ...], PoolStatistics]:
+    """The live candidates of ``retrieved`` (each once) that are not ``hidden``, ranked over
+    themselves alone, with the statistics the ranking read: each retriever's ranks renumbered
+    among the candidates left (:func:`~gateway.core.ranking.ranks_among`), the candidates
+    themselves as retrieved. Without a hidden one among them: :func:`rank` of the live ones,
+    unchanged."""
+    kept = [c for c in retrieved if c.memory_id not in hidden]
+    live = split_live(kept, now).live
+    pool = pool_statistics(live)
+    if len(kept) == len(retrieved):  # none of them hidden: the ranks as retrieved
+        return rank(live, profile, now, pool), pool
+    return rank(live, profile, now, pool, ranks_among(kept)), pool
+
+
 def prepare(
-    request: ContextRequest, found: Found, *, profile: RankingProfile, now: datetime
+    request: ContextRequest,
+    found: Found,
+    *,
+    profile: RankingProfile,
+    now: datetime,
+    hidden: Collection[str] = frozenset(),
 ) -> Prepared:
-    """Check the inputs, split the live from the dead and rank the live candidates."""
+    """Check the inputs, split the live from the dead and rank the live candidates; those in
+    ``hidden`` (the ones the policy denies, under an assembler that ranks what it admits) are
+    left out of the ranking (:func:`rank_admitted`) and judged after it."""
     seen: set[MemoryId] = set()
     retrieved = _unique(found.candidates, seen)
     index_only = _unique(found.index_entries, seen)
     _check_inputs(request, [*retrieved, *index_only], found.total_live, now)
     live_retrieved = split_live(retrieved, now)
     live_index_only = split_live(index_only, now)
-    pool = pool_statistics(live_retrieved.live)
+    if any(c.memory_id in hidden for c in retrieved):
+        ranked, pool = rank_admitted(retrieved, profile, now, hidden)
+    else:
+        pool = pool_statistics(live_retrieved.live)
+        ranked = rank(live_retrieved.live, profile, now, pool)
     return Prepared(
         request=request,
         profile=profile,
         total_live=found.total_live,
-        ranked=tuple(rank(live_retrieved.live, profile, now, pool)),
+        ranked=tuple(ranked),
         pool=pool,
         index_order=tuple(_unique(found.index_entries, set())),
         index_only=live_index_only.live,
         retrieved=MappingProxyType({c.memory_id: c for c in retrieved}),
         dead=(*live_retrieved.dead, *live_index_only.dead),
         conflicts=found.conflicts,
+        unranked=tuple(c for c in live_retrieved.live if c.memory_id in hidden),
     )

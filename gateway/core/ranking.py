@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -51,8 +51,10 @@ from gateway.core.profile import RankingProfile
 __all__ = [
     "PoolStatistics",
     "Ranked",
+    "Ranks",
     "pool_statistics",
     "rank",
+    "ranks_among",
 ]
 
 # The signals a hit's relevance is made of, which the context signal passes to its neighbours.
@@ -146,14 +148,22 @@ def _pool_scale(
 
 
 def _raw_signals(
-    candidate: Candidate, profile: RankingProfile, now: datetime, scale: _PoolScale
+    candidate: Candidate,
+    profile: RankingProfile,
+    now: datetime,
+    scale: _PoolScale,
+    ranks: Ranks | None,
 ) -> dict[str, float]:
+    if ranks is None:
+        vector_rank, lexical_rank = candidate.vector_rank, candidate.lexical_rank
+    else:
+        vector_rank, lexical_rank = ranks[candidate.memory_id]
     distance = candidate.vector_distance
     similarity = 0.0 if distance is None else _clamp(1.0 - distance)
     if candidate.lexical_score is not None and scale.best_lexical > 0:
         lexical = _clamp(candidate.lexical_score / scale.best_lexical)
-    elif candidate.lexical_rank is not None and candidate.lexical_rank >= 1:
-        lexical = 1.0 / candidate.lexical_rank
+    elif lexical_rank is not None and lexical_rank >= 1:
+        lexical = 1.0 / lexical_rank
     else:
         lexical = 0.0
     age_days = max(0.0, (scale.recency_reference - candidate.created_at) / _DAY)
@@ -166,7 +176,7 @@ def _raw_signals(
     return {
         "similarity": similarity,
         "lexical": lexical,
-        "rrf": _rrf_signal(candidate.vector_rank, candidate.lexical_rank, profile.rrf_k),
+        "rrf": _rrf_signal(vector_rank, lexical_rank, profile.rrf_k),
         "type_priority": profile.type_priority[candidate.memory_type],
         "confidence": _clamp(candidate.confidence),
         "recency": 0.5 ** (age_days / profile.recency_half_life_days),
@@ -194,18 +204,40 @@ def _context(
     return [_clamp(passed.get(c.memory_id, 0.0)) for c in candidates]
 
 
+# Each retriever's 1-based rank of a candidate (vector, lexical), by memory id.
+Ranks = Mapping[str, tuple[int | None, int | None]]
+
+
+def ranks_among(candidates: Sequence[Candidate]) -> dict[str, tuple[int | None, int | None]]:
+    """Each retriever's ranks of ``candidates`` (each once) renumbered among them alone, 1-based
+    in the order they had: ranked by these, a memory's ``rrf`` signal counts only the memories
+    above it that are among ``candidates`` (those a ranking may read). Among every candidate a
+    retriever returned, the ranks it gave."""
+
+    def positions(rank_of: Callable[[Candidate], int | None]) -> dict[str, int]:
+        ranks = sorted((r, c.memory_id) for c in candidates if (r := rank_of(c)) is not None)
+        return {memory_id: n for n, (_, memory_id) in enumerate(ranks, start=1)}
+
+    vector = positions(lambda c: c.vector_rank)
+    lexical = positions(lambda c: c.lexical_rank)
+    return {c.memory_id: (vector.get(c.memory_id), lexical.get(c.memory_id)) for c in candidates}
+
+
 def rank(
     candidates: Sequence[Candidate],
     profile: RankingProfile,
     now: datetime,
     pool: PoolStatistics | None = None,
+    ranks: Ranks | None = None,
 ) -> tuple[Ranked, ...]:
     """Score live ``candidates`` at ``now``; order by score descending, then memory_id.
-    ``pool`` is :func:`pool_statistics` of ``candidates`` (computed here when not given)."""
+    ``pool`` is :func:`pool_statistics` of ``candidates`` (computed here when not given);
+    ``ranks``, each retriever's ranks to read in place of the candidates' own (every
+    candidate's, :func:`ranks_among`)."""
     if pool is None:
         pool = pool_statistics(candidates)
     scale = _pool_scale(candidates, profile, now, pool)
-    raws = [_raw_signals(c, profile, now, scale) for c in candidates]
+    raws = [_raw_signals(c, profile, now, scale, ranks) for c in candidates]
     if profile.weights.context:
         for raw, context in zip(raws, _context(candidates, raws, profile), strict=True):
             raw["context"] = context

@@ -12,7 +12,7 @@ from types import MappingProxyType
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Prepared
 from gateway.core.ranking import Ranked
-from gateway.core.verdict import ADMIT_ALL, Verdict, check_verdict
+from gateway.core.verdict import ADMIT_ALL, Verdict, VerdictError, check_verdict
 from gateway.core.versions import ASSEMBLER, Assembler
 
 __all__ = ["Selection", "select"]
@@ -47,6 +47,7 @@ def select(
     the conflicts in them, as ``assembler`` says)."""
     request = prepared.request
     check_verdict(verdict, {c.memory_id for c in prepared.judged})
+    _check_unranked(prepared, verdict)
     excluded: dict[MemoryId, Exclusion] = {e.memory_id: e for e in prepared.dead}
     dead_ids = set(excluded)
     for candidate in prepared.judged:
@@ -82,6 +83,14 @@ def select(
         if entry.memory_id not in dead_ids and entry.memory_id not in verdict.denied
     )
     return Selection(prepared, verdict, tuple(top), index_members, MappingProxyType(excluded))
+
+
+def _check_unranked(prepared: Prepared, verdict: Verdict) -> None:
+    """A memory left out of the ranking as the policy denies it must be denied by the verdict
+    applied (fail closed: it would otherwise leave the bundle unaccounted for)."""
+    for candidate in prepared.unranked:
+        if candidate.memory_id not in verdict.denied:
+            raise VerdictError("an unranked memory is not denied", candidate.memory_id)
 
 
 def _partners(

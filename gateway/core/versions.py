@@ -40,6 +40,7 @@ __all__ = [
     "COMPACT",
     "CONFLICTS",
     "DEFAULT_PROFILE",
+    "LABELS",
     "LAYOUT",
     "PARTNERS",
     "SESSION_LAYOUTS",
@@ -102,6 +103,10 @@ class Assembler:
     # A memory in full whose heading is `<label>: <opening words>` of its content shows the label
     # alone (render.shown_heading): a remembered turn's opening words were shown twice.
     heading_labels: bool = False
+    # The ranking reads only the candidates the policy admits (preparation.rank_admitted): a
+    # denied one moves no signal (context, lexical, rrf, the pool's statistics) of the others,
+    # so the order and scores an agent sees say nothing of what its policy withholds.
+    rank_admitted: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -112,15 +117,24 @@ CONFLICTS = Assembler(version="assemble/2026-12-02.1", conflicts_section=True)
 PARTNERS = Assembler(
     version="assemble/2026-12-02.2", conflicts_section=True, conflict_partners=True
 )
-# 2026-12-02.3: and a heading's label alone when its words open the content. The current one.
-ASSEMBLER = Assembler(
+# 2026-12-02.3: and a heading's label alone when its words open the content.
+LABELS = Assembler(
     version="assemble/2026-12-02.3",
     conflicts_section=True,
     conflict_partners=True,
     heading_labels=True,
 )
+# 2026-12-04.1: and the ranking reads only what the policy admits. A bundle none of whose
+# retrieved candidates the policy denies has the bytes 2026-12-02.3 gave it. The current one.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-04.1",
+    conflicts_section=True,
+    conflict_partners=True,
+    heading_labels=True,
+    rank_admitted=True,
+)
 ASSEMBLERS: Versions[Assembler] = _versions(
-    "assembler", ((a.version, a) for a in (COMPACT, CONFLICTS, PARTNERS, ASSEMBLER))
+    "assembler", ((a.version, a) for a in (COMPACT, CONFLICTS, PARTNERS, LABELS, ASSEMBLER))
 )
 
 

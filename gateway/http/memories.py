@@ -118,6 +118,7 @@ async def remove_memory(
     delete_in = decode_struct(await read_json(request), DeleteIn)
     return await memories.delete_memory(
         runtime.pool,
+        runtime.discloser.policies,
         request.headers.get("authorization"),
         memory_id,
         delete_in.reason,

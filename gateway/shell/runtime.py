@@ -115,6 +115,7 @@ async def start_runtime(
             clock=clock,
             new_id=new_id,
             superseder=superseder,
+            policies=discloser.policies,
         )
         extractors = build_extractors(settings)
         for extractor in extractors.values():
@@ -145,7 +146,7 @@ async def start_runtime(
             session_contexts=session_contexts,
             eraser=Eraser(pool, discloser.recorder, clock),
             compiler=compiler,
-            conflicts=Conflicts(pool, superseder, clock),
+            conflicts=Conflicts(pool, superseder, clock, discloser.policies),
         )
 
 

@@ -57,7 +57,7 @@ VALUES (
     %(expires_at)s, %(content_sha256)s, %(heading_tokens)s, %(tokens)s, %(embedding)s::vector,
     %(embedding_model)s, %(embedding_dim)s, %(sources)s, %(extractor)s, %(valid_from)s,
     %(claim_value)s, %(claim_previous)s)
-ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+ON CONFLICT (tenant_id, idempotency_key, namespace) WHERE idempotency_key IS NOT NULL DO NOTHING
 RETURNING memory_id
 """
 
@@ -120,34 +120,48 @@ class IdempotentWrite:
     request_sha256: str
 
 
+# An idempotency key answers for the writes made with it in one namespace (migration 0028): a
+# key used in a namespace the writer may not read tells it nothing.
 _FIND_IDEMPOTENT = """
 SELECT memory_id, request_sha256 FROM memories
- WHERE tenant_id = %(tenant_id)s AND idempotency_key = %(key)s
+ WHERE tenant_id = %(tenant_id)s AND idempotency_key = %(key)s AND namespace = %(namespace)s
 """
 
 
 _FIND_IDEMPOTENT_MANY = """
-SELECT idempotency_key, memory_id, request_sha256 FROM memories
+SELECT namespace, idempotency_key, memory_id, request_sha256 FROM memories
  WHERE tenant_id = %(tenant_id)s AND idempotency_key = ANY(%(keys)s)
+   AND namespace = ANY(%(namespaces)s)
 """
 
 
 async def find_idempotent_writes(
-    conn: Conn, tenant_id: str, keys: Sequence[str]
-) -> dict[str, IdempotentWrite]:
-    """The earlier writes under any of `keys`, by key (one round trip; none when no key)."""
+    conn: Conn, tenant_id: str, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], IdempotentWrite]:
+    """The earlier writes under any of `keys` (namespace, idempotency key), by that pair (one
+    round trip; none when no key)."""
     if not keys:
         return {}
-    cur = await conn.execute(_FIND_IDEMPOTENT_MANY, {"tenant_id": tenant_id, "keys": list(keys)})
+    params = {
+        "tenant_id": tenant_id,
+        "keys": sorted({key for _, key in keys}),
+        "namespaces": sorted({namespace for namespace, _ in keys}),
+    }
+    cur = await conn.execute(_FIND_IDEMPOTENT_MANY, params)
+    wanted = set(keys)
     return {
-        str(key): IdempotentWrite(str(memory_id), str(sha))
-        for key, memory_id, sha in await cur.fetchall()
+        (str(namespace), str(key)): IdempotentWrite(str(memory_id), str(sha))
+        for namespace, key, memory_id, sha in await cur.fetchall()
+        if (namespace, key) in wanted
     }
 
 
-async def find_idempotent_write(conn: Conn, tenant_id: str, key: str) -> IdempotentWrite | None:
+async def find_idempotent_write(
+    conn: Conn, tenant_id: str, namespace: str, key: str
+) -> IdempotentWrite | None:
     async with conn.cursor(row_factory=class_row(IdempotentWrite)) as cur:
-        await cur.execute(_FIND_IDEMPOTENT, {"tenant_id": tenant_id, "key": key})
+        params = {"tenant_id": tenant_id, "namespace": namespace, "key": key}
+        await cur.execute(_FIND_IDEMPOTENT, params)
         return await cur.fetchone()
 
 

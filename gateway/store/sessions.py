@@ -52,7 +52,7 @@ INSERT INTO sessions (tenant_id, session_id, namespace, task, system_prompt, bud
 VALUES (%(tenant_id)s, %(session_id)s, %(namespace)s, %(task)s, %(system_prompt)s,
     %(budget_tokens)s, %(keep_last)s, %(memory_budget_tokens)s, %(remember_turns)s, %(labels)s,
     %(agent_id)s, %(created_by_key)s, %(idempotency_key)s, %(request_sha256)s, %(created_at)s)
-ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+ON CONFLICT (tenant_id, idempotency_key, namespace) DO NOTHING
 RETURNING tenant_id, session_id, namespace, task, system_prompt, budget_tokens, keep_last,
        memory_budget_tokens, remember_turns, labels, agent_id, created_by_key, idempotency_key,
        request_sha256, created_at, turn_count, last_occurred_at
@@ -112,13 +112,18 @@ _FIND_IDEMPOTENT_SESSION = """
 SELECT tenant_id, session_id, namespace, task, system_prompt, budget_tokens, keep_last,
        memory_budget_tokens, remember_turns, labels, agent_id, created_by_key, idempotency_key,
        request_sha256, created_at, turn_count, last_occurred_at FROM sessions
- WHERE tenant_id = %(tenant_id)s AND idempotency_key = %(key)s
+ WHERE tenant_id = %(tenant_id)s AND idempotency_key = %(key)s AND namespace = %(namespace)s
 """
 
 
-async def find_idempotent_session(conn: Conn, tenant_id: str, key: str) -> SessionRow | None:
+async def find_idempotent_session(
+    conn: Conn, tenant_id: str, namespace: str, key: str
+) -> SessionRow | None:
+    """The session created with idempotency key `key` in `namespace` (keys are scoped by
+    namespace, migration 0028)."""
+    params = {"tenant_id": tenant_id, "namespace": namespace, "key": key}
     async with conn.cursor(row_factory=class_row(SessionRow)) as cur:
-        await cur.execute(_FIND_IDEMPOTENT_SESSION, {"tenant_id": tenant_id, "key": key})
+        await cur.execute(_FIND_IDEMPOTENT_SESSION, params)
         return await cur.fetchone()
 
 

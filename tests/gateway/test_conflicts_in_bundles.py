@@ -66,7 +66,7 @@ def test_two_writers_conflicting_facts_are_shown_together_and_replay_exactly(
     receipt = client.get(
         f"/v1/receipts/{original['receipt_id']}", headers=make_key(role="auditor").headers
     ).json()
-    assert receipt["body"]["assembler"]["version"] == "assemble/2026-12-02.3"
+    assert receipt["body"]["assembler"]["version"] == "assemble/2026-12-04.1"
     [recorded] = receipt["body"]["conflicts"]
     assert recorded["claim_key"] == "user.team"
     assert {s["agent_id"] for s in recorded["sides"]} == {"planner", "coder"}

@@ -9,6 +9,12 @@ it would be for a memory of another tenant. Whether it learns how many were with
 bundle's `withheld_count` (default `hidden`); with the count hidden and a bundle that can
 withhold, the index's live total (which would count them) is not stated either.
 
+The same holds of memories that are no longer live: a superseded, deleted or expired version
+the policy would deny (`Account.unseen`) is not named to the agent either (asked for by id, it
+is missing), and where the policy can withhold at all, an exclusion's detail names a newer
+version only when the response names that version too, as received or excluded: otherwise
+the superseded exclusion says when, not by what.
+
 Auditors and admins see the whole account, and a replay (an auditor's) is never narrowed. This
 runs after the receipt is written, on the response alone: the receipt bytes do not change.
 """
@@ -49,6 +55,8 @@ class Account:
     received: Collection[str]
     missing: Sequence[str] | None = None
     requested: Sequence[str] = ()
+    # Memories no longer live that the policy would deny: named as the denied ones are.
+    unseen: Collection[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,9 +97,29 @@ def account_for(
         },
         withheld=len(withheld) if told else None,
     )
+    unseen = set(account.unseen)
     missing = None
     if account.missing is not None:
-        hidden = {e.memory_id for e in withheld} | set(account.missing)
+        hidden = {e.memory_id for e in withheld} | unseen | set(account.missing)
         missing = [i for i in dict.fromkeys(account.requested) if i in hidden]
-    shown = [e for e in excluded if e.reason not in POLICY_WITHHELD]
-    return Told(report, shown, missing, not told and may_withhold(policy.bundle))
+    shown = [e for e in excluded if e.reason not in POLICY_WITHHELD and e.memory_id not in unseen]
+    withholds = may_withhold(policy.bundle)
+    if withholds:
+        named = {*received, *(e.memory_id for e in shown)}
+        shown = [_unnamed_successor(e, named) for e in shown]
+    return Told(report, shown, missing, not told and withholds)
+
+
+# How `gateway.core.liveness.dead_reason` details a superseded version.
+_SUPERSEDED_BY = "superseded by "
+
+
+def _unnamed_successor(exclusion: Excluded, named: Collection[str]) -> Excluded:
+    """`exclusion`, its detail naming no newer version that the response does not name (it may
+    be one the policy denies): "superseded at <instant>" instead of "superseded by <id> at …"."""
+    if exclusion.reason != "superseded" or not exclusion.detail.startswith(_SUPERSEDED_BY):
+        return exclusion
+    successor, _, rest = exclusion.detail.removeprefix(_SUPERSEDED_BY).partition(" ")
+    if successor in named:
+        return exclusion
+    return Excluded(exclusion.memory_id, exclusion.reason, f"superseded {rest}")

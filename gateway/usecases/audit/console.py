@@ -5,6 +5,7 @@ only: an agent key is refused on every page (403)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -180,13 +181,46 @@ class MemoryLife:
     decisions: list[DecisionRow]  # every supersession that retired a version or was won by one
 
 
+def _readable_chain(
+    principal: Principal, versions: list[MemoryVersion], memory_id: str
+) -> list[MemoryVersion]:
+    """The versions of the chain the key may read (its namespaces, as the API's reads by id
+    keep to them), reached from `memory_id` through them alone, their links to any other
+    version left out; empty when `memory_id` itself is not among them."""
+    readable = {v.memory_id: v for v in versions if principal.may_use(v.namespace)}
+    if memory_id not in readable:
+        return []
+    linked: dict[str, set[str]] = {m: set() for m in readable}
+    for v in readable.values():
+        for other in (v.supersedes, v.superseded_by):
+            if other in readable:
+                linked[v.memory_id].add(other)
+                linked[other].add(v.memory_id)
+    reached, frontier = {memory_id}, [memory_id]
+    while frontier:
+        for other in linked[frontier.pop()] - reached:
+            reached.add(other)
+            frontier.append(other)
+    return [
+        dataclasses.replace(
+            v,
+            supersedes=v.supersedes if v.supersedes in reached else None,
+            superseded_by=v.superseded_by if v.superseded_by in reached else None,
+        )
+        for v in versions
+        if v.memory_id in reached
+    ]
+
+
 async def memory_life(pool: Pool, authorization: str | None, memory_id: str) -> MemoryLife:
     """A memory's versions, the supersession decisions between them (rule, score, threshold,
     claim key, compile job), its deletions and erasure, and every receipt that disclosed each
-    version (the listing's `memory_id` filter, newest first, a page per version)."""
+    version (the listing's `memory_id` filter, newest first, a page per version). Only what the
+    auditor's namespaces hold: a memory outside them is 404, as for an unknown one."""
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
-        versions = await console_store.version_chain(conn, principal.tenant_id, memory_id)
+        chain = await console_store.version_chain(conn, principal.tenant_id, memory_id)
+        versions = _readable_chain(principal, chain, memory_id)
         if not versions:
             raise NotFoundError(f"memory {memory_id} not found", code="memory_not_found")
         erasures: dict[str, str] = {}
@@ -200,9 +234,12 @@ async def memory_life(pool: Pool, authorization: str | None, memory_id: str) -> 
             where = ReceiptFilter(memory_id=version.memory_id, newest_first=True, limit=PAGE)
             rows = await list_receipts(conn, principal.tenant_id, where)
             disclosed[version.memory_id] = [_listed(r) for r in rows]
-        decisions = await decisions_about(
-            conn, principal.tenant_id, [v.memory_id for v in versions]
-        )
+        shown = {v.memory_id for v in versions}
+        decisions = [
+            d
+            for d in await decisions_about(conn, principal.tenant_id, sorted(shown))
+            if d.older in shown and d.newer in shown
+        ]
     return MemoryLife(memory_id, versions, erasures, disclosed, decisions)
 
 

@@ -15,11 +15,13 @@ from datetime import datetime
 import msgspec
 
 from gateway.core.instants import rfc3339
+from gateway.core.liveness import split_live
 from gateway.core.model import Candidate, ContextRequest, candidate_of
 from gateway.core.outcome import Assembly
 from gateway.core.preparation import Found
 from gateway.core.profile import RankingProfile
-from gateway.core.versions import ASSEMBLERS, UnknownVersionError
+from gateway.core.ranking import pool_statistics
+from gateway.core.versions import ASSEMBLERS, Assembler, UnknownVersionError
 from gateway.domain.errors import InvalidRequestError
 from gateway.domain.memory import MemoryVersion
 from gateway.domain.principal import Principal
@@ -29,6 +31,7 @@ from gateway.responses.receipt_parts import (
     AssemblerRecord,
     BundleMembers,
     CandidateRecord,
+    RankingInputRecord,
     ReceiptHeader,
 )
 from gateway.store import memories as memory_store
@@ -162,11 +165,26 @@ async def found_of_record(
 _VERSION_FIELDS = dataclasses.fields(MemoryVersion)
 
 
-def ranking_input_drift(recorded: Recorded, rebuilt: Assembly) -> list[ReplayProblem]:
+def ranking_input_drift(
+    recorded: Recorded, found: Found, assembler: Assembler, rebuilt: Assembly
+) -> list[ReplayProblem]:
     """A problem when the statistics the ranking read from the recorded candidates differ from
     the ones the receipt recorded (a version missing or changed since), so that a replay says
-    why its order moved."""
+    why its order moved. Under an assembler that ranks only what the policy admits, the
+    candidates read are those the receipt does not record as denied: a what-if policy that
+    denies others moves the statistics of its own ranking, which is no drift of the store."""
     before, after = recorded.body.ranking_input, ranking_input(rebuilt)
+    if assembler.rank_admitted:
+        denied = {e.memory_id for e in recorded.body.excluded if e.reason == "policy_denied"}
+        admitted = [c for c in found.candidates if c.memory_id not in denied]
+        statistics = pool_statistics(
+            split_live(list({c.memory_id: c for c in admitted}.values()), recorded.at).live
+        )
+        newest = statistics.newest_created_at
+        after = RankingInputRecord(
+            median_tokens=statistics.median_tokens,
+            newest_created_at=None if newest is None else rfc3339(newest),
+        )
     if before == after:
         return []
     return [

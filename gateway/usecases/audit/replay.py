@@ -250,7 +250,8 @@ class Replayer:
         admitted = Admitted(policy, request_stage(policy, view, at))
         composed = compose(recorded.request, found, admitted, makers, at=at)
         if mode != "current":
-            problems.extend(ranking_input_drift(recorded, composed.assembly))
+            drift = ranking_input_drift(recorded, found, makers.assembler, composed.assembly)
+            problems.extend(drift)
         disclosed = await self.discloser.record(
             conn,
             principal,

@@ -18,6 +18,9 @@ import msgspec
 import rfc8785
 
 from gateway.core.model import Candidate, Exclusion, MemoryId, MemoryType
+from gateway.core.preparation import rank_admitted
+from gateway.core.profile import RankingProfile
+from gateway.core.ranking import Ranked
 from gateway.core.render import one_line
 from gateway.domain.memory import MemoryVersion
 from gateway.domain.principal import Principal
@@ -34,7 +37,13 @@ from gateway.responses.receipt_bodies import (
 from gateway.responses.receipt_parts import PolicyRecord
 from gateway.store.database import Connection
 from gateway.usecases.access.need_to_know import Account, Told, account_for
-from gateway.usecases.access.policy import memory_view, request_view, shown_evaluation, verdict_of
+from gateway.usecases.access.policy import (
+    may_deny,
+    memory_view,
+    request_view,
+    shown_evaluation,
+    verdict_of,
+)
 from gateway.usecases.disclosure import retrieval
 from gateway.usecases.disclosure.pipeline import Admitted, Discloser
 from gateway.usecases.disclosure.records import candidate_record, excluded, exclusion_record
@@ -122,9 +131,10 @@ async def search(
         profile=discloser.profile,
         recall_for=limit,
     )
-    ranked = outcome.hits
-    candidates = [r.candidate for r in ranked]
-    judgement = admitted.judging.judge([memory_view(c) for c in candidates])
+    ranked, unranked, judgement, unseen = _ranked_as_admitted(
+        outcome, admitted, discloser.profile, now
+    )
+    candidates = [r.candidate for r in ranked] + unranked
     parts = partition(judgement, limit)
     hits = parts.shown  # positions in `ranked`
     left_out = sorted([*outcome.excluded, *parts.excluded], key=lambda e: e.memory_id)
@@ -149,9 +159,7 @@ async def search(
         request=request,
         policy=record,
         assembler=discloser.makers.record(),
-        candidates=sorted(
-            (candidate_record(r.candidate) for r in ranked), key=lambda x: x.memory_id
-        ),
+        candidates=sorted((candidate_record(c) for c in candidates), key=lambda x: x.memory_id),
         included=[
             SearchHitRecord(
                 memory_id=ranked[position].candidate.memory_id,
@@ -175,9 +183,33 @@ async def search(
         now=now,
         admitted=admitted,
         excluded=[excluded(e) for e in left_out],
-        account=Account([ids[m] for m in hits]),
+        account=Account([ids[m] for m in hits], unseen=unseen),
     )
     return SearchResults(results, told.excluded, told.policy, receipt_id)
+
+
+def _ranked_as_admitted(
+    outcome: retrieval.SearchOutcome, admitted: Admitted, profile: RankingProfile, now: datetime
+) -> tuple[list[Ranked], list[Candidate], Judgement, frozenset[str]]:
+    """The live matches ranked over those the policy admits (as a bundle's assembler that
+    ranks what it admits does: no score shown depends on a memory the policy denies), the
+    denied ones after them, unranked, the judgement of them all in that order, and the dead
+    matches the policy would deny. When the policy denies none of them, the ranking as found."""
+    ranked = outcome.hits
+    judgement = admitted.judging.judge([memory_view(r.candidate) for r in ranked])
+    unseen = frozenset[str]()
+    dead = {e.memory_id for e in outcome.excluded}
+    if dead and may_deny(admitted.policy.bundle):
+        retired = [c for c in outcome.recalled if c.memory_id in dead]
+        views = [memory_view(c) for c in retired]
+        unseen = frozenset(verdict_of(admitted.judging.judge(views)).denied)
+    hidden = verdict_of(judgement).denied.keys() | unseen
+    if not hidden:
+        return ranked, [], judgement, unseen
+    reranked, _ = rank_admitted(outcome.recalled, profile, now, hidden)
+    unranked = [r.candidate for r in ranked if r.candidate.memory_id in hidden]
+    views = [memory_view(c) for c in [*(r.candidate for r in reranked), *unranked]]
+    return list(reranked), unranked, admitted.judging.judge(views), unseen
 
 
 async def disclose_list(

@@ -5,6 +5,7 @@ the texts shown, the receipt of exactly the list sent."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -27,10 +28,17 @@ from gateway.responses.receipt_bodies import (
     TimelineBody,
     TimelineRecord,
 )
+from gateway.store import memories as memory_store
 from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection
 from gateway.usecases.access.need_to_know import Account
-from gateway.usecases.access.policy import memory_view, request_view, shown_evaluation
+from gateway.usecases.access.policy import (
+    may_deny,
+    memory_view,
+    request_view,
+    shown_evaluation,
+    verdict_of,
+)
 from gateway.usecases.disclosure import retrieval
 from gateway.usecases.disclosure.listing import disclose_list, partition, shown_texts_of
 from gateway.usecases.disclosure.pipeline import Admitted, Discloser
@@ -120,9 +128,15 @@ async def timeline(
             conn, principal.tenant_id, [v.memory_id for v in shown if v.superseded_decision]
         )
     }
+    unnamed = await _unnamed_links(
+        conn, principal, admitted, shown, [d.newer for d in retired_by.values()]
+    )
     entries = [
         _timeline_entry(
-            v, _decision(retired_by[v.memory_id]) if v.memory_id in retired_by else None
+            _unlinked(v, unnamed),
+            _decision(retired_by[v.memory_id])
+            if v.memory_id in retired_by and retired_by[v.memory_id].newer not in unnamed
+            else None,
         )
         for v in shown
     ]
@@ -166,6 +180,7 @@ async def fetch(
     unique = list(dict.fromkeys(ids))
     versions = await retrieval.readable_versions(conn, principal, unique)
     live: list[MemoryVersion] = []
+    retired: list[MemoryVersion] = []
     withheld: list[Exclusion] = []
     for memory_id in unique:
         version = versions.get(memory_id)
@@ -175,12 +190,15 @@ async def fetch(
         if reason is None:
             live.append(version)
         else:
+            retired.append(version)
             withheld.append(Exclusion(MemoryId(memory_id), reason, ""))
     judgement = admitted.judging.judge([memory_view(v) for v in live])
     parts = partition(judgement)
     withheld.extend(parts.excluded)
     withheld.sort(key=lambda w: w.memory_id)
     delivered = [live[m] for m in parts.shown]
+    unnamed = await _unnamed_links(conn, principal, admitted, delivered)
+    delivered = [_unlinked(v, unnamed) for v in delivered]
     texts = shown_texts_of(judgement, parts.shown, live)
     rewritten = {live[m].memory_id for m in judgement.texts(full=parts.shown)}
     record = admitted.policy.record(
@@ -217,9 +235,68 @@ async def fetch(
         now=now,
         admitted=admitted,
         excluded=[excluded(e) for e in withheld],
-        account=Account([v.memory_id for v in delivered], missing=missing, requested=unique),
+        account=Account(
+            [v.memory_id for v in delivered],
+            missing=missing,
+            requested=unique,
+            unseen=_denied(admitted, retired),
+        ),
     )
     return FetchedMemories(memories, told.excluded, told.missing or [], told.policy, receipt_id)
+
+
+async def _unnamed_links(
+    conn: Connection,
+    principal: Principal,
+    admitted: Admitted,
+    shown: Sequence[MemoryVersion],
+    newer: Sequence[str] = (),
+) -> frozenset[str]:
+    """The memories the `shown` versions name (the one each supersedes, the one that superseded
+    it, `newer` ones of the decisions that retired them, the memories among their sources) that
+    the caller may not see, and so that no field names to it: outside its namespaces, or, to
+    an agent, denied by the policy (as `need_to_know` narrows; auditors and admins see what
+    their namespaces hold). Turn ids among the sources name no memory: kept as they are."""
+    ids = {v.memory_id for v in shown}
+    links = {
+        link
+        for v in shown
+        for link in (v.supersedes, v.superseded_by, *v.sources)
+        if link is not None and link not in ids
+    } | (set(newer) - ids)
+    if not links:
+        return frozenset()
+    versions = await memory_store.fetch_versions(conn, principal.tenant_id, sorted(links))
+    found = {v.memory_id for v in versions}
+    hidden = {v.memory_id for v in versions if not principal.may_use(v.namespace)}
+    if principal.role == "agent" and may_deny(admitted.policy.bundle):
+        readable = [v for v in versions if v.memory_id not in hidden]
+        hidden |= _denied(admitted, readable)
+    sources = {s for v in shown for s in v.sources}
+    # An id named as a version (not only as a source) that names no memory is not named either.
+    return frozenset(hidden | {link for link in links - found if link not in sources})
+
+
+def _unlinked(version: MemoryVersion, unnamed: frozenset[str]) -> MemoryVersion:
+    """`version` naming none of `unnamed` (its supersession links and sources)."""
+    if not unnamed:
+        return version
+    return dataclasses.replace(
+        version,
+        supersedes=None if version.supersedes in unnamed else version.supersedes,
+        superseded_by=None if version.superseded_by in unnamed else version.superseded_by,
+        sources=[s for s in version.sources if s not in unnamed],
+    )
+
+
+def _denied(admitted: Admitted, versions: Sequence[MemoryVersion]) -> frozenset[str]:
+    """Of versions not judged for the list itself (withheld as dead, or named by one shown),
+    those the policy would deny: never named to an agent, as the live ones it denies are not.
+    Only a bundle that can deny judges them."""
+    if not versions or not may_deny(admitted.policy.bundle):
+        return frozenset()
+    judgement = admitted.judging.judge([memory_view(v) for v in versions])
+    return frozenset(verdict_of(judgement).denied)
 
 
 async def _by_ids(

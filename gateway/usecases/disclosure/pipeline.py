@@ -14,7 +14,7 @@ fetch) share the admission, the verdict and the record: `gateway.usecases.disclo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -24,9 +24,9 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from gateway.core.bundle import lay_out
-from gateway.core.model import ContextRequest
+from gateway.core.model import Candidate, ContextRequest
 from gateway.core.outcome import Assembly
-from gateway.core.preparation import Found, prepare
+from gateway.core.preparation import Found, Prepared, prepare
 from gateway.core.profile import RankingProfile
 from gateway.core.selection import select
 from gateway.core.tokens import load_tokenizer
@@ -125,6 +125,10 @@ class Composed:
     makers: Makers
     assembly: Assembly
     evaluation: Evaluation
+    # The dead candidates (superseded, deleted, expired) the policy would deny: named to no
+    # agent, as the live ones it denies (`gateway.usecases.access.need_to_know`). The receipt
+    # keeps them, with their reasons.
+    unseen: frozenset[str] = frozenset()
 
 
 def compose(
@@ -138,12 +142,21 @@ def compose(
     """The pure middle of a context bundle. The policy judges every memory that could reach the
     bundle once, and redacts only the texts the selection may show; the evaluation recorded
     speaks of what the bundle did show (its index lines by heading, its blocks in full). A
-    policy that may deny (`may_deny`) gets an index that states no count of what it omits."""
+    policy that may deny (`may_deny`) gets an index that states no count of what it omits.
+
+    Under an assembler that ranks what the policy admits, a judgement that denies a retrieved
+    candidate (or a dead one the policy would deny) ranks again without them and judges again
+    in the new order, which caps follow; a request whose candidates the policy denies none of
+    is judged once, as before."""
     prepared = prepare(request, found, profile=makers.profile, now=at)
-    views = [memory_view(c) for c in prepared.judged]
-    if admitted.scope:
-        views = [{**view, **admitted.scope} for view in views]
-    judgement = admitted.judging.judge(views)
+    judgement = admitted.judging.judge(_views(prepared.judged, admitted))
+    unseen = _denied_dead(found, prepared, admitted)
+    if makers.assembler.rank_admitted:
+        retrieved = prepared.retrieved.keys()
+        hidden = (verdict_of(judgement).denied.keys() | unseen) & retrieved
+        if hidden:
+            prepared = prepare(request, found, profile=makers.profile, now=at, hidden=hidden)
+            judgement = admitted.judging.judge(_views(prepared.judged, admitted))
     selection = select(prepared, verdict_of(judgement), makers.assembler)
     texts = shown_texts(judgement, selection.headings, selection.full)
     assembly = lay_out(
@@ -156,7 +169,26 @@ def compose(
     evaluation = shown_evaluation(
         judgement, assembly.index.entries, [i.memory_id for i in assembly.included]
     )
-    return Composed(request, found, at, admitted.policy, makers, assembly, evaluation)
+    return Composed(request, found, at, admitted.policy, makers, assembly, evaluation, unseen)
+
+
+def _views(memories: Iterable[Candidate], admitted: Admitted) -> list[dict[str, object]]:
+    """The memories as the policy judges them, with the fields every judged item of the
+    disclosure carries (a session's)."""
+    views = [memory_view(c) for c in memories]
+    return [{**view, **admitted.scope} for view in views] if admitted.scope else views
+
+
+def _denied_dead(found: Found, prepared: Prepared, admitted: Admitted) -> frozenset[str]:
+    """The dead candidates the policy would deny, judged as the live ones are (and recorded
+    nowhere: a dead memory is shown to no one, and its exclusion is for the dead). Only a
+    bundle that can deny judges them."""
+    dead = {e.memory_id for e in prepared.dead}
+    if not dead or not may_deny(admitted.policy.bundle):
+        return frozenset()
+    versions = {c.memory_id: c for c in (*found.index_entries, *found.candidates)}
+    judged = [versions[m] for m in sorted(dead)]
+    return frozenset(verdict_of(admitted.judging.judge(_views(judged, admitted))).denied)
 
 
 def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
@@ -300,7 +332,7 @@ class Discloser:
             composed.policy,
             policy_record,
             [excluded(e) for e in assembly.excluded],
-            Account(received),
+            Account(received, unseen=composed.unseen),
         )
         return ContextBundle(
             bundle=assembly.bundle,

@@ -167,6 +167,7 @@ def without_index_content(found: Found) -> Found:
 class SearchOutcome:
     hits: list[Ranked]  # best first
     excluded: list[Exclusion]  # every other candidate found, with its reason
+    recalled: tuple[Candidate, ...] = ()  # every candidate found, live and dead, as found
 
 
 async def search(
@@ -198,7 +199,8 @@ async def search(
     split = split_live(found, now)
     ranked = list(rank(split.live, profile, now))
     if limit is None:  # the caller cuts (after policy), and accounts for what it cuts
-        return SearchOutcome(ranked, sorted(split.dead, key=lambda e: e.memory_id))
+        dead = sorted(split.dead, key=lambda e: e.memory_id)
+        return SearchOutcome(ranked, dead, tuple(found))
     below = [
         Exclusion(r.candidate.memory_id, "below_top_k", f"ranked {position} of {len(ranked)}")
         for position, r in enumerate(ranked[limit:], start=limit + 1)

@@ -1,12 +1,19 @@
 """Conflicts (ARCHITECTURE §12): two live facts for one claim that the rules could not order.
 Listed for whoever may read their namespace; resolved by naming the winner, which supersedes the
-other side (a decision with rule `resolved`)."""
+other side (a decision with rule `resolved`).
+
+A conflict is shown only to whom may see both its sides (`gateway.usecases.access.sight`), their
+headings as the policy shows them: one side alone would name, in the other's place, a memory
+the policy withholds, so a conflict with a side an agent may not see is, to that agent, no
+conflict at all (not listed, 404 to resolve, as for an unknown one). Its bundles likewise show
+a conflict only with both sides delivered (`gateway.core.bundle`). An auditor, an admin, or an
+agent that may see both sides resolves it."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.core.supersession import Decision
 from gateway.domain.clock import Clock
@@ -18,6 +25,8 @@ from gateway.store import memories as memory_store
 from gateway.store import supersessions as store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
+from gateway.usecases.access.policy import PolicyRegistry, memory_view
+from gateway.usecases.access.sight import Sight, sight_of
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.memories.supersession import Superseder
 from gateway.usecases.receiptlog.recorder import rfc3339
@@ -38,11 +47,24 @@ def _side(version: MemoryVersion | None, memory_id: str) -> ConflictSide:
     )
 
 
+def _shown(sight: Sight, versions: Sequence[MemoryVersion]) -> dict[str, MemoryVersion]:
+    """The versions the caller may see, by id, each with its heading as the policy shows it."""
+    hidden = sight.hidden(versions)
+    shown = [v for v in versions if v.memory_id not in hidden]
+    judgement = sight.judge([memory_view(v) for v in shown])
+    rewritten = {} if judgement is None else judgement.texts(headings=range(len(shown)))
+    for position, (heading, _) in rewritten.items():
+        shown[position] = dataclasses.replace(shown[position], heading=heading)
+    return {v.memory_id: v for v in shown}
+
+
 async def _entries(
-    conn: Connection, tenant_id: str, rows: Sequence[store.ConflictRow]
+    conn: Connection, sight: Sight, rows: Sequence[store.ConflictRow]
 ) -> list[ConflictEntry]:
+    """The entries of `rows` whose both sides the caller may see."""
     ids = sorted({i for r in rows for i in (r.first_id, r.second_id)})
-    versions = {v.memory_id: v for v in await memory_store.fetch_versions(conn, tenant_id, ids)}
+    tenant_id = sight.principal.tenant_id
+    versions = _shown(sight, await memory_store.fetch_versions(conn, tenant_id, ids))
     return [
         ConflictEntry(
             conflict_id=r.conflict_id,
@@ -57,6 +79,7 @@ async def _entries(
             decision_id=r.decision_id,
         )
         for r in rows
+        if r.first_id in versions and r.second_id in versions
     ]
 
 
@@ -72,6 +95,8 @@ class Conflicts:
     pool: Pool
     superseder: Superseder
     clock: Clock
+    # The policy in force judges which sides a caller may see (the disclosures' registry).
+    policies: PolicyRegistry = field(default_factory=PolicyRegistry)
 
     async def page(
         self,
@@ -83,17 +108,29 @@ class Conflicts:
         limit: int,
     ) -> ConflictPage:
         async with unit_of_work(self.pool, authorization) as (conn, principal):
-            rows = await store.conflicts_page(
-                conn,
-                principal.tenant_id,
-                _namespaces(principal, namespace),
-                open_only=open_only,
-                after=after,
-                limit=limit + 1,
+            namespaces = _namespaces(principal, namespace)
+            sight = await sight_of(
+                conn, self.policies, principal, self.clock(), namespaces=namespaces or ()
             )
-            entries = await _entries(conn, principal.tenant_id, rows[:limit])
-        more = len(rows) > limit
-        return ConflictPage(entries, entries[-1].conflict_id if more and entries else None)
+            # Those the caller may see, a page's worth and one more (to know there are more):
+            # reading on past the ones it may not see, which no answer may count.
+            entries: list[ConflictEntry] = []
+            while len(entries) <= limit:
+                rows = await store.conflicts_page(
+                    conn,
+                    principal.tenant_id,
+                    namespaces,
+                    open_only=open_only,
+                    after=after,
+                    limit=limit + 1,
+                )
+                entries += await _entries(conn, sight, rows)
+                if len(rows) <= limit:
+                    break
+                after = rows[-1].conflict_id
+        more = len(entries) > limit
+        entries = entries[:limit]
+        return ConflictPage(entries, entries[-1].conflict_id if more else None)
 
     async def resolve(
         self, authorization: str | None, conflict_id: str, winner: str, reason: str
@@ -110,6 +147,11 @@ class Conflicts:
                     code="conflict_resolved",
                 )
             sides = (row.first_id, row.second_id)
+            sight = await sight_of(
+                conn, self.policies, principal, self.clock(), namespaces=(row.namespace,)
+            )
+            if await sight.hidden_ids(conn, sides):  # a side it may not see: no such conflict
+                raise NotFoundError(f"conflict {conflict_id} not found", code="conflict_not_found")
             if winner not in sides:
                 raise InvalidRequestError(
                     "winner is not a side of this conflict",
@@ -124,6 +166,7 @@ class Conflicts:
                 row.namespace,
                 Decision(loser, winner, "resolved", row.claim_key),
                 now,
+                sight,
             )
             await store.resolve_conflict(
                 conn,
@@ -138,5 +181,5 @@ class Conflicts:
             resolved = dataclasses.replace(
                 row, resolved_at=now, winner=winner, reason=reason, decision_id=decision_id
             )
-            [entry] = await _entries(conn, principal.tenant_id, [resolved])
+            [entry] = await _entries(conn, sight, [resolved])
         return entry

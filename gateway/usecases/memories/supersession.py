@@ -5,15 +5,22 @@ path (`superseded_by`, which liveness already reads), and opens conflicts.
 A compiled fact that is superseded takes its raw source turns with it (rule `source`): the turn
 memories it was distilled from state the old value, and a bundle must not present that value as
 current. The facts compiled from the same turns stand in for whatever else the turn said.
+
+Nothing is retired that the writer may not see (`gateway.usecases.access.sight`): a live fact
+for the same claim it may not see stays live beside the new one, in a conflict it is not shown
+(an auditor, or an agent that may see both sides, resolves it); a fact alike it may not see is
+left alone, and so are the turns it may not see that state a superseded value.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
 from gateway.core.supersession import (
     Claimant,
+    Conflict,
     Decision,
     Judgement,
     judge_claim,
@@ -26,6 +33,7 @@ from gateway.domain.clock import IdFactory
 from gateway.store import memories as memory_store
 from gateway.store import supersessions as store
 from gateway.store.database import Connection
+from gateway.usecases.access.sight import Sight
 
 __all__ = ["Settled", "Superseder"]
 
@@ -42,6 +50,24 @@ def _claimant(version: store.LiveVersion) -> Claimant:
         value=version.value,
         previous=version.previous,
     )
+
+
+async def _hidden(conn: Connection, sight: Sight | None, ids: Collection[str]) -> frozenset[str]:
+    """Of `ids`, those hidden from the writer (`sight`; None: a writer that sees everything)."""
+    return frozenset() if sight is None else await sight.hidden_ids(conn, ids)
+
+
+def _beside_hidden(judgement: Judgement, new: Claimant, hidden: Collection[str]) -> Judgement:
+    """`judgement` of the claim among the versions the writer sees, and a conflict between the
+    new version, if it stands, and each live one it may not see: neither is picked silently."""
+    assert new.claim_key is not None
+    if not hidden or any(d.older == new.memory_id for d in judgement.decisions):
+        return judgement
+    beside = tuple(
+        Conflict(min(h, new.memory_id), max(h, new.memory_id), new.claim_key)
+        for h in sorted(hidden)
+    )
+    return Judgement(judgement.decisions, judgement.conflicts + beside)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,16 +94,18 @@ class Superseder:
         compiled: bool,
         at: datetime,
         job_id: str | None,
+        sight: Sight | None = None,
     ) -> Settled:
         """Decide what the new live version `new` supersedes (or is superseded by) and record
-        it, with the raw turns stating a value it replaced. The caller holds the namespace's
-        lock (`store.lock_namespaces`)."""
+        it, with the raw turns stating a value it replaced, among the versions its writer may
+        see (`sight`). The caller holds the namespace's lock (`store.lock_namespaces`)."""
         if new.claim_key is not None:
             versions = await store.claim_competitors(
                 conn, tenant_id, namespace, new.claim_key, new.memory_id
             )
-            live = [_claimant(v) for v in versions]
-            judgement = judge_claim(new, live)
+            hidden = await _hidden(conn, sight, [v.memory_id for v in versions])
+            live = [_claimant(v) for v in versions if v.memory_id not in hidden]
+            judgement = _beside_hidden(judge_claim(new, live), new, hidden)
         elif compiled:
             probe = store.LiveVersion(
                 new.memory_id,
@@ -90,14 +118,13 @@ class Superseder:
                 new.value,
                 new.previous,
             )
-            live = [
-                _claimant(v)
-                for v in await store.similar_competitors(conn, tenant_id, namespace, probe)
-            ]
+            alike = await store.similar_competitors(conn, tenant_id, namespace, probe)
+            hidden = await _hidden(conn, sight, [v.memory_id for v in alike])
+            live = [_claimant(v) for v in alike if v.memory_id not in hidden]
             judgement = judge_similar(new, live, self.threshold)
         else:
             live, judgement = [], Judgement()
-        settled = await self._apply(conn, tenant_id, namespace, judgement, at, job_id)
+        settled = await self._apply(conn, tenant_id, namespace, judgement, at, job_id, sight)
         # Raw turns that state a value no longer current: the superseded facts' values, and the
         # value a change "from X to Y" names, each said by the time the newer fact holds.
         claimants = {c.memory_id: c for c in [*live, new]}
@@ -110,7 +137,7 @@ class Superseder:
             stale.append((new.previous, new))
         for value, newer in stale:
             settled += await self._retire_stating(
-                conn, tenant_id, namespace, value, newer, at, job_id
+                conn, tenant_id, namespace, value, newer, at, job_id, sight
             )
         return settled
 
@@ -123,6 +150,7 @@ class Superseder:
         newer: Claimant,
         at: datetime,
         job_id: str | None,
+        sight: Sight | None,
     ) -> Settled:
         if newer.value and mentions(newer.value, value):
             return (
@@ -130,10 +158,10 @@ class Superseder:
             )  # "Pro" replaced by "Pro Plus": every statement of the new says the old
         retired = 0
         for phrase in stale_phrases(value):
-            for memory_id, content in await store.turns_stating(
-                conn, tenant_id, namespace, phrase, newer.instant
-            ):
-                if states(content, phrase, value, newer.claim_key):
+            stating = await store.turns_stating(conn, tenant_id, namespace, phrase, newer.instant)
+            hidden = await _hidden(conn, sight, [memory_id for memory_id, _ in stating])
+            for memory_id, content in stating:
+                if memory_id not in hidden and states(content, phrase, value, newer.claim_key):
                     decision = Decision(memory_id, newer.memory_id, "value", newer.claim_key)
                     recorded = await self.record(conn, tenant_id, namespace, decision, at, job_id)
                     retired += recorded is not None
@@ -185,15 +213,23 @@ class Superseder:
         decision: Decision,
         at: datetime,
         job_id: str | None = None,
+        sight: Sight | None = None,
     ) -> str | None:
         """Record `decision` and retire with the older fact the live raw turns it came from
-        (rule `source`); the decision's id, or None when the older one was already retired."""
+        (rule `source`) that its writer may see; the decision's id, or None when the older one
+        was already retired."""
         decision_id = await self.record(conn, tenant_id, namespace, decision, at, job_id)
         if decision_id is None:
             return None
-        for source in await store.sources_of(conn, tenant_id, decision.older):
+        sources = await store.sources_of(conn, tenant_id, decision.older)
+        hidden = await _hidden(conn, sight, sources)
+        for source in sources:
             retire_turn = Decision(source, decision.newer, "source", decision.claim_key)
-            if source != decision.newer and await self._is_live_turn(conn, tenant_id, source):
+            if (
+                source != decision.newer
+                and source not in hidden
+                and await self._is_live_turn(conn, tenant_id, source)
+            ):
                 await self.record(conn, tenant_id, namespace, retire_turn, at, job_id)
         return decision_id
 
@@ -204,9 +240,11 @@ class Superseder:
         namespace: str,
         decision: Decision,
         at: datetime,
+        sight: Sight | None = None,
     ) -> str | None:
         """A conflict resolved: the loser superseded with its turns (as `supersede`), and the
-        turns and digests stating its value retired, as for any value no longer current."""
+        turns and digests stating its value retired, as for any value no longer current (those
+        its resolver may see, `sight`)."""
         assert decision.claim_key is not None
         live = {
             v.memory_id: v
@@ -214,11 +252,11 @@ class Superseder:
                 conn, tenant_id, namespace, decision.claim_key, ""
             )
         }
-        decision_id = await self.supersede(conn, tenant_id, namespace, decision, at)
+        decision_id = await self.supersede(conn, tenant_id, namespace, decision, at, None, sight)
         loser, winner = live.get(decision.older), live.get(decision.newer)
         if decision_id and loser and winner and loser.value and loser.value != winner.value:
             await self._retire_stating(
-                conn, tenant_id, namespace, loser.value, _claimant(winner), at, None
+                conn, tenant_id, namespace, loser.value, _claimant(winner), at, None, sight
             )
         return decision_id
 
@@ -230,10 +268,11 @@ class Superseder:
         judgement: Judgement,
         at: datetime,
         job_id: str | None,
+        sight: Sight | None,
     ) -> Settled:
         superseded = 0
         for decision in judgement.decisions:
-            if await self.supersede(conn, tenant_id, namespace, decision, at, job_id):
+            if await self.supersede(conn, tenant_id, namespace, decision, at, job_id, sight):
                 superseded += 1
         opened = 0
         for pair in judgement.conflicts:

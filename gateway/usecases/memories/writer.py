@@ -1,4 +1,13 @@
-"""Writing, retiring and fetching memory versions."""
+"""Writing, retiring and fetching memory versions.
+
+A write may retire only what its writer may see (`gateway.usecases.access.sight`): a memory
+outside its namespaces or denied it by the policy in force is, to it, a memory that does not
+exist (404 for `supersedes` and for a delete, as for an unknown id), and supersession by claim
+key or likeness leaves such a memory live (`gateway.usecases.memories.supersession`).
+
+Idempotency keys are scoped by namespace: a key answers for the writes made with it in the
+namespace written to, so a key used where the writer may not read tells it nothing.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +31,8 @@ from gateway.store import memories as store
 from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection as Conn
 from gateway.store.pool import Pool
+from gateway.usecases.access.policy import PolicyRegistry
+from gateway.usecases.access.sight import Sight, sight_of
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.memories.supersession import Settled, Superseder
 from gateway.usecases.receiptlog.recorder import rfc3339
@@ -96,6 +107,8 @@ class Writer:
     new_id: IdFactory
     superseder: Superseder
     job_id: str | None = None  # the compile job writing, named by the decisions it brings about
+    # The policy in force judges what a write may retire (the disclosures' registry, shared).
+    policies: PolicyRegistry = field(default_factory=PolicyRegistry)
 
     async def write(
         self, conn: Conn, principal: Principal, drafts: Sequence[MemoryDraft]
@@ -117,14 +130,19 @@ class Writer:
         measured = await asyncio.to_thread(self._measure, drafts, texts)
         claiming = [d.namespace for d in drafts if _settles(d)]
         await supersession_store.lock_namespaces(conn, principal.tenant_id, claiming)
-        keys = [d.idempotency_key for d in drafts if d.idempotency_key is not None]
+        keys = [(d.namespace, d.idempotency_key) for d in drafts if d.idempotency_key is not None]
         earlier = await store.find_idempotent_writes(conn, principal.tenant_id, keys)
+        retiring = [d.namespace for d in drafts if d.supersedes is not None or _settles(d)]
+        sight = await self._sight(conn, principal, retiring)
         results: list[WriteOutcome | ConflictError | NotFoundError | ForbiddenError] = []
         run: list[store.NewVersion] = []  # drafts that supersede nothing, inserted together
         for draft, (heading_tokens, tokens, vector) in zip(drafts, measured, strict=True):
             request_sha256 = _request_sha256(draft)
-            if draft.idempotency_key is not None and draft.idempotency_key in earlier:
-                results.append(_retried(earlier[draft.idempotency_key], draft, request_sha256))
+            key = (
+                None if draft.idempotency_key is None else (draft.namespace, draft.idempotency_key)
+            )
+            if key is not None and key in earlier:
+                results.append(_retried(earlier[key], draft, request_sha256))
                 continue
             now = self.clock()
             version = store.NewVersion(
@@ -142,10 +160,8 @@ class Writer:
                 embedding_model=self.embedder.model,
                 embedding_dim=self.embedder.dim,
             )
-            if draft.idempotency_key is not None:  # a later draft with this key retries it
-                earlier[draft.idempotency_key] = store.IdempotentWrite(
-                    version.memory_id, request_sha256
-                )
+            if key is not None:  # a later draft with this key (in this namespace) retries it
+                earlier[key] = store.IdempotentWrite(version.memory_id, request_sha256)
             if draft.supersedes is None and not _settles(draft):
                 results.append(WriteOutcome(version.memory_id, True, None, now))
                 run.append(version)
@@ -154,13 +170,20 @@ class Writer:
             run = []
             try:
                 async with conn.transaction():
-                    results.append(await self._supersede(conn, principal, version))
+                    results.append(await self._supersede(conn, principal, version, sight))
             except (ConflictError, NotFoundError, ForbiddenError) as error:
                 results.append(error)
-                if draft.idempotency_key is not None:
-                    del earlier[draft.idempotency_key]  # nothing was written under it
+                if key is not None:
+                    del earlier[key]  # nothing was written under it
         await self._insert(conn, run, results)
         return results
+
+    async def _sight(self, conn: Conn, principal: Principal, namespaces: Sequence[str]) -> Sight:
+        """What the writer may see, asked only of a write that may retire something."""
+        if not namespaces:
+            return Sight(principal)
+        namespaces = sorted(set(namespaces))
+        return await sight_of(conn, self.policies, principal, self.clock(), namespaces=namespaces)
 
     def _measure(
         self, drafts: Sequence[MemoryDraft], texts: Sequence[str]
@@ -186,7 +209,7 @@ class Writer:
         for version in raced:
             assert version.draft.idempotency_key is not None
             winner = await store.find_idempotent_write(
-                conn, version.tenant_id, version.draft.idempotency_key
+                conn, version.tenant_id, version.draft.namespace, version.draft.idempotency_key
             )
             if winner is None:  # pragma: no cover - the conflicting row must exist
                 raise ConflictError("idempotency key in use", code="idempotency_conflict")
@@ -198,18 +221,19 @@ class Writer:
             results[position] = _retried(winner, version.draft, version.request_sha256)
 
     async def _supersede(
-        self, conn: Conn, principal: Principal, version: store.NewVersion
+        self, conn: Conn, principal: Principal, version: store.NewVersion, sight: Sight
     ) -> WriteOutcome:
         """A version that supersedes one (`supersedes`) or competes for a claim (a claim key, a
-        compiled fact): inserted alone, then every supersession decision it brings about."""
+        compiled fact): inserted alone, then every supersession decision it brings about among
+        the versions its writer may see (`sight`)."""
         draft = version.draft
         if draft.supersedes is not None:
-            await self._check_supersedable(conn, principal, draft)
+            await _check_retirable(conn, sight, draft.supersedes, superseding=True)
         if await store.insert_versions(conn, [version]):  # skipped: its key was taken
             # A concurrent request with the same idempotency key won the race; answer as it did.
             assert draft.idempotency_key is not None
             winner = await store.find_idempotent_write(
-                conn, version.tenant_id, draft.idempotency_key
+                conn, version.tenant_id, draft.namespace, draft.idempotency_key
             )
             if winner is None:  # pragma: no cover - the conflicting row must exist
                 raise ConflictError("idempotency key in use", code="idempotency_conflict")
@@ -244,26 +268,43 @@ class Writer:
                 compiled=draft.extractor is not None,
                 at=now,
                 job_id=self.job_id,
+                sight=sight,
             )
         return WriteOutcome(version.memory_id, True, draft.supersedes, now, settled)
 
-    async def _check_supersedable(
-        self, conn: Conn, principal: Principal, draft: MemoryDraft
-    ) -> None:
-        assert draft.supersedes is not None
-        state = await store.lock_for_retire(conn, principal.tenant_id, draft.supersedes)
-        if state is None or not principal.may_use(state.namespace):
-            raise NotFoundError(f"supersedes: memory {draft.supersedes} not found")
-        if state.superseded_by is not None:
-            raise ConflictError(
-                f"supersedes: memory {draft.supersedes} was already superseded by "
-                f"{state.superseded_by}; supersede the newest version",
-                code="already_superseded",
-            )
-        if state.deleted_at is not None:
-            raise ConflictError(
-                f"supersedes: memory {draft.supersedes} is deleted", code="memory_deleted"
-            )
+
+async def _check_retirable(
+    conn: Conn, sight: Sight, memory_id: str, *, superseding: bool = False
+) -> None:
+    """Lock a live version its writer may see for retirement (by a new version superseding it,
+    else by deletion); 404 when it may not see it (as for an unknown id), 409 when it is retired
+    already (naming the newer version only when the writer may see that one too)."""
+    principal = sight.principal
+    field = "supersedes: " if superseding else ""
+    state = await store.lock_for_retire(conn, principal.tenant_id, memory_id)
+    if (
+        state is None
+        or not principal.may_use(state.namespace)
+        or await sight.hidden_ids(conn, [memory_id])
+    ):
+        raise NotFoundError(f"{field}memory {memory_id} not found")
+    if state.superseded_by is not None:
+        newer = state.superseded_by
+        by = "" if await sight.hidden_ids(conn, [newer]) else f" by {newer}"
+        raise ConflictError(
+            f"supersedes: memory {memory_id} was already superseded{by}; supersede the newest "
+            "version"
+            if superseding
+            else f"memory {memory_id} was superseded{by}; delete the newest version",
+            code="already_superseded",
+        )
+    if state.deleted_at is not None:
+        raise ConflictError(
+            f"supersedes: memory {memory_id} is deleted"
+            if superseding
+            else f"memory {memory_id} is already deleted",
+            code="memory_deleted",
+        )
 
 
 async def write_memory(
@@ -312,22 +353,18 @@ async def write_batch(
 
 
 async def delete_memory(
-    pool: Pool, authorization: str | None, memory_id: str, reason: str, at: datetime
+    pool: Pool,
+    policies: PolicyRegistry,
+    authorization: str | None,
+    memory_id: str,
+    reason: str,
+    at: datetime,
 ) -> Deleted:
-    """Soft-delete one live version; the row stays for audit and replay."""
+    """Soft-delete one live version its caller may see; the row stays for audit and replay."""
     async with unit_of_work(pool, authorization, writes=1) as (conn, principal):
         principal.require_role("agent", "admin")
-        state = await store.lock_for_retire(conn, principal.tenant_id, memory_id)
-        if state is None or not principal.may_use(state.namespace):
-            raise NotFoundError(f"memory {memory_id} not found")
-        if state.superseded_by is not None:
-            raise ConflictError(
-                f"memory {memory_id} was superseded by {state.superseded_by}; "
-                "delete the newest version",
-                code="already_superseded",
-            )
-        if state.deleted_at is not None:
-            raise ConflictError(f"memory {memory_id} is already deleted", code="memory_deleted")
+        sight = await sight_of(conn, policies, principal, at)
+        await _check_retirable(conn, sight, memory_id)
         await store.retire(conn, principal.tenant_id, memory_id, at=at, reason=reason)
     return Deleted(memory_id=memory_id, deleted_at=rfc3339(at), reason=reason)
 

@@ -59,7 +59,7 @@ from gateway.usecases.sessions.conversation import (
     session_scope,
 )
 from gateway.usecases.sessions.receipt import Built, record_session_context
-from gateway.usecases.sessions.sessions import open_session
+from gateway.usecases.sessions.sessions import seen_session
 from gateway.usecases.sessions.summarizers import Summarizer
 
 __all__ = [
@@ -164,7 +164,16 @@ class SessionContexts:
     ) -> SessionContext:
         principal.require_role("agent", "admin")
         # Locked: a compaction of this session and appends to it wait for this step's commit.
-        session = await open_session(conn, principal, session_id, lock=True)
+        session = await seen_session(
+            conn,
+            principal,
+            session_id,
+            policies=self.discloser.policies,
+            tokenizer=self.tokenizer,
+            at=now,
+            purpose=step.purpose,
+            lock=True,
+        )
         budget = step.budget_tokens or session.budget_tokens
         check_budget(self.tokenizer, session.system_prompt, session.task, budget)
         fixed = fixed_messages(session.system_prompt, session.task)

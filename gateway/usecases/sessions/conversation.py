@@ -33,6 +33,7 @@ __all__ = [
     "judge_conversation",
     "lay_out_conversation",
     "session_scope",
+    "session_view",
     "summary_view",
     "turn_view",
 ]
@@ -44,6 +45,34 @@ def session_scope(session: store.SessionRow) -> dict[str, object]:
         "session_session_id": session.session_id,
         "session_namespace": session.namespace,
         "session_labels": list(session.labels),
+    }
+
+
+def session_view(session: store.SessionRow, tokenizer: Tokenizer) -> dict[str, object]:
+    """The session itself as the policy judges it: the texts every context of it pins (its
+    system prompt and task, system messages), judged as a turn is, as the system turn before
+    the first (`turn.role` system, `turn.seq` 0), with `session.*`. Whom the policy denies
+    it, its every field is denied."""
+    content = "\n".join(text for text in (session.system_prompt, session.task) if text)
+    return {
+        "memory_id": session.session_id,
+        "namespace": session.namespace,
+        "memory_type": "episodic",
+        "heading": "",
+        "content": content,
+        "confidence": 1.0,
+        "labels": list(session.labels),
+        "source_type": "session",
+        "source_ref": session.session_id,
+        "created_at": session.created_at,
+        "expires_at": None,
+        "tokens": tokenizer.count(content),
+        "turn_role": "system",
+        "turn_name": None,
+        "turn_seq": 0,
+        "turn_content": content,
+        "turn_occurred_at": session.created_at,
+        **session_scope(session),
     }
 
 

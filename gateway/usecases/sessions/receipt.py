@@ -144,7 +144,7 @@ async def record_session_context(
         policy,
         record,
         [] if shown_part is None else [excluded(e) for e in shown_part.excluded],
-        Account(disclosed),
+        Account(disclosed, unseen=frozenset() if memory is None else memory.unseen),
     )
     shown_turns = laid.turns
     return SessionContext(

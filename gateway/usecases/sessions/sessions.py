@@ -35,11 +35,14 @@ from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
+from gateway.usecases.access.policy import PolicyRegistry
+from gateway.usecases.access.sight import sight_of
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.disclosure.pipeline import Discloser
 from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
 from gateway.usecases.sessions.budget import check_budget, memory_share
+from gateway.usecases.sessions.conversation import session_view
 from gateway.usecases.sessions.history import page_history
 
 __all__ = [
@@ -48,6 +51,7 @@ __all__ = [
     "Sessions",
     "TurnIn",
     "open_session",
+    "seen_session",
     "summary_ref",
 ]
 
@@ -108,6 +112,29 @@ async def open_session(
     return session
 
 
+async def seen_session(
+    conn: Connection,
+    principal: Principal,
+    session_id: str,
+    *,
+    policies: PolicyRegistry,
+    tokenizer: Tokenizer,
+    at: datetime,
+    purpose: str | None = None,
+    lock: bool = False,
+) -> store.SessionRow:
+    """The session, as `open_session` finds it, if its caller may also see it: a session the
+    policy in force denies the caller (its labels, its namespace, the texts it pins: judged as
+    its turns are, `session_view`) is 404 as well, as for an unknown session. Its task and
+    system prompt reach whoever reads or steps it, so nobody the policy denies them may."""
+    session = await open_session(conn, principal, session_id, lock=lock)
+    namespaces = (session.namespace,)
+    sight = await sight_of(conn, policies, principal, at, namespaces=namespaces, purpose=purpose)
+    if sight.judges and sight.denied([session_view(session, tokenizer)]):
+        raise NotFoundError(f"session {session_id} not found", code="session_not_found")
+    return session
+
+
 def _info(
     session: store.SessionRow, summary: summary_store.SummaryRow | None, *, created: bool | None
 ) -> SessionInfo:
@@ -164,7 +191,9 @@ class Sessions:
             payload = {**asdict(ask), "labels": list(ask.labels)}
             request_sha256 = _sha256(payload)
             if ask.idempotency_key is not None:
-                earlier = await self._earlier(conn, principal, ask.idempotency_key, request_sha256)
+                earlier = await self._earlier(
+                    conn, principal, ask.namespace, ask.idempotency_key, request_sha256
+                )
                 if earlier is not None:
                     return earlier
             row = store.SessionRow(
@@ -189,15 +218,22 @@ class Sessions:
             inserted = await store.insert_session(conn, row)
             if inserted is None:  # a concurrent create with the same key won
                 assert ask.idempotency_key is not None
-                earlier = await self._earlier(conn, principal, ask.idempotency_key, request_sha256)
+                earlier = await self._earlier(
+                    conn, principal, ask.namespace, ask.idempotency_key, request_sha256
+                )
                 assert earlier is not None
                 return earlier
             return _info(inserted, None, created=True)
 
     async def _earlier(
-        self, conn: Connection, principal: Principal, key: str, request_sha256: str
+        self,
+        conn: Connection,
+        principal: Principal,
+        namespace: str,
+        key: str,
+        request_sha256: str,
     ) -> SessionInfo | None:
-        earlier = await store.find_idempotent_session(conn, principal.tenant_id, key)
+        earlier = await store.find_idempotent_session(conn, principal.tenant_id, namespace, key)
         if earlier is None:
             return None
         if earlier.request_sha256 != request_sha256:
@@ -208,10 +244,30 @@ class Sessions:
         summary = await summary_store.latest_summary(conn, principal.tenant_id, earlier.session_id)
         return _info(earlier, summary, created=False)
 
+    async def _seen(
+        self,
+        conn: Connection,
+        principal: Principal,
+        session_id: str,
+        *,
+        purpose: str | None = None,
+        lock: bool = False,
+    ) -> store.SessionRow:
+        return await seen_session(
+            conn,
+            principal,
+            session_id,
+            policies=self.discloser.policies,
+            tokenizer=self.tokenizer,
+            at=self.clock(),
+            purpose=purpose,
+            lock=lock,
+        )
+
     async def get(self, authorization: str | None, session_id: str) -> SessionInfo:
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            session = await open_session(conn, principal, session_id)
+            session = await self._seen(conn, principal, session_id)
             summary = await summary_store.latest_summary(conn, principal.tenant_id, session_id)
         return _info(session, summary, created=None)
 
@@ -222,7 +278,7 @@ class Sessions:
             # The lock: appends to one session are serialized from here to the commit. The clock
             # is read under it, so a turn that defaults to now is never before the turn an
             # append that held the lock first recorded.
-            session = await open_session(conn, principal, session_id, lock=True)
+            session = await self._seen(conn, principal, session_id, lock=True)
             now = self.clock()
             payload = [
                 {
@@ -340,7 +396,7 @@ class Sessions:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            session = await open_session(conn, principal, session_id)
+            session = await self._seen(conn, principal, session_id, purpose=purpose)
             return await page_history(
                 self.discloser, conn, principal, session, after, limit, purpose, now
             )

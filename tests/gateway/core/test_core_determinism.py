@@ -70,8 +70,9 @@ def test_the_sample_bundles_are_pinned() -> None:
     # 2026-12-01.1 renders compactly: per-bundle references, one short provenance line;
     # 2026-12-02.1 adds the conflicts section and 2026-12-02.2 a conflict's partner in the
     # top_k, so bundles without a conflict are unchanged; 2026-12-02.3 shows a heading's label
-    # alone when its words open the content, which no sample heading does.
-    assert ASSEMBLER.version == "assemble/2026-12-02.3"
+    # alone when its words open the content, which no sample heading does; 2026-12-04.1 ranks
+    # only what the policy admits, and the samples are judged by no policy.
+    assert ASSEMBLER.version == "assemble/2026-12-04.1"
     assert sample_assembly(700).bundle_sha256 == (
         "7a012b6f0873fc016528d25113844f380944f87b1f41895d12c1ec7e54800e27"
     )
