@@ -9,6 +9,7 @@ from datetime import datetime
 
 from psycopg.rows import class_row
 
+from gateway.domain.principal import Role
 from gateway.store.database import Connection
 
 __all__ = [
@@ -60,6 +61,7 @@ class JobRow:
     attempts: int
     agent_id: str | None
     requested_by_key: str
+    requested_role: Role  # the role of the key that asked: the job acts as that key
     requested_at: datetime
     heartbeat_at: datetime | None
     finished_at: datetime | None
@@ -71,12 +73,13 @@ class JobRow:
 
 _INSERT_JOB = """
 INSERT INTO compile_jobs (tenant_id, job_id, namespace, session_id, extractor, status, attempts,
-                          agent_id, requested_by_key, requested_at, heartbeat_at)
+                          agent_id, requested_by_key, requested_role, requested_at, heartbeat_at)
 VALUES (%(tenant_id)s, %(job_id)s, %(namespace)s, %(session_id)s, %(extractor)s, %(status)s,
-        %(attempts)s, %(agent_id)s, %(requested_by_key)s, %(requested_at)s, %(heartbeat_at)s)
+        %(attempts)s, %(agent_id)s, %(requested_by_key)s, %(requested_role)s, %(requested_at)s,
+        %(heartbeat_at)s)
 RETURNING tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
-          conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_at,
-          heartbeat_at, finished_at
+          conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_role,
+          requested_at, heartbeat_at, finished_at
 """
 
 
@@ -91,6 +94,7 @@ async def insert_job(conn: Connection, job: JobRow) -> JobRow:
         "attempts": job.attempts,
         "agent_id": job.agent_id,
         "requested_by_key": job.requested_by_key,
+        "requested_role": job.requested_role,
         "requested_at": job.requested_at,
         "heartbeat_at": job.heartbeat_at,
     }
@@ -103,8 +107,8 @@ async def insert_job(conn: Connection, job: JobRow) -> JobRow:
 
 _FIND_JOB = """
 SELECT tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
-       conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_at,
-       heartbeat_at, finished_at
+       conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_role,
+       requested_at, heartbeat_at, finished_at
   FROM compile_jobs
  WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
 """
@@ -129,7 +133,7 @@ UPDATE compile_jobs j
  WHERE j.tenant_id = claimed.tenant_id AND j.job_id = claimed.job_id
 RETURNING j.tenant_id, j.job_id, j.namespace, j.session_id, j.extractor, j.status, j.created,
           j.superseded, j.conflicts, j.skipped, j.error, j.attempts, j.agent_id,
-          j.requested_by_key, j.requested_at, j.heartbeat_at, j.finished_at
+          j.requested_by_key, j.requested_role, j.requested_at, j.heartbeat_at, j.finished_at
 """
 
 
@@ -200,8 +204,8 @@ UPDATE compile_jobs
        skipped = %(skipped)s
  WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
 RETURNING tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
-          conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_at,
-          heartbeat_at, finished_at
+          conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_role,
+          requested_at, heartbeat_at, finished_at
 """
 
 

@@ -7,10 +7,13 @@ Asynchronous: it is inserted pending and any replica's worker (`run_worker`) cla
 after `reclaim_seconds` and resumes from its scope's watermark.
 
 Work is done in chunks, one transaction each: lock the scope's watermark (a concurrent compile of
-the same scope waits here, then finds nothing new), read the next episodes, extract, write, move
-the watermark, beat the heart with the counts so far. A failing chunk leaves nothing of itself.
-Fact memories are idempotent by a digest of their extractor version, sources and text, so even a
-compile that re-reads episodes (a reclaimed job racing its slow original) writes nothing twice.
+the same scope waits here, then finds nothing new), read the next episodes, keep those the
+requester may see, extract, take the namespace's write lock and drop what names a source erased
+meanwhile, write (each memory labelled as its sources are), move the watermark, beat the heart
+with the counts so far (`gateway.usecases.compiling.provenance`). A failing chunk leaves nothing
+of itself. Fact memories are idempotent by a digest of their extractor version, sources and
+text, so even a compile that re-reads episodes (a reclaimed job racing its slow original) writes
+nothing twice.
 """
 
 from __future__ import annotations
@@ -45,10 +48,11 @@ from gateway.store.errors import DatabaseUnavailableError
 from gateway.store.pool import Pool, connection
 from gateway.store.transactions import transaction
 from gateway.usecases.access.work import unit_of_work
+from gateway.usecases.compiling import provenance
 from gateway.usecases.compiling.extractors import Extractor, ExtractorError
 from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
-from gateway.usecases.sessions.sessions import open_session
+from gateway.usecases.sessions.sessions import seen_session
 
 __all__ = ["CHUNK_EPISODES", "CompileAsk", "Compiler", "ExtractorError"]
 
@@ -81,9 +85,10 @@ def _job_view(job: store.JobRow) -> CompileJob:
     )
 
 
-def _draft(fact: Fact, namespace: str, extractor: str) -> MemoryDraft:
+def _draft(fact: Fact, namespace: str, extractor: str, labels: tuple[str, ...]) -> MemoryDraft:
     # The same sources compiled by the same extractor version give the same key: a second
     # compile (or a concurrent one) finds the first one's memory instead of writing a copy.
+    # (Their labels are theirs: a version's, and its session's, never change.)
     identity = json.dumps(
         [extractor, namespace, list(fact.sources), fact.claim_key, fact.heading, fact.content],
         ensure_ascii=False,
@@ -94,6 +99,7 @@ def _draft(fact: Fact, namespace: str, extractor: str) -> MemoryDraft:
         heading=fact.heading,
         content=fact.content,
         confidence=fact.confidence,
+        labels=labels,
         source_type="compile",
         source_ref=fact.sources[0] if fact.sources else None,
         claim_key=fact.claim_key,
@@ -112,20 +118,23 @@ async def _write_digest(
     principal: Principal,
     job: store.JobRow,
     rows: Sequence[compile_inputs.EpisodeRow],
+    tellable: Sequence[compile_inputs.EpisodeRow],
 ) -> None:
-    """Fold this chunk's turns into the session's digest: a new version superseding the live
-    one, its sources the one before and the turns it retells (erasing a turn erases every
-    digest since, through them). Written after the chunk's facts: a turn they retired as
-    stating a superseded value is not retold. The same turns through the same versions give
-    the same idempotency key, so a second or concurrent compile of them writes no copy."""
+    """Fold this chunk's turns (`rows`) into the session's digest: a new version superseding the
+    live one, its sources the one before and the turns it retells (erasing a turn erases every
+    digest since, through them), its labels theirs. It retells only the `tellable` turns (those
+    the requester may see, not erased), and is written after the chunk's facts: a turn they
+    retired as stating a superseded value is not retold. The same turns through the same
+    versions give the same idempotency key, so a second or concurrent compile of them writes no
+    copy."""
     assert job.session_id is not None
     name = f"{DIGEST[0]}/{DIGEST[1]}"
     previous = await compile_inputs.live_digest(
         conn, job.tenant_id, job.namespace, job.session_id, name
     )
-    remembered = [r.memory_id for r in rows if r.memory_id is not None]
+    remembered = [r.memory_id for r in tellable if r.memory_id is not None]
     retired = await compile_inputs.retired_among(conn, job.tenant_id, remembered)
-    told = [r for r in rows if r.memory_id not in retired or r.memory_id is None]
+    told = [r for r in tellable if r.memory_id not in retired or r.memory_id is None]
     if not told and previous is None:
         return  # nothing of the session is left to tell
     digest = fold_digest(
@@ -137,17 +146,22 @@ async def _write_digest(
     )
     identity = json.dumps([name, job.extractor, job.namespace, job.session_id, rows[-1].seq])
     ids = [i for r in told for i in (r.turn_id, r.memory_id) if i is not None]
+    labels = provenance.labels_by_source(told)
+    if previous is not None:
+        labels[previous.memory_id] = tuple(previous.labels)
+    sources = tuple([previous.memory_id] if previous else []) + tuple(ids)
     draft = MemoryDraft(
         namespace=job.namespace,
         memory_type="episodic",
         heading=digest.heading,
         content=digest.content,
         confidence=0.8,
+        labels=provenance.inherited(sources, labels),
         source_type="compile",
         source_ref=job.session_id,
         supersedes=previous.memory_id if previous else None,
         idempotency_key="digest:" + hashlib.sha256(identity.encode("utf-8")).hexdigest(),
-        sources=tuple([previous.memory_id] if previous else []) + tuple(ids),
+        sources=sources,
         extractor=name,
         # An account of the session from its start: a digest stating a value later superseded
         # is retired with the turns that stated it (rule `value`).
@@ -183,13 +197,22 @@ class Compiler:
         extractor = self._extractor(ask.extractor)
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
+            now = self.clock()
             if ask.session_id is not None:
-                namespace = (await open_session(conn, principal, ask.session_id)).namespace
+                # A session the policy denies the caller is 404, as an unknown one.
+                session = await seen_session(
+                    conn,
+                    principal,
+                    ask.session_id,
+                    policies=self.writer.policies,
+                    tokenizer=self.writer.tokenizer,
+                    at=now,
+                )
+                namespace = session.namespace
             else:
                 assert ask.namespace is not None
                 namespace = ask.namespace
                 principal.require_namespace(namespace)
-            now = self.clock()
             job = await store.insert_job(
                 conn,
                 store.JobRow(
@@ -207,6 +230,7 @@ class Compiler:
                     attempts=0 if ask.run_async else 1,
                     agent_id=principal.agent_id,
                     requested_by_key=principal.key_id,
+                    requested_role=principal.role,
                     requested_at=now,
                     heartbeat_at=None if ask.run_async else now,
                     finished_at=None,
@@ -259,10 +283,8 @@ class Compiler:
         self, job: store.JobRow, extractor: Extractor, counts: store.JobCounts
     ) -> tuple[store.JobCounts, bool]:
         scope = f"session:{job.session_id}" if job.session_id else f"namespace:{job.namespace}"
-        # The job acts for the key that asked: its tenant, agent and the scope's namespace only.
-        principal = Principal(
-            job.tenant_id, job.requested_by_key, "agent", job.agent_id, (job.namespace,), None
-        )
+        # The job acts for the key that asked: its tenant, role and agent, the scope's namespace.
+        principal = provenance.acting_principal(job)
         writer = dataclasses.replace(self.writer, job_id=job.job_id)
         async with transaction(self.pool, job.tenant_id) as conn:
             now = self.clock()
@@ -277,6 +299,8 @@ class Compiler:
                 )
             if not rows:
                 return counts, False
+            # What the requester may not see is not read: no fact or digest line comes of it.
+            readable = await provenance.readable(conn, self.writer.policies, job, rows, now)
             episodes = [
                 Episode(
                     sources=tuple(i for i in (r.turn_id, r.memory_id) if i is not None),
@@ -284,18 +308,29 @@ class Compiler:
                     text=r.content,
                     occurred_at=r.occurred_at,
                 )
-                for r in rows
+                for r in readable
             ]
             known = [
                 Known(c.claim_key, c.value)
                 for c in await compile_inputs.live_claims(conn, job.tenant_id, job.namespace)
             ]
             facts = await extractor.extract(episodes, known)
-            drafts = [_draft(f, job.namespace, job.extractor) for f in facts]
+            # From here to the commit no erasure in the namespace interleaves: nothing is
+            # written from a source erased since it was read.
+            erased = await provenance.erased_sources(conn, job.tenant_id, job.namespace, readable)
+            kept = [f for f in facts if erased.isdisjoint(f.sources)]
+            tellable = [r for r in readable if erased.isdisjoint((r.turn_id, r.memory_id))]
+            labels = provenance.labels_by_source(tellable)
+            drafts = [
+                _draft(f, job.namespace, job.extractor, provenance.inherited(f.sources, labels))
+                for f in kept
+            ]
             results = await writer.write(conn, principal, drafts)
             if job.session_id is not None:
-                await _write_digest(conn, writer, principal, job, rows)
-            added = store.JobCounts()
+                await _write_digest(conn, writer, principal, job, rows, tellable)
+            # Skipped: the episodes the requester may not see, the facts of erased sources, and
+            # the facts written before (idempotent) or refused.
+            added = store.JobCounts(skipped=len(rows) - len(readable) + len(facts) - len(kept))
             for result in results:
                 if isinstance(result, Exception) or not result.created:
                     added += store.JobCounts(skipped=1)

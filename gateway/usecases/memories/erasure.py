@@ -17,7 +17,6 @@ from gateway.domain.principal import Principal
 from gateway.responses.memories import Erased
 from gateway.responses.receipt_bodies import ErasureBody, ErasureRecord, ErasureTarget
 from gateway.store import erasures as erasure_store
-from gateway.store import memories as memory_store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
@@ -39,7 +38,9 @@ class Eraser:
         it. 404 when the admin's key may not see it, 409 `already_erased` the second time."""
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("admin")
-            state = await memory_store.lock_for_retire(conn, principal.tenant_id, memory_id)
+            # The namespace's write lock first: no compile writes from the memory meanwhile
+            # (`gateway.store.erasures`).
+            state = await erasure_store.lock_for_erasure(conn, principal.tenant_id, memory_id)
             if state is None or not principal.may_use(state.namespace):
                 raise NotFoundError(f"memory {memory_id} not found")
             at = self.clock()
