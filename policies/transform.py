@@ -14,7 +14,7 @@ from operator import and_, attrgetter
 from typing import NamedTuple
 
 from policies.decisions import Decision, Outcome, Redaction
-from policies.detectors import redact_text
+from policies.detectors import redact_fields
 from policies.plan import Plan
 from policies.stages import Admission, Signatures
 
@@ -164,8 +164,8 @@ def _redact(track: Track, detectors: list[str]) -> tuple[Redaction, ...]:
     if not detectors:
         return ()
     scanned.update(detectors)
-    heading = redact_text(track.heading, detectors, scanned=True)
-    content = redact_text(track.content, detectors, scanned=True)
+    # Both texts at once: a secret split between them is a secret too (detectors.redact_fields).
+    heading, content = redact_fields(track.heading, track.content, detectors, scanned=True)
     if not (heading.counts or content.counts):
         return ()
     hits: list[Redaction] = []

@@ -3,10 +3,12 @@
 It follows the semantics in policies/README.md one memory and one rule at a time, with none of
 the engine's shortcuts: every condition is called on every memory (no grouping by value, no
 column tests), every decision's evidence is explained afresh (no cache), redaction runs every
-named detector's pattern over the text (no prefilter, no RE2 set scan), and both tracks
-(actual, and as if every rule were enforced) are computed independently, each with its own
-budget walk. Only the compiled conditions and the detector patterns are shared with the engine:
-they are what is being applied, not how.
+named detector's pattern over the whole folded text (no prefilter, no RE2 set scan, no window
+around the joint of heading and content), and both tracks (actual, and as if every rule were
+enforced) are computed independently, each with its own budget walk. Only the compiled
+conditions, the detector patterns with their checks, the text folding (policies/textnorm.py)
+and the condition on matches across heading and content are shared with the engine: they are
+what is being applied, not how.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from datetime import datetime
 
 from policies import Bundle, Decision, Evaluation, MemoryOutcome, Outcome, Redaction, Refusal
 from policies.conditions import Evidence, Result
-from policies.detectors import _COMPILED, DETECTOR_NAMES, replacement
+from policies.detectors import DETECTOR_NAMES, replacement
 from policies.fields import CHECKERS, FIELDS, ConditionError, check_value
 from policies.model import Rule
+from policies.patterns import Step, across_ok, steps
+from policies.textnorm import fold, normal_form
 
 _RAISES = (TypeError, ValueError, OverflowError, AttributeError)
 
@@ -43,24 +47,74 @@ def _evidence(
     return tuple(found)
 
 
-def _redact_plain(text: str, detectors: Sequence[str]) -> tuple[str, list[tuple[str, int]]]:
-    data = text.encode("utf-8", "surrogatepass")
-    counts = []
-    for name in DETECTOR_NAMES:
-        if name not in detectors:
-            continue
-        regex, check = _COMPILED[name]
-        pieces: list[bytes] = []
-        position = 0
-        for match in regex.finditer(data):
-            spans = [match.span(group) for group in range(regex.groups + 1)]
-            if check is None or check(data, spans):
-                pieces += (data[position : match.start()], replacement(name).encode())
-                position = match.end()
-        if pieces:
-            data = b"".join([*pieces, data[position:]])
-            counts.append((name, len(pieces) // 2))
-    return data.decode("utf-8", "surrogatepass"), counts
+def _found_plain(data: bytes, step: Step) -> list[tuple[int, int]]:
+    """Every match of one detector pass in `data` that passes its check, by the public API."""
+    searched = data.upper() if step.upper else data
+    found = []
+    for match in step.regex.finditer(searched):
+        spans = [match.span(group) for group in range(step.regex.groups + 1)]
+        if step.check is None or step.check(data, spans):
+            found.append(spans[0])
+    return found
+
+
+def _bytes(text: str) -> bytes:
+    return fold(text).encode("ascii", "replace")
+
+
+def _replace_plain(text: str, hits: list[tuple[int, int]], name: str) -> str:
+    """`text` with the source spans of the folded spans `hits` replaced by the marker."""
+    form = normal_form(text)
+    pieces: list[str] = []
+    position = 0
+    for start, end in hits:
+        first, last = form.span(start, end)
+        first = max(first, position)
+        pieces += (text[position:first], replacement(name))
+        position = max(last, first)
+    return "".join([*pieces, text[position:]])
+
+
+def _redact_pair_plain(
+    heading: str, content: str, detectors: Sequence[str]
+) -> tuple[str, str, list[tuple[str, str, int]]]:
+    """The heading and content redacted, and (field, detector, count) per hit: each text on
+    its own, then, detector by detector, a match across what is left of the two joined
+    (nothing between them, and for api tokens a newline too); no prefilter, no window."""
+    counts: dict[tuple[str, str], int] = {}
+    texts = {"heading": heading, "content": content}
+    named = [(name, step) for name in DETECTOR_NAMES if name in detectors for step in steps(name)]
+    for key in ("heading", "content"):
+        for name, step in named:
+            found = _found_plain(_bytes(texts[key]), step)
+            if found:
+                texts[key] = _replace_plain(texts[key], found, name)
+                counts[key, name] = counts.get((key, name), 0) + len(found)
+    for name, step in named:
+        for joint in ("", "\n") if name == "api_token" else ("",):
+            if _across_plain(texts, name, step, joint):
+                for key in ("heading", "content"):
+                    counts[key, name] = counts.get((key, name), 0) + 1
+    hits = [(key, name, count) for (key, name), count in counts.items()]
+    return texts["heading"], texts["content"], hits
+
+
+def _across_plain(texts: dict[str, str], name: str, step: Step, joint: str) -> bool:
+    """Replace the first match across heading and content joined by `joint`, if any."""
+    head, body = texts["heading"], texts["content"]
+    cut = len(fold(head))
+    if not cut or not fold(body):
+        return False
+    joined = _bytes(fold(head) + joint + fold(body))
+    across = [(s, e) for s, e in _found_plain(joined, step) if s < cut < e - len(joint)]
+    if not across or not across_ok(name, joined, *across[0]):
+        return False
+    start, end = across[0]
+    first, _ = normal_form(head).span(start, cut)
+    _, last = normal_form(body).span(0, end - cut - len(joint))
+    texts["heading"] = head[:first] + replacement(name)
+    texts["content"] = replacement(name) + body[last:]
+    return True
 
 
 def _admit(
@@ -252,13 +306,13 @@ def reference_evaluate(  # noqa: C901  the naive reference reads the spec straig
             for track, applied in ((actual, enforced[rule.id]), (as_if, True)):
                 got: list[Redaction] = []
                 if applied and track.outcome == "admit":
-                    for key in ("heading", "content"):
-                        track.texts[key], counts = _redact_plain(track.texts[key], rule.detectors)
-                        for detector, count in counts:
-                            got.append(Redaction(key, detector, count))
-                            track.counts[key, detector] = (
-                                track.counts.get((key, detector), 0) + count
-                            )
+                    texts = track.texts
+                    texts["heading"], texts["content"], counts = _redact_pair_plain(
+                        texts["heading"], texts["content"], rule.detectors
+                    )
+                    for key, detector, count in counts:
+                        got.append(Redaction(key, detector, count))
+                        track.counts[key, detector] = track.counts.get((key, detector), 0) + count
                 hits.append(tuple(sorted(got)))
             if hits[0] or hits[1]:
                 shown = hits[0] if enforced[rule.id] else hits[1]
