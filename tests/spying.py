@@ -1,7 +1,7 @@
 """Spies that cannot go quietly blind.
 
 A spy set on one module attribute sees only the calls made through that attribute. Code that
-took the function under its own name (`from gateway.store.receipts import leaves`), or a
+took the function under its own name (`from gateway.store.log_tree import leaves`), or a
 package that re-exports it, holds the real function, and a test asserting "never called" would
 pass for the wrong reason. `spy_on` replaces the function wherever a module holds it, and
 refuses to spy when it is held where it cannot be replaced (a class attribute, a default

@@ -7,13 +7,13 @@ from typing import Literal
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from gateway.responses.disclosures import ReplayProblem
 from gateway.responses.timestamps import Timestamp
 
 __all__ = [
     "Activated",
     "ActivePolicy",
     "PolicyUploaded",
-    "ReplayProblem",
     "StoredPolicy",
     "WhatIfReceipt",
     "WhatIfReport",
@@ -55,14 +55,6 @@ class ActivePolicy(StoredPolicy, frozen=True):
 
     mode: Mode
     activated: bool
-
-
-class ReplayProblem(msgspec.Struct, frozen=True):
-    """Why a recorded bundle may not be reproduced (an erased memory, version drift)."""
-
-    code: str
-    memory_id: str | None
-    detail: str
 
 
 class WhatIfReceipt(msgspec.Struct, frozen=True):

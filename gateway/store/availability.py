@@ -3,7 +3,7 @@
 `GatedPool` is the gateway's connection pool with a gate in front of it. A connection-level
 failure makes the pool suspect the server: a probe connects afresh (bounded by a 1 s timeout),
 and while it cannot, the gate is shut: every request is refused at once (503 with Retry-After,
-`gateway.store.database.transaction`) instead of queueing for a connection that will not come,
+`gateway.store.transactions.transaction`) instead of queueing for a connection that will not come,
 and requests already waiting give up within a slice. The probe retries every quarter second;
 when the server answers it checks the pooled connections (dropping the dead ones) and opens the
 gate. The pool's own reconnection gives up after `RECONNECT_SECONDS`, so no connection slot sits

@@ -182,7 +182,7 @@ async def find_key_then_begin(
 ) -> AsyncIterator[KeyFound | None]:
     """As `find_key` (charged and committed on its own, so the buckets' row locks still last
     one statement), then a transaction opened in the tenant's wall, all in one round trip; the
-    transaction ends with the block (`gateway.store.database.begin_after`)."""
+    transaction ends with the block (`gateway.store.transactions.begin_after`)."""
     params = _find_params(tenant_id, key_id, secret_sha256, requests, writes)
     async with begin_after(conn, tenant_id, _FIND_KEY, params) as cur:
         yield _found(await cur.fetchone())

@@ -63,7 +63,7 @@ def test_the_strongest_hits_bring_their_neighbours_in_write_order(
 def test_a_past_instant_recalls_and_neighbours_only_what_was_written_by_then(
     client: TestClient[Any], agent: Key, database_url: str
 ) -> None:
-    # The statement states `created_at <= as_of` three ways (retrieval.Created): bounded for the
+    # The statement states `created_at <= as_of` three ways (scope.Created): bounded for the
     # vector branch, checked on the full-text matches, implied for the earlier neighbour. A
     # memory written after the instant must stay out of each.
     def turn(heading: str, content: str) -> None:

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gateway.domain.principal import Principal
-from gateway.responses.policies import ReplayProblem, WhatIfReceipt, WhatIfReport
+from gateway.responses.disclosures import ReplayProblem
+from gateway.responses.policies import WhatIfReceipt, WhatIfReport
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
