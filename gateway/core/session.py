@@ -78,9 +78,11 @@ def message_cost(message: Message, tokenizer: Tokenizer) -> int:
     return tokenizer.count(_block(message)) + tokenizer.count(SEPARATOR)
 
 
-def fixed_messages(system_prompt: str | None, task: str) -> list[Message]:
+def fixed_messages(system_prompt: str | None, task: str | None) -> list[Message]:
+    """The messages every context of a session opens with: its system prompt and its task, each
+    left out when absent (a session always has a task; the policy may withhold it)."""
     messages = [Message("system", system_prompt)] if system_prompt else []
-    return [*messages, Message("system", f"Task: {task}")]
+    return messages if task is None else [*messages, Message("system", f"Task: {task}")]
 
 
 def summary_message(text: str, to_seq: int) -> Message:

@@ -10,13 +10,16 @@ keeps what replaying its receipts reads again, and nothing more:
 
 - assemblers: every field. Replay rebuilds the bundle through the same stages, which read
   them, so each assembler whose receipts replay is kept whole (:data:`ASSEMBLERS`).
-- session layouts: the name only. A layout's values cut the budget into shares, choose the
-  memory request (its top_k, its index) and the retrievers' depth, and a receipt records what
-  they decided: the turns and the summary by id, the memory request with its room, the
-  candidates. Replay lays those out by the rules every layout listed shares
-  (:func:`gateway.core.session.lay_out_session`) and reads no value of the layout, so only the
-  current one (:data:`LAYOUT`) has values; the earlier ones are names (:data:`SESSION_LAYOUTS`).
-  An unknown name is still refused: a later layout may lay out by other rules.
+- session layouts: the name and whether it judges the pinned texts. A layout's values cut the
+  budget into shares, choose the memory request (its top_k, its index) and the retrievers'
+  depth, and a receipt records what they decided: the turns and the summary by id, the memory
+  request with its room, the candidates. Replay lays those out by the rules every layout
+  listed shares (:func:`gateway.core.session.lay_out_session`) and reads of a layout only the
+  one rule they do not share: whether the session's system prompt and task are shown as the
+  policy shows them (redacted, or withheld) or as stored (:class:`LaidOut`). So only the
+  current one (:data:`LAYOUT`) has values; the earlier ones are that rule
+  (:data:`SESSION_LAYOUTS`). An unknown name is still refused: a later layout may lay out by
+  other rules.
 - ranking profiles: nothing. A receipt records its profile whole (the canonical form its digest
   is over) and replay rebuilds it with :meth:`RankingProfile.from_canonical`, so every profile a
   receipt names replays; only the one new requests rank by is named here (:data:`DEFAULT_PROFILE`).
@@ -45,6 +48,7 @@ __all__ = [
     "PARTNERS",
     "SESSION_LAYOUTS",
     "Assembler",
+    "LaidOut",
     "SessionLayout",
     "UnknownVersionError",
     "VersionKind",
@@ -158,9 +162,25 @@ class SessionLayout:
     # each retriever returns for it (a bundle's is four times its top_k, at least 40).
     memory_top_k: int
     recall_depth: int
+    # The session's system prompt and task pass the policy as its turns do (redacted, or
+    # withheld when denied): they were shown as stored before 2026-12-04.1.
+    judges_pinned: bool
+
+    @property
+    def laid_out(self) -> LaidOut:
+        return LaidOut(self.version, self.judges_pinned)
 
     def summary_share(self, rest: int, recalling: bool) -> int:
         return rest // (self.recalling_summary_divisor if recalling else self.summary_divisor)
+
+
+@dataclass(frozen=True, slots=True)
+class LaidOut:
+    """What replay reads of a session layout: its name, and the one rule the layouts listed do
+    not share."""
+
+    version: str
+    judges_pinned: bool = False
 
 
 # A step that recalls gives the summary a sixth and the memory bundle no index: the room goes
@@ -172,27 +192,31 @@ class SessionLayout:
 # chosen on the tuning questions, where 32 kept 0.83 of the evidence turns at 2,000 against
 # 0.80 with 40 and 0.81 with 24, and held-out LoCoMo kept 0.63 with each. The depth does not
 # move the step's latency: the recall statement scores every match whatever it returns
-# (bench/RESULTS.md, Sessions, seventh session). The current one.
+# (bench/RESULTS.md, Sessions, seventh session).
+# And (2026-12-04.1) the system prompt and task as the policy shows them. The current one.
 LAYOUT = SessionLayout(
-    "session/2026-12-03.1",
+    "session/2026-12-04.1",
     summary_divisor=3,
     recalling_summary_divisor=6,
     memory_index=False,
     memory_top_k=16,
     recall_depth=32,
+    judges_pinned=True,
 )
-SESSION_LAYOUTS: Versions[str] = _versions(
+SESSION_LAYOUTS: Versions[LaidOut] = _versions(
     "session layout",
     (
-        (version, version)
-        for version in (
+        (laid.version, laid)
+        for laid in (
             # A third to the summary, the memory bundle with its index (6 in full, 40 deep).
-            "session/2026-12-01.1",
+            LaidOut("session/2026-12-01.1"),
             # A recalling step: a sixth to the summary, no index.
-            "session/2026-12-02.1",
+            LaidOut("session/2026-12-02.1"),
             # And 16 memories in full where a bundle shows 6.
-            "session/2026-12-02.2",
-            LAYOUT.version,  # and retrievers 32 deep, not 40
+            LaidOut("session/2026-12-02.2"),
+            # And retrievers 32 deep, not 40.
+            LaidOut("session/2026-12-03.1"),
+            LAYOUT.laid_out,
         )
     ),
 )

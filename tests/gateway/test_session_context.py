@@ -277,6 +277,60 @@ def test_policy_judges_turns_and_redacts_before_counting(
     assert replayed["identical"] and "SECRET-TOOL-OUTPUT" not in replayed["text"]
 
 
+PINNED_POLICY = b"""apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: pinned, revision: "1"}
+spec:
+  mode: enforce
+  combining: deny-overrides
+  default_decision: allow
+  rules:
+    - id: redact-contacts
+      stage: transform
+      effect: redact
+      detectors: [email, card]
+      reason: Contact and card details are personal data
+"""
+
+
+def test_the_system_prompt_and_task_pass_the_policy_as_turns_do(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory
+) -> None:
+    # Written before the policy, by an admin; read and stepped by an agent under it. The email
+    # in fullwidth form is the same email (one normalization before every detector).
+    admin = make_key(role="admin")
+    session_id = open_session(
+        client,
+        admin,
+        task="Refund order 7 to card 4111 1111 1111 1111 and tell ana.silva@example.com.",
+        system_prompt="Escalations go to ｏｐｓ＠ｅｘａｍｐｌｅ.ｃｏｍ only.",
+        memory_budget_tokens=0,
+    )["session_id"]
+    activate(client, admin, PINNED_POLICY, "enforce")
+    append(client, agent, session_id, ("user", "Did the refund go out?"))
+    secrets = ("4111", "ana.silva@example.com", "ｏｐｓ＠", "ops@example.com")
+    body = context(client, agent, session_id).json()
+    assert not [s for s in secrets if s in body["text"]], body["text"]
+    system, task = body["messages"][:2]
+    assert system["content"].startswith("Escalations go to ") and "only." in system["content"]
+    assert task["content"].startswith("Task: Refund order 7 to card ")
+    assert TOKENIZER.count(body["text"]) == body["tokens_used"]
+    receipt = receipt_body(client, make_key, body["receipt_id"])
+    assert receipt["assembler"]["session_layout"] == LAYOUT.version
+    fired = {o["rule_id"] for o in receipt["policy"]["decisions"] if o["applied"]}
+    assert "redact-contacts" in fired
+    # Reading the session shows the same texts as redacted; its writer's view is the policy's
+    # too, an admin's reads are not narrowed.
+    read = client.get(f"/v1/sessions/{session_id}", headers=agent.headers).json()
+    assert not [s for s in secrets if s in read["task"] + read["system_prompt"]]
+    assert read["task"].startswith("Refund order 7 to card ")
+    raw = client.get(f"/v1/sessions/{session_id}", headers=admin.headers).json()
+    assert "ana.silva@example.com" in raw["task"]
+    # Exact replay judges the recorded texts again under the recorded policy.
+    replayed = replay(client, make_key(role="auditor"), body["receipt_id"]).json()
+    assert replayed["identical"] and replayed["text"] == body["text"]
+
+
 def test_the_memory_part_leaves_out_copies_of_turns_shown_verbatim(
     client: TestClient[Any], agent: Key
 ) -> None:

@@ -56,6 +56,7 @@ __all__ = [
     "decision_record",
     "lint_or_reject",
     "may_deny",
+    "may_rewrite",
     "memory_view",
     "outcome_record",
     "reads_content",
@@ -228,6 +229,15 @@ def may_deny(bundle: Bundle) -> bool:
         return True
     return any(
         rule.effect == "deny" and bundle.effective_mode(rule) == "enforce" for rule in bundle.rules
+    )
+
+
+def may_rewrite(bundle: Bundle) -> bool:
+    """Whether ``bundle`` (with the activation's mode applied) can rewrite what it shows: an
+    enforced ``redact`` rule."""
+    return any(
+        rule.effect == "redact" and bundle.effective_mode(rule) == "enforce"
+        for rule in bundle.rules
     )
 
 

@@ -12,7 +12,8 @@ here for a `require` rule to refuse, and a write declares no purpose, so a bundl
 one would otherwise hide every memory from every writer. A rule that reads a request field the
 caller did not give (a purpose) still fails closed, as it does everywhere. Auditors and admins
 see whatever their namespaces hold (their answers are never narrowed, §14); so does every key
-while the policy in force cannot deny (`may_deny`), and then nothing is judged at all.
+while the policy in force can neither deny nor redact (`may_deny`, `may_rewrite`), and then
+nothing is judged at all.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gateway.store.database import Connection
 from gateway.usecases.access.policy import (
     PolicyRegistry,
     may_deny,
+    may_rewrite,
     memory_view,
     request_view,
     verdict_of,
@@ -48,7 +50,7 @@ class Sight:
 
     @property
     def judges(self) -> bool:
-        """Whether the policy may hide anything from this caller."""
+        """Whether the policy may hide or rewrite anything for this caller."""
         return self.judging is not None
 
     def judge(self, views: Sequence[Mapping[str, object]]) -> Judgement | None:
@@ -91,7 +93,7 @@ async def sight_of(
     if principal.role != "agent":
         return Sight(principal)
     policy = await policies.in_force(conn, principal.tenant_id, at)
-    if not may_deny(policy.bundle):
+    if not (may_deny(policy.bundle) or may_rewrite(policy.bundle)):
         return Sight(principal)
     admission = dataclasses.replace(
         policy.bundle, rules=tuple(r for r in policy.bundle.rules if r.stage != "request")

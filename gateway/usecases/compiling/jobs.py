@@ -208,7 +208,7 @@ class Compiler:
                     tokenizer=self.writer.tokenizer,
                     at=now,
                 )
-                namespace = session.namespace
+                namespace = session.row.namespace
             else:
                 assert ask.namespace is not None
                 namespace = ask.namespace

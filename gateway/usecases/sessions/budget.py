@@ -16,14 +16,16 @@ def memory_share(memory_budget_tokens: int | None, budget: int) -> int:
     return budget // 4 if memory_budget_tokens is None else memory_budget_tokens
 
 
-def fixed_tokens(tokenizer: Tokenizer, system_prompt: str | None, task: str) -> int:
+def fixed_tokens(tokenizer: Tokenizer, system_prompt: str | None, task: str | None) -> int:
     """What the system prompt and the task cost as rendered, their separator included."""
     return tokenizer.count(render_text(fixed_messages(system_prompt, task))) + tokenizer.count(
         SEPARATOR
     )
 
 
-def check_budget(tokenizer: Tokenizer, system_prompt: str | None, task: str, budget: int) -> None:
+def check_budget(
+    tokenizer: Tokenizer, system_prompt: str | None, task: str | None, budget: int
+) -> None:
     """422 unless `budget` holds the system prompt, the task and one short turn."""
     minimum = fixed_tokens(tokenizer, system_prompt, task) + MIN_TURN_ROOM
     if budget < minimum:

@@ -24,7 +24,6 @@ from gateway.core.session import (
     SEPARATOR,
     Shares,
     ShownTurn,
-    fixed_messages,
     message_cost,
     plan_fold,
     shares,
@@ -54,9 +53,11 @@ from gateway.usecases.receiptlog.kinds import SESSION_CONTEXT
 from gateway.usecases.sessions.budget import check_budget, fixed_tokens, memory_share
 from gateway.usecases.sessions.conversation import (
     Conversation,
+    Pinned,
     judge_conversation,
     lay_out_conversation,
     session_scope,
+    shown_pinned,
 )
 from gateway.usecases.sessions.receipt import Built, record_session_context
 from gateway.usecases.sessions.sessions import seen_session
@@ -114,17 +115,21 @@ def without_verbatim(found: Found, shown: set[str]) -> Found:
 
 def _memory_request(
     session: store.SessionRow,
+    pinned: Pinned,
     step: ContextStep,
     share: int,
     turns: Sequence[ShownTurn],
     layout: SessionLayout,
-) -> ContextRequest:
+) -> ContextRequest | None:
     """The memory bundle's request: the step's query, by default the pinned task and the last
-    user turn (as shown); with its index as the layout says."""
+    user turn (both as shown: what the policy withholds steers no recall); with its index as
+    the layout says. None when there is nothing to ask with."""
     query = step.query
     if query is None:
         last_user = next((t.text for t in reversed(turns) if t.role == "user"), None)
-        query = session.task if last_user is None else f"{session.task}\n{last_user}"
+        query = "\n".join(text for text in (pinned.task, last_user) if text is not None)
+        if not query:
+            return None
     return ContextRequest(
         task=query,
         namespaces=(session.namespace,),
@@ -164,7 +169,7 @@ class SessionContexts:
     ) -> SessionContext:
         principal.require_role("agent", "admin")
         # Locked: a compaction of this session and appends to it wait for this step's commit.
-        session = await seen_session(
+        seen = await seen_session(
             conn,
             principal,
             session_id,
@@ -174,16 +179,9 @@ class SessionContexts:
             purpose=step.purpose,
             lock=True,
         )
+        session = seen.row
         budget = step.budget_tokens or session.budget_tokens
         check_budget(self.tokenizer, session.system_prompt, session.task, budget)
-        fixed = fixed_messages(session.system_prompt, session.task)
-        cut = shares(
-            budget,
-            fixed_tokens(self.tokenizer, session.system_prompt, session.task),
-            memory_share(session.memory_budget_tokens, budget),
-            self.layout,
-        )
-        assert cut is not None  # check_budget guarantees the room
         request = SessionRequestRecord(
             session_id=session.session_id,
             namespaces=[session.namespace],
@@ -208,6 +206,16 @@ class SessionContexts:
             issued_at=now,
         )
         admitted = Admitted(admitted.policy, admitted.judging, session_scope(session))
+        pinned = shown_pinned(admitted, session, self.layout.laid_out, self.tokenizer)
+        # Redaction may lengthen a text: the budget must hold the texts as shown.
+        check_budget(self.tokenizer, pinned.system_prompt, pinned.task, budget)
+        cut = shares(
+            budget,
+            fixed_tokens(self.tokenizer, pinned.system_prompt, pinned.task),
+            memory_share(session.memory_budget_tokens, budget),
+            self.layout,
+        )
+        assert cut is not None  # check_budget guarantees the room
         tenant_id = principal.tenant_id
         previous = await summary_store.latest_summary(conn, tenant_id, session_id)
         after = 0 if previous is None else previous.to_seq
@@ -227,9 +235,9 @@ class SessionContexts:
             else judge_conversation(admitted, session, summary, tail)
         )
         memory = await self._memory(
-            conn, principal, session, step, admitted, cut, conversation, now
+            conn, principal, session, pinned, step, admitted, cut, conversation, now
         )
-        laid = lay_out_conversation(fixed, conversation, memory, budget, self.tokenizer)
+        laid = lay_out_conversation(pinned.messages, conversation, memory, budget, self.tokenizer)
         compaction = Compaction(
             folded=folded,
             tokens_before=before.tokens,
@@ -243,6 +251,7 @@ class SessionContexts:
             request=request,
             at=now,
             admitted=admitted,
+            pinned=pinned,
             summary=summary,
             tail=tail,
             conversation=conversation,
@@ -296,6 +305,7 @@ class SessionContexts:
         conn: Connection,
         principal: Principal,
         session: store.SessionRow,
+        pinned: Pinned,
         step: ContextStep,
         admitted: Admitted,
         cut: Shares,
@@ -314,8 +324,8 @@ class SessionContexts:
             conversation_tokens += message_cost(conversation.summary, self.tokenizer)
         left = cut.summary + cut.turns - conversation_tokens
         room = cut.memory + max(0, left) - self._message_overhead() - SLACK_MARGIN
-        request = _memory_request(session, step, room, conversation.turns, self.layout)
-        if request.budget_tokens < 1:
+        request = _memory_request(session, pinned, step, room, conversation.turns, self.layout)
+        if request is None or request.budget_tokens < 1:
             return None
         found = await retrieval.find(
             conn,

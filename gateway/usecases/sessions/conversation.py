@@ -15,25 +15,31 @@ from gateway.core.session import (
     Laid,
     Message,
     ShownTurn,
+    fixed_messages,
     lay_out_session,
     memory_message,
     summary_message,
 )
 from gateway.core.tokens import Tokenizer
+from gateway.core.versions import LaidOut
 from gateway.responses.receipt_bodies import WithheldRecord
 from gateway.store import sessions as store
 from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
 from gateway.usecases.access.policy import shown_evaluation, verdict_of
 from gateway.usecases.disclosure.pipeline import Admitted, Composed
-from policies import Evaluation
+from policies import Evaluation, Judgement
 
 __all__ = [
     "Conversation",
+    "Pinned",
+    "as_stored",
     "judge_conversation",
     "lay_out_conversation",
+    "pinned_as_judged",
+    "pinned_views",
     "session_scope",
-    "session_view",
+    "shown_pinned",
     "summary_view",
     "turn_view",
 ]
@@ -48,32 +54,104 @@ def session_scope(session: store.SessionRow) -> dict[str, object]:
     }
 
 
-def session_view(session: store.SessionRow, tokenizer: Tokenizer) -> dict[str, object]:
-    """The session itself as the policy judges it: the texts every context of it pins (its
-    system prompt and task, system messages), judged as a turn is, as the system turn before
-    the first (`turn.role` system, `turn.seq` 0), with `session.*`. Whom the policy denies
-    it, its every field is denied."""
-    content = "\n".join(text for text in (session.system_prompt, session.task) if text)
-    return {
-        "memory_id": session.session_id,
-        "namespace": session.namespace,
-        "memory_type": "episodic",
-        "heading": "",
-        "content": content,
-        "confidence": 1.0,
-        "labels": list(session.labels),
-        "source_type": "session",
-        "source_ref": session.session_id,
-        "created_at": session.created_at,
-        "expires_at": None,
-        "tokens": tokenizer.count(content),
-        "turn_role": "system",
-        "turn_name": None,
-        "turn_seq": 0,
-        "turn_content": content,
-        "turn_occurred_at": session.created_at,
-        **session_scope(session),
-    }
+def pinned_views(session: store.SessionRow, tokenizer: Tokenizer) -> list[dict[str, object]]:
+    """The texts every context of the session pins, its system prompt (when it has one) then
+    its task, each judged as a turn is: a system turn before the first (`turn.role` system,
+    `turn.seq` 0), with `session.*`, by the ids `<session_id>/system_prompt` and
+    `<session_id>/task`. Judged apart, so that a redaction maps back to the text it is in."""
+    texts = (("system_prompt", session.system_prompt), ("task", session.task))
+    return [
+        {
+            "memory_id": f"{session.session_id}/{field}",
+            "namespace": session.namespace,
+            "memory_type": "episodic",
+            "heading": "",
+            "content": text,
+            "confidence": 1.0,
+            "labels": list(session.labels),
+            "source_type": "session",
+            "source_ref": session.session_id,
+            "created_at": session.created_at,
+            "expires_at": None,
+            "tokens": tokenizer.count(text),
+            "turn_role": "system",
+            "turn_name": None,
+            "turn_seq": 0,
+            "turn_content": text,
+            "turn_occurred_at": session.created_at,
+            **session_scope(session),
+        }
+        for field, text in texts
+        if text is not None
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """A session's system prompt and task as the policy shows them to one caller: redacted, or
+    None where it withholds them (denied or capped, and then `withheld` says so)."""
+
+    system_prompt: str | None
+    task: str | None
+    withheld: tuple[WithheldRecord, ...] = ()
+    evaluation: Evaluation | None = None  # None: nothing was judged
+
+    @property
+    def denied(self) -> bool:
+        return any(w.reason == "policy_denied" for w in self.withheld)
+
+    @property
+    def messages(self) -> list[Message]:
+        return fixed_messages(self.system_prompt, self.task)
+
+
+def as_stored(session: store.SessionRow) -> Pinned:
+    """The pinned texts unjudged: for a caller the policy judges nothing for, and for the
+    layouts made before they were judged (which replay lays out as they were)."""
+    return Pinned(session.system_prompt, session.task)
+
+
+def pinned_as_judged(
+    judgement: Judgement | None, session: store.SessionRow, *, caps_withhold: bool = True
+) -> Pinned:
+    """The pinned texts as `judgement` of their `pinned_views` (by a disclosure's admission,
+    or by a caller's sight outside one; None: nothing judged) shows them. A cap withholds what
+    it caps from a disclosure, as it does a turn; outside one (`caps_withhold` false: reading
+    the session) a cap bounds nothing and only a denial withholds."""
+    if judgement is None:
+        return as_stored(session)
+    verdict = verdict_of(judgement)
+    blocked = verdict.denied.keys() | (verdict.capped.keys() if caps_withhold else set())
+    shown = [m for m, i in enumerate(judgement.ids) if MemoryId(i) not in blocked]
+    texts = judgement.texts(full=shown)
+    stored = {"system_prompt": session.system_prompt, "task": session.task}
+    by_field: dict[str, str | None] = {}
+    for m in shown:
+        field = judgement.ids[m].rpartition("/")[2]
+        by_field[field] = texts[m][1] if m in texts else stored[field]
+    withheld = tuple(
+        WithheldRecord(id=e.memory_id, reason=e.reason, detail=e.detail)
+        for e in sorted(
+            (
+                e
+                for e in (*verdict.denied.values(), *verdict.capped.values())
+                if e.memory_id in blocked
+            ),
+            key=lambda e: e.memory_id,
+        )
+    )
+    evaluation = shown_evaluation(judgement, (), [judgement.ids[m] for m in shown])
+    return Pinned(by_field.get("system_prompt"), by_field.get("task"), withheld, evaluation)
+
+
+def shown_pinned(
+    admitted: Admitted, session: store.SessionRow, laid_out: LaidOut, tokenizer: Tokenizer
+) -> Pinned:
+    """The pinned texts a context laid out by `laid_out` shows: as the disclosure's admission
+    judges them, or as stored by the layouts made before they were judged."""
+    if not laid_out.judges_pinned:
+        return as_stored(session)
+    return pinned_as_judged(admitted.judging.judge(pinned_views(session, tokenizer)), session)
 
 
 def turn_view(turn: turn_store.TurnRow, session: store.SessionRow) -> dict[str, object]:

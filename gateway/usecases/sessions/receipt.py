@@ -45,7 +45,7 @@ from gateway.usecases.disclosure.records import (
 )
 from gateway.usecases.receiptlog.kinds import SESSION_CONTEXT
 from gateway.usecases.receiptlog.recorder import rfc3339
-from gateway.usecases.sessions.conversation import Conversation
+from gateway.usecases.sessions.conversation import Conversation, Pinned
 from gateway.usecases.sessions.sessions import summary_ref
 
 __all__ = ["Built", "record_session_context"]
@@ -59,6 +59,7 @@ class Built:
     request: SessionRequestRecord
     at: datetime
     admitted: Admitted
+    pinned: Pinned  # the system prompt and task as shown
     summary: summary_store.SummaryRow | None
     tail: Sequence[turn_store.TurnRow]  # every unsummarized turn judged, shown or not
     conversation: Conversation
@@ -83,7 +84,8 @@ async def record_session_context(
     policy, the versions) and the text's hash."""
     summary, conversation, memory, laid = step.summary, step.conversation, step.memory, step.laid
     policy = step.admitted.policy
-    judged = [conversation.evaluation] + ([memory.evaluation] if memory is not None else [])
+    judged = [step.pinned.evaluation] if step.pinned.evaluation is not None else []
+    judged += [conversation.evaluation] + ([memory.evaluation] if memory is not None else [])
     record = policy.record(*judged)
     shown = {t.turn_id for t in laid.turns}
     messages = [_chat_message(m) for m in laid.messages]
@@ -124,7 +126,7 @@ async def record_session_context(
                 )
                 for t in step.tail
             ],
-            withheld=list(conversation.withheld),
+            withheld=[*step.pinned.withheld, *conversation.withheld],
             dropped=sorted(t.turn_id for t in laid.dropped),
             memory=memory_record,
             compaction=step.compaction,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from gateway.core.session import fixed_messages
 from gateway.core.tokens import load_tokenizer
 from gateway.core.versions import SESSION_LAYOUTS, UnknownVersionError
 from gateway.domain.errors import InvalidRequestError, NotFoundError
@@ -34,6 +33,7 @@ from gateway.usecases.sessions.conversation import (
     judge_conversation,
     lay_out_conversation,
     session_scope,
+    shown_pinned,
 )
 
 __all__ = ["replay_session_context"]
@@ -57,7 +57,7 @@ async def replay_session_context(
     # by the same rules from what its receipt recorded (the layouts differ in the shares,
     # recorded as the memory request, the stored summary and the turns; gateway.core.versions).
     try:
-        SESSION_LAYOUTS.resolve(str(body.assembler.session_layout))
+        laid_out = SESSION_LAYOUTS.resolve(str(body.assembler.session_layout))
     except UnknownVersionError as exc:
         raise InvalidRequestError(
             f"receipt {receipt_id} was laid out by {exc.kind} {exc.version}, which this gateway "
@@ -108,9 +108,9 @@ async def replay_session_context(
         if not reads_content(policy.bundle):
             found = retrieval.without_index_content(found)
         memory = compose(request_of(body.memory.request), found, admitted, makers, at=at)
-    fixed = fixed_messages(session.system_prompt, session.task)
+    pinned = shown_pinned(admitted, session, laid_out, load_tokenizer(body.assembler.tokenizer))
     laid = lay_out_conversation(
-        fixed,
+        pinned.messages,
         conversation,
         memory,
         request.budget_tokens,
@@ -129,7 +129,9 @@ async def replay_session_context(
             request=request,
             at=body.at,
             policy=policy.record(
-                conversation.evaluation, *([memory.evaluation] if memory is not None else [])
+                *([pinned.evaluation] if pinned.evaluation is not None else []),
+                conversation.evaluation,
+                *([memory.evaluation] if memory is not None else []),
             ),
             replay=ReplayRecord(
                 mode=mode,

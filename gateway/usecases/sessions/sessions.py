@@ -42,12 +42,18 @@ from gateway.usecases.disclosure.pipeline import Discloser
 from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
 from gateway.usecases.sessions.budget import check_budget, memory_share
-from gateway.usecases.sessions.conversation import session_view
+from gateway.usecases.sessions.conversation import (
+    Pinned,
+    as_stored,
+    pinned_as_judged,
+    pinned_views,
+)
 from gateway.usecases.sessions.history import page_history
 
 __all__ = [
     "AppendAsk",
     "NewSession",
+    "Seen",
     "Sessions",
     "TurnIn",
     "open_session",
@@ -101,6 +107,15 @@ def summary_ref(summary: summary_store.SummaryRow) -> SummaryRef:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A session its caller may see, and its system prompt and task as the caller is shown
+    them."""
+
+    row: store.SessionRow
+    pinned: Pinned
+
+
 async def open_session(
     conn: Connection, principal: Principal, session_id: str, *, lock: bool = False
 ) -> store.SessionRow:
@@ -122,27 +137,38 @@ async def seen_session(
     at: datetime,
     purpose: str | None = None,
     lock: bool = False,
-) -> store.SessionRow:
+) -> Seen:
     """The session, as `open_session` finds it, if its caller may also see it: a session the
     policy in force denies the caller (its labels, its namespace, the texts it pins: judged as
-    its turns are, `session_view`) is 404 as well, as for an unknown session. Its task and
-    system prompt reach whoever reads or steps it, so nobody the policy denies them may."""
+    its turns are, `pinned_views`) is 404 as well, as for an unknown session. Its task and
+    system prompt reach whoever reads or steps it, so nobody the policy denies them may; what
+    its redaction rewrites of them is rewritten in what it is shown (`Seen.pinned`)."""
     session = await open_session(conn, principal, session_id, lock=lock)
     namespaces = (session.namespace,)
     sight = await sight_of(conn, policies, principal, at, namespaces=namespaces, purpose=purpose)
-    if sight.judges and sight.denied([session_view(session, tokenizer)]):
+    pinned = pinned_as_judged(
+        sight.judge(pinned_views(session, tokenizer)), session, caps_withhold=False
+    )
+    if pinned.denied:
         raise NotFoundError(f"session {session_id} not found", code="session_not_found")
-    return session
+    return Seen(session, pinned)
 
 
 def _info(
-    session: store.SessionRow, summary: summary_store.SummaryRow | None, *, created: bool | None
+    session: store.SessionRow,
+    summary: summary_store.SummaryRow | None,
+    *,
+    created: bool | None,
+    pinned: Pinned | None = None,
 ) -> SessionInfo:
+    """The session as answered: its system prompt and task as `pinned` shows them (a read),
+    or as its creator sent them (a create, its idempotent repeat)."""
+    shown = as_stored(session) if pinned is None else pinned
     return SessionInfo(
         session_id=session.session_id,
         namespace=session.namespace,
-        task=session.task,
-        system_prompt=session.system_prompt,
+        task=session.task if shown.task is None else shown.task,
+        system_prompt=shown.system_prompt,
         budget_tokens=session.budget_tokens,
         keep_last=session.keep_last,
         memory_budget_tokens=memory_share(session.memory_budget_tokens, session.budget_tokens),
@@ -252,7 +278,7 @@ class Sessions:
         *,
         purpose: str | None = None,
         lock: bool = False,
-    ) -> store.SessionRow:
+    ) -> Seen:
         return await seen_session(
             conn,
             principal,
@@ -267,9 +293,9 @@ class Sessions:
     async def get(self, authorization: str | None, session_id: str) -> SessionInfo:
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            session = await self._seen(conn, principal, session_id)
+            seen = await self._seen(conn, principal, session_id)
             summary = await summary_store.latest_summary(conn, principal.tenant_id, session_id)
-        return _info(session, summary, created=None)
+        return _info(seen.row, summary, created=None, pinned=seen.pinned)
 
     async def append(self, authorization: str | None, session_id: str, ask: AppendAsk) -> Appended:
         writes = len(ask.turns)
@@ -278,7 +304,7 @@ class Sessions:
             # The lock: appends to one session are serialized from here to the commit. The clock
             # is read under it, so a turn that defaults to now is never before the turn an
             # append that held the lock first recorded.
-            session = await self._seen(conn, principal, session_id, lock=True)
+            session = (await self._seen(conn, principal, session_id, lock=True)).row
             now = self.clock()
             payload = [
                 {
@@ -396,7 +422,7 @@ class Sessions:
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
-            session = await self._seen(conn, principal, session_id, purpose=purpose)
+            session = (await self._seen(conn, principal, session_id, purpose=purpose)).row
             return await page_history(
                 self.discloser, conn, principal, session, after, limit, purpose, now
             )

@@ -35,9 +35,13 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
 
 
-def test_a_session_layout_is_known_by_its_name_alone() -> None:
-    # Replay reads nothing of a layout but its name: the earlier ones keep no values here.
-    assert [SESSION_LAYOUTS.resolve(v) for v in LAYOUTS] == list(LAYOUTS)
+def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
+    # Replay reads nothing of a layout but its name and whether it judges the system prompt and
+    # task: the earlier ones keep no other values here.
+    assert [SESSION_LAYOUTS.resolve(v) for v in LAYOUTS] == [
+        layout.laid_out for layout in LAYOUTS.values()
+    ]
+    assert [SESSION_LAYOUTS.resolve(v).judges_pinned for v in LAYOUTS] == [False] * 4 + [True]
     assert list(SESSION_LAYOUTS.by_version) == [
         *(e.version for e in EARLIER_LAYOUTS),
         LAYOUT.version,
@@ -51,5 +55,5 @@ def test_a_session_layout_is_known_by_its_name_alone() -> None:
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
     assert ASSEMBLER.version == "assemble/2026-12-04.1"
-    assert LAYOUT.version == "session/2026-12-03.1"
+    assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-02.2"
