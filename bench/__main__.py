@@ -48,6 +48,14 @@ BENCHMARKS = {
         "bench.faults",
         "resilience: kill -9 mid-load, PostgreSQL stopped and started, receipt writes revoked",
     ),
+    "failover": (
+        "bench.failover",
+        "primary killed -9 under load, standby promoted: receipts lost, chain, seconds of 503s",
+    ),
+    "restore": (
+        "bench.restore",
+        "ctxgw backup and restore: receipts verified, chain continues, lost tail detected",
+    ),
     "rls": ("bench.tenant_wall", "row-level security's cost on /v1/context, walled vs open A/B"),
     "knowledge": (
         "bench.knowledge",

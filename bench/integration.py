@@ -1,15 +1,22 @@
 """What the integration surfaces cost (issue 17): one /v1/context asked five ways, and /metrics
-under load.
+under load; and what the MCP tools' results cost an agent (issue 32).
 
 1. Overhead: the same context request (one task per round, cycling the LongMemEval_S questions)
    as raw httpx POST /v1/context (the baseline), through `gateway.client.AsyncClient`, as the MCP
    tool `get_context` over stdio (`ctxgw mcp`, a session kept open by the SDK's client) and over
    Streamable HTTP at `/mcp`. Interleaved per round so that machine noise falls on all alike;
-   one closed-loop caller, so each latency is one request's.
+   one closed-loop caller, so each latency is one request's. (The tool's whole result fits the
+   budget, so it asks the gateway for a bundle a share smaller: 1,768 tokens at 2,000.)
 2. Metrics: /v1/context p50 in alternating blocks with and without a scraper reading /metrics
    every 200 ms beside it, and the latency of a scrape itself; then, in process, what recording
    costs one request (the timing middleware and reading the bundle's typed body), which the
    blocks' spread on a shared machine cannot resolve.
+3. Tool results against their budget: `get_context` and `search_memories` (50 hits asked, so
+   that small budgets overflow) over /mcp at each of `--budgets`, one call per question, the
+   whole tool result counted with the gateway's tokenizer over the budget named (the tools
+   promise at most 1.0), and the refs the result kept of those the bundle names; beside it the
+   same call with `verbose` (the gateway's whole response, as every call returned before).
+   `--tool-budgets-only` runs this part alone.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from bench.harness import (
     write_result,
 )
 from gateway.client import AsyncClient
+from gateway.core.tokens import load_tokenizer
 from gateway.http.metrics import Metrics
 from gateway.responses.disclosures import ContextBundle
 from gateway.shell.settings import Settings, load_settings
@@ -50,6 +58,7 @@ __all__ = ["main"]
 
 NAMESPACE = "i"
 BUDGET = 2000
+TOOL_BUDGETS = "300,800,2000,4000"
 Ask = Callable[[str], Awaitable[object]]
 
 
@@ -193,6 +202,76 @@ async def _recording_cost(bodies: list[bytes], settings: Settings, runs: int) ->
     return {"middleware_us": elapsed["timed"] - elapsed["bare"], "disclosed_us": read}
 
 
+async def _tool_budgets(
+    server: Server, queries: tuple[str, ...], budgets: list[int]
+) -> dict[str, dict[int, list[dict[str, float]]]]:
+    """Per tool and budget, one record per question: the result's tokens over the budget, and
+    (get_context) the refs kept and those left out."""
+    count = load_tokenizer().count
+    seen: dict[str, dict[int, list[dict[str, float]]]] = {
+        "get_context": {b: [] for b in budgets},
+        "search_memories": {b: [] for b in budgets},
+    }
+    async with AsyncExitStack() as stack:
+        session = await _mcp_session(stack, server, http=True)
+        for task in queries:
+            for budget in budgets:
+                asks = {
+                    "get_context": {"task": task, "budget_tokens": budget},
+                    "search_memories": {"query": task, "limit": 50, "budget_tokens": budget},
+                }
+                for tool, arguments in asks.items():
+                    text = await _called(session, tool, arguments)
+                    body = msgspec.json.decode(text)
+                    kept = len(body.get("refs", {}))
+                    verbose = await _called(session, tool, {**arguments, "verbose": True})
+                    seen[tool][budget].append(
+                        {
+                            "ratio": count(text) / budget,
+                            "verbose_ratio": count(verbose) / budget,
+                            "refs": kept,
+                            "refs_named": kept + body.get("refs_left_out", 0),
+                            "hits": len(body.get("results", [])),
+                        }
+                    )
+    return seen
+
+
+async def _called(session: ClientSession, tool: str, arguments: dict[str, Any]) -> str:
+    result = await session.call_tool(tool, arguments)
+    [content] = result.content
+    text = str(getattr(content, "text", ""))
+    if result.isError:
+        raise RuntimeError(text)
+    return text
+
+
+def _budget_rows(seen: dict[str, dict[int, list[dict[str, float]]]]) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    for tool, by_budget in seen.items():
+        for budget, records in by_budget.items():
+            ratios = [r["ratio"] for r in records]
+            verbose = [r["verbose_ratio"] for r in records]
+            shown = (
+                f"{sum(r['refs'] for r in records) / len(records):.1f} of "
+                f"{sum(r['refs_named'] for r in records) / len(records):.1f} refs"
+                if tool == "get_context"
+                else f"{sum(r['hits'] for r in records) / len(records):.1f} of 50 hits"
+            )
+            rows.append(
+                [
+                    tool,
+                    budget,
+                    len(records),
+                    f"{sum(ratios) / len(ratios):.3f}",
+                    f"{max(ratios):.3f}",
+                    shown,
+                    f"{sum(verbose) / len(verbose):.2f}",
+                ]
+            )
+    return rows
+
+
 def _rows(times: dict[str, list[float]], baseline: str) -> list[list[Any]]:
     base = percentile(times[baseline], 50)
     return [
@@ -207,12 +286,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--blocks", type=int, default=5)
     parser.add_argument("--per-block", type=int, default=40)
+    parser.add_argument("--budgets", default=TOOL_BUDGETS, help="the tools' budgets, part 3")
+    parser.add_argument("--budget-queries", type=int, default=20, help="questions, part 3")
+    parser.add_argument("--tool-budgets-only", action="store_true", help="run part 3 alone")
     args = parser.parse_args(argv)
     corpus = load_corpus()
     queries = corpus.queries[:50]
+    budgets = sorted({int(b) for b in args.budgets.split(",")})
     with embedded_postgres() as pg:
         db = loaded_database(pg, "integration", corpus, namespace=NAMESPACE, memories=args.memories)
         with serve(db) as server:
+            tool_budgets = asyncio.run(
+                _tool_budgets(server, queries[: args.budget_queries], budgets)
+            )
+            if args.tool_budgets_only:
+                return _report_tool_budgets(args, tool_budgets, machine(pg))
             overhead = asyncio.run(_overhead(server, queries, args.rounds))
             bodies: list[bytes] = []
             metrics = asyncio.run(
@@ -220,8 +308,9 @@ def main(argv: list[str]) -> int:
             )
         recording = asyncio.run(_recording_cost(bodies, load_settings({}), 20_000))
         info = machine(pg)
+    _report_tool_budgets(args, tool_budgets, None)
     headers = ["what", "n", "p50 ms", "p95 ms", "p50 ÷ baseline"]
-    print(f"{args.memories} memories, budget {BUDGET}, one caller\n")
+    print(f"\n{args.memories} memories, budget {BUDGET}, one caller\n")
     print(markdown_table(headers, _rows(overhead, "httpx /v1/context (baseline)")))
     print()
     print(markdown_table(headers, _rows(metrics, "without a scraper")))
@@ -246,7 +335,25 @@ def main(argv: list[str]) -> int:
             "overhead": overhead,
             "metrics": metrics,
             "recording": recording,
+            "tool_budgets": tool_budgets,
         },
     )
     print(f"raw: {path}")
+    return 0
+
+
+def _report_tool_budgets(
+    args: argparse.Namespace,
+    seen: dict[str, dict[int, list[dict[str, float]]]],
+    info: dict[str, Any] | None,
+) -> int:
+    """Part 3's table; written as its own result when it ran alone."""
+    print(f"MCP tool results over /mcp, {args.memories} memories: tokens ÷ budget named\n")
+    headers = ["tool", "budget", "n", "mean ratio", "max ratio", "shown (mean)", "verbose ratio"]
+    print(markdown_table(headers, _budget_rows(seen)))
+    if info is not None:
+        path = write_result(
+            "integration-tools", {"machine": info, "args": vars(args), "tool_budgets": seen}
+        )
+        print(f"raw: {path}")
     return 0

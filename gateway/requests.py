@@ -28,7 +28,10 @@ MemoryIdText = Annotated[str, Meta(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]
 ShortText = Annotated[str, Meta(max_length=512)]
 MemoryTypeText = Literal["semantic", "episodic", "procedural", "working"]
 # More than whitespace: the schema says so, and the handlers check it again (`_require_text`).
-Task = Annotated[str, Meta(min_length=1, max_length=8000, pattern=r"\S")]
+# Whitespace as Python's `str.strip` means it, spelled out: a JSON Schema pattern is read as an
+# ECMA-262 regex, whose `\s` leaves out U+001C..U+001F and U+0085 (and adds U+FEFF).
+NOT_WHITESPACE = r"[^\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+Task = Annotated[str, Meta(min_length=1, max_length=8000, pattern=NOT_WHITESPACE)]
 
 
 class FetchIn(msgspec.Struct, forbid_unknown_fields=True):

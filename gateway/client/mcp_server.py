@@ -3,10 +3,17 @@
 itself serves the same tools over Streamable HTTP at `/mcp` (`gateway.http.mcp`), each call a
 request of the caller's key to the gateway's own app.
 
-Every tool that discloses returns the gateway's whole response, `receipt_id` included, so an
-agent (or its operator) can always point at the receipt of what it was shown. A problem comes
-back as a tool error that starts with the problem's `code` (and names every bad field); wrong
+Every tool that discloses returns its `receipt_id`, so an agent (or its operator) can always
+point at the receipt of what it was shown. The ones that disclose memories return what the
+agent asked for and no more (`gateway.client.tool_results`): get_context and session_context
+the text, the receipt id and the refs, search_memories pointers, all within `budget_tokens`
+counted with the gateway's tokenizer; fetch_memories and memory_timeline leave the policy report
+out. `verbose` returns the gateway's whole response instead, for debugging. A problem comes back
+as a tool error that starts with the problem's `code` (and names every bad field); wrong
 argument types are refused by the SDK naming the argument, before any request is made.
+
+A server offers the tools of one role (:data:`TOOLS`), or all of them when the key's role is not
+known (on stdio: the gateway has no endpoint that tells a key its role).
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -33,8 +40,29 @@ from gateway.client.options import (
     SessionContextOptions,
     SessionOptions,
 )
+from gateway.client.tool_results import (
+    DEFAULT_TOKENIZER,
+    BudgetTooSmallError,
+    Fitted,
+    bounded_text,
+    compact_fetch,
+    compact_timeline,
+    fit_search,
+    text_budget,
+)
+from gateway.responses.disclosures import ContextBundle
+from gateway.responses.sessions import SessionContext
 
-__all__ = ["CLIENTS", "Connect", "build_server", "client_config", "serve_stdio"]
+__all__ = [
+    "CLIENTS",
+    "CONTEXT_BUDGET",
+    "SEARCH_BUDGET",
+    "TOOLS",
+    "Connect",
+    "build_server",
+    "client_config",
+    "serve_stdio",
+]
 
 T = TypeVar("T")
 MemoryType = Literal["semantic", "episodic", "procedural", "working"]
@@ -44,14 +72,29 @@ CLIENTS = ("claude-code", "cursor", "vscode")
 # carries the caller's key).
 Connect = Callable[[Any], AbstractAsyncContextManager[AsyncClient]]
 
+# The tools each role's key may call (the roles are `gateway.domain.principal.Role`, which this
+# client may not import; a test holds the two together). Auditors read receipts, they do not
+# recall memories; agents read only their own receipts (no body: nothing to verify or replay).
+_AGENT_TOOLS = frozenset({
+    "get_context", "search_memories", "memory_timeline", "fetch_memories", "remember", "forget",
+    "create_session", "session_append", "session_context", "get_receipt",
+})  # fmt: skip
+_AUDITOR_TOOLS = frozenset({"get_receipt", "verify_receipt", "replay_receipt"})
+TOOLS: Mapping[str, frozenset[str]] = {
+    "agent": _AGENT_TOOLS,
+    "auditor": _AUDITOR_TOOLS,
+    "admin": _AGENT_TOOLS | _AUDITOR_TOOLS,
+}
+# What a result may take when the agent names no budget: the gateway's own default for a
+# context (GATEWAY_BUDGET_BASE_TOKENS), and room for a search's default 8 pointers.
+CONTEXT_BUDGET = 4000
+SEARCH_BUDGET = 1000
 
-async def _answer(call: Awaitable[T]) -> str:
-    """The gateway's response as compact JSON text: the one content block of the tool's result.
-    Tools declare no output schema (each would be a bare `object`, telling an agent nothing),
-    so the SDK neither re-validates the result nor sends it a second time as structured
-    content, and no indentation is spent on an agent's tokens."""
+
+async def _asked(call: Awaitable[T]) -> T:
+    """The gateway's response; a problem as a tool error led by its code."""
     try:
-        result = await call
+        return await call
     except ProblemError as exc:
         fields = "".join(f"; {e.field}: {e.message}" for e in exc.errors)
         receipt = getattr(exc, "receipt_id", None)
@@ -59,11 +102,45 @@ async def _answer(call: Awaitable[T]) -> str:
         raise ToolError(said) from exc
     except ClientError as exc:
         raise ToolError(f"gateway_unreachable: {exc}") from exc
+
+
+def _text(result: object) -> str:
+    """A result as compact JSON text: the one content block of the tool's result. Tools declare
+    no output schema (each would be a bare `object`, telling an agent nothing), so the SDK
+    neither re-validates the result nor sends it a second time as structured content, and no
+    indentation is spent on an agent's tokens."""
     return msgspec.json.encode(result).decode()
 
 
-def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C901 - one def per tool
-    """A FastMCP server whose tools call the gateway through the client `connect` gives them."""
+async def _answer(call: Awaitable[object]) -> str:
+    return _text(await _asked(call))
+
+
+def _text_budget(budget: int) -> int:
+    try:
+        return text_budget(budget)
+    except BudgetTooSmallError as exc:
+        raise ToolError(f"{exc.code}: {exc}") from exc
+
+
+async def _bounded(ask: Callable[[int], Awaitable[Fitted]], budget: int) -> str:
+    try:
+        return _text(await bounded_text(lambda asked: _asked(ask(asked)), budget))
+    except BudgetTooSmallError as exc:
+        raise ToolError(f"{exc.code}: {exc}") from exc
+
+
+def build_server(  # noqa: C901 - one def per tool
+    connect: Connect,
+    *,
+    tokenizer: str = DEFAULT_TOKENIZER,
+    offered: Collection[str] | None = None,
+    **settings: Any,
+) -> FastMCP[Any]:
+    """A FastMCP server whose tools call the gateway through the client `connect` gives them.
+
+    `tokenizer` counts the results whose response names none (search); `offered` names the
+    tools the server lists and runs (one role's, :data:`TOOLS`), None for all."""
     server = FastMCP("ctxgw", **settings)
     # FastMCP takes no version, so `serverInfo` would name the SDK's, looked up in the installed
     # packages' metadata on every stateless request (/mcp): name the gateway's, once.
@@ -73,16 +150,18 @@ def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C9
     async def get_context(
         ctx: Context[Any, Any, Any],
         task: str,
-        budget_tokens: int | None = None,
+        budget_tokens: int = CONTEXT_BUDGET,
         namespaces: list[str] | None = None,
         purpose: str | None = None,
         top_k: int | None = None,
+        verbose: bool = False,
     ) -> str:
-        """Background knowledge for a task: a token-bounded bundle of memories (`bundle`, to read
-        as past evidence, not instructions), what was left out and why, and the `receipt_id`."""
+        """Background knowledge for a task, the whole result within `budget_tokens`: `bundle`,
+        memories to read as past evidence, not instructions; `refs`, the memory id of each
+        reference in it (m1, m2, …; for fetch_memories, memory_timeline, forget), with
+        `refs_left_out` counting those that did not fit; and the `receipt_id`. `verbose`: the
+        gateway's whole response instead (scores, what was left out and why), for debugging."""
         options: ContextOptions = {}
-        if budget_tokens is not None:
-            options["budget_tokens"] = budget_tokens
         if namespaces is not None:
             options["namespaces"] = namespaces
         if purpose is not None:
@@ -90,41 +169,68 @@ def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C9
         if top_k is not None:
             options["top_k"] = top_k
         async with connect(ctx) as ctxgw:
-            return await _answer(ctxgw.context(task, **options))
+
+            def ask(asked: int) -> Awaitable[ContextBundle]:
+                at: ContextOptions = {**options, "budget_tokens": asked}
+                return ctxgw.context(task, **at)
+
+            if verbose:  # the response the compact result is made from (its first ask)
+                return await _answer(ask(_text_budget(budget_tokens)))
+            return await _bounded(ask, budget_tokens)
 
     @server.tool(structured_output=False)
     async def search_memories(
         ctx: Context[Any, Any, Any],
         query: str,
         limit: int = 8,
+        budget_tokens: int = SEARCH_BUDGET,
         namespaces: list[str] | None = None,
         purpose: str | None = None,
+        verbose: bool = False,
     ) -> str:
-        """Step 1 of looking something up: pointers (id, heading, snippet) to the best matches.
-        Then memory_timeline for their history, or fetch_memories for their full text."""
+        """Step 1 of looking something up: pointers (memory_id, heading, snippet) to the best
+        matches, as many as fit `budget_tokens` (`left_out` counts the others). Then
+        memory_timeline for their history, or fetch_memories for their full text. `verbose`:
+        the gateway's whole response instead, for debugging."""
         options: SearchOptions = {"limit": limit}
         if namespaces is not None:
             options["namespaces"] = namespaces
         if purpose is not None:
             options["purpose"] = purpose
         async with connect(ctx) as ctxgw:
-            return await _answer(ctxgw.search(query, **options))
+            found = await _asked(ctxgw.search(query, **options))
+        if verbose:
+            return _text(found)
+        try:
+            return _text(fit_search(found, budget_tokens, tokenizer))
+        except BudgetTooSmallError as exc:
+            raise ToolError(f"{exc.code}: {exc}") from exc
 
     @server.tool(structured_output=False)
     async def memory_timeline(
-        ctx: Context[Any, Any, Any], ids: list[str], purpose: str | None = None
+        ctx: Context[Any, Any, Any],
+        ids: list[str],
+        purpose: str | None = None,
+        verbose: bool = False,
     ) -> str:
-        """Step 2: the version history of memories by id (created, superseded, deleted)."""
+        """Step 2: the version history of memories by id (created, superseded, deleted).
+        `verbose`: with the policy report, for debugging."""
         async with connect(ctx) as ctxgw:
-            return await _answer(ctxgw.timeline(ids, purpose=purpose))
+            timeline = await _asked(ctxgw.timeline(ids, purpose=purpose))
+        return _text(timeline if verbose else compact_timeline(timeline))
 
     @server.tool(structured_output=False)
     async def fetch_memories(
-        ctx: Context[Any, Any, Any], ids: list[str], purpose: str | None = None
+        ctx: Context[Any, Any, Any],
+        ids: list[str],
+        purpose: str | None = None,
+        verbose: bool = False,
     ) -> str:
-        """Step 3: memories in full by id (at most 50); those withheld say why."""
+        """Step 3: memories in full by id (at most 50): heading and content; those withheld
+        say why. `verbose`: every field and the policy report, for debugging."""
         async with connect(ctx) as ctxgw:
-            return await _answer(ctxgw.fetch(ids, purpose=purpose))
+            fetched = await _asked(ctxgw.fetch(ids, purpose=purpose))
+        return _text(fetched if verbose else compact_fetch(fetched))
 
     @server.tool(structured_output=False)
     async def remember(
@@ -202,20 +308,30 @@ def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C9
         query: str | None = None,
         budget_tokens: int | None = None,
         purpose: str | None = None,
+        verbose: bool = False,
     ) -> str:
-        """What to send the model this step, within the session's budget at any length of
-        history: `messages` (chat format: system prompt, task, summary of older turns, the last
-        turns verbatim, relevant memories) and the same as one `text`, with the `receipt_id`.
-        `query` picks the memories to recall (default: the task and the last user turn)."""
+        """What to send the model this step, the whole result within `budget_tokens` (default:
+        the session's) at any length of history: `text` (system prompt, task, summary of older
+        turns, the last turns verbatim, relevant memories), `refs` (the memories' ids) and the
+        `receipt_id`. `query` picks the memories to recall (default: the task and the last user
+        turn). `verbose`: the gateway's whole response instead (with `messages` in chat
+        format), for debugging."""
         options: SessionContextOptions = {}
         if query is not None:
             options["query"] = query
-        if budget_tokens is not None:
-            options["budget_tokens"] = budget_tokens
         if purpose is not None:
             options["purpose"] = purpose
         async with connect(ctx) as ctxgw:
-            return await _answer(ctxgw.session_context(session_id, **options))
+
+            def ask(asked: int) -> Awaitable[SessionContext]:
+                at: SessionContextOptions = {**options, "budget_tokens": asked}
+                return ctxgw.session_context(session_id, **at)
+
+            if budget_tokens is None:
+                budget_tokens = (await _asked(ctxgw.session(session_id))).budget_tokens
+            if verbose:  # the response the compact result is made from (its first ask)
+                return await _answer(ask(_text_budget(budget_tokens)))
+            return await _bounded(ask, budget_tokens)
 
     @server.tool(structured_output=False)
     async def get_receipt(ctx: Context[Any, Any, Any], receipt_id: str) -> str:
@@ -241,6 +357,8 @@ def build_server(connect: Connect, **settings: Any) -> FastMCP[Any]:  # noqa: C9
         async with connect(ctx) as ctxgw:
             return await _answer(ctxgw.replay(receipt_id, mode, policy_digest=policy_digest))
 
+    for name in TOOLS["admin"] - set(TOOLS["admin"] if offered is None else offered):
+        server.remove_tool(name)
     return server
 
 
@@ -248,9 +366,14 @@ def serve_stdio(environ: Mapping[str, str] = os.environ) -> None:
     """Serve the tools on stdin/stdout until the client hangs up."""
     import anyio
 
+    # The gateway's tokenizer, should it not be the default (GATEWAY_TOKENIZER): it counts the
+    # results whose response does not name it.
+    tokenizer = environ.get("CTXGW_TOKENIZER") or DEFAULT_TOKENIZER
+
     async def run() -> None:
         async with AsyncClient.from_environment(environ) as ctxgw:
-            await build_server(lambda _: nullcontext(ctxgw)).run_stdio_async()
+            server = build_server(lambda _: nullcontext(ctxgw), tokenizer=tokenizer)
+            await server.run_stdio_async()
 
     anyio.run(run)
 

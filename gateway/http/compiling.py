@@ -10,7 +10,7 @@ from litestar.params import FromPath
 
 from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
-from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
+from gateway.http.openapi import COMPILING, DOCUMENTED, json_body, query_parameters
 from gateway.http.validation import decode_json, decode_struct
 from gateway.http.wire import CompileIn, ConflictsQuery, ResolveIn
 from gateway.responses.compiling import (
@@ -34,7 +34,9 @@ __all__ = ["ROUTES"]
         )
     },
     summary="Compile a session's turns or a namespace's episodes into typed facts",
-    operation_class=json_body(CompileIn),
+    operation_class=json_body(CompileIn, also=(404,)),
+    operation_id="compileFacts",
+    tags=[COMPILING],
 )
 async def compile_scope(
     request: Request[Any, Any, Any], runtime: RuntimeDep
@@ -70,6 +72,8 @@ async def compile_scope(
     "/v1/compile/{job_id:str}",
     summary="A compile job: status, counts, error",
     operation_class=DOCUMENTED,
+    operation_id="getCompileJob",
+    tags=[COMPILING],
 )
 async def compile_status(
     request: Request[Any, Any, Any], runtime: RuntimeDep, job_id: FromPath[str]
@@ -89,6 +93,8 @@ def _conflicts_query(request: Request[Any, Any, Any]) -> ConflictsQuery:
     "/v1/conflicts",
     summary="Conflicting facts (open by default), paged by conflict id",
     operation_class=query_parameters(ConflictsQuery),
+    operation_id="listConflicts",
+    tags=[COMPILING],
 )
 async def list_conflicts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ConflictPage:
     query = _conflicts_query(request)
@@ -105,7 +111,9 @@ async def list_conflicts(request: Request[Any, Any, Any], runtime: RuntimeDep) -
     "/v1/conflicts/{conflict_id:str}/resolve",
     status_code=200,
     summary="Resolve a conflict: the winner supersedes the other side",
-    operation_class=json_body(ResolveIn),
+    operation_class=json_body(ResolveIn, also=(409,)),
+    operation_id="resolveConflict",
+    tags=[COMPILING],
 )
 async def resolve_conflict(
     request: Request[Any, Any, Any], runtime: RuntimeDep, conflict_id: FromPath[str]

@@ -8,7 +8,7 @@ from litestar import Request, post
 
 from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
-from gateway.http.openapi import json_body
+from gateway.http.openapi import DISCLOSURE, json_body
 from gateway.http.validation import decode_struct, read_json
 from gateway.requests import ContextIn, SearchIn, TimelineIn
 from gateway.responses.disclosures import ContextBundle, SearchResults, Timeline
@@ -29,6 +29,8 @@ def _require_text(value: str, field: str) -> None:
     status_code=200,
     summary="A token-bounded context bundle for a task",
     operation_class=json_body(ContextIn),
+    operation_id="getContext",
+    tags=[DISCLOSURE],
 )
 async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ContextBundle:
     body = decode_struct(await read_json(request), ContextIn)
@@ -41,6 +43,8 @@ async def context(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Conte
     status_code=200,
     summary="Stage 1: pointers to the best matches",
     operation_class=json_body(SearchIn),
+    operation_id="searchMemories",
+    tags=[DISCLOSURE],
 )
 async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) -> SearchResults:
     body = decode_struct(await read_json(request), SearchIn)
@@ -53,6 +57,8 @@ async def search_memories(request: Request[Any, Any, Any], runtime: RuntimeDep) 
     status_code=200,
     summary="Stage 2: version history of memories by id",
     operation_class=json_body(TimelineIn),
+    operation_id="getTimeline",
+    tags=[DISCLOSURE],
 )
 async def memory_timeline(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Timeline:
     body = decode_struct(await read_json(request), TimelineIn)

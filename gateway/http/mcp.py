@@ -6,8 +6,13 @@ otherwise): the MCP specification's guard against DNS rebinding. Each tool call 
 request of the caller's own key to this very app, in process (`httpx.ASGITransport`), through
 the Python client: the same policy, receipts and metrics as over HTTP, no second path. The key
 was identified once, before the tool ran, and that identification stands for its request (one
-request charged against the key's limit, not two; writes are charged as they are made). The transport is stateless (JSON responses, no MCP session kept between requests), so any
-worker or replica may answer any request.
+request charged against the key's limit, not two; writes are charged as they are made). The
+transport is stateless (JSON responses, no MCP session kept between requests), so any worker or
+replica may answer any request.
+
+A key is offered the tools its role may call, and only those: one server per role
+(`gateway.client.mcp_server.TOOLS`), chosen by the key identified before the request is handled.
+A tool outside the role is neither listed nor run (the SDK answers it as unknown).
 """
 
 from __future__ import annotations
@@ -24,8 +29,9 @@ from litestar.types import Receive, Scope, Send
 from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.client import AsyncClient
-from gateway.client.mcp_server import build_server
+from gateway.client.mcp_server import TOOLS, build_server
 from gateway.domain.errors import ForbiddenError
+from gateway.domain.principal import ROLES, Role
 from gateway.usecases.access.identity import identified
 
 __all__ = ["McpEndpoint", "mcp_route"]
@@ -35,10 +41,12 @@ _INTERNAL = "http://ctxgw.internal"  # never resolved: the transport is the app 
 
 
 class McpEndpoint:
-    """The MCP server of one app, and the lifespan its session manager needs."""
+    """The MCP servers of one app (one per role), and the lifespan their session managers
+    need. Made once the app's runtime is, whose tokenizer counts the tool results."""
 
     def __init__(self, app: Litestar) -> None:
         self._app = app
+        tokenizer: str = app.state.runtime.tokenizer.name
         # The SDK logs every message at INFO; the gateway's own request logs already say it.
         logging.getLogger("mcp").setLevel(logging.WARNING)
 
@@ -50,25 +58,35 @@ class McpEndpoint:
             async with AsyncClient(key, _INTERNAL, transport=transport) as client:
                 yield client
 
-        self.server = build_server(
-            connect,
-            stateless_http=True,
-            json_response=True,
-            streamable_http_path="/",
-            # The Origin is checked by `mcp_route` before this; the SDK's own check also pins
-            # the Host to loopback, which a gateway behind a proxy or on a LAN does not have.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        self.server.streamable_http_app()  # creates the session manager handle() uses
+        self.servers = {
+            role: build_server(
+                connect,
+                tokenizer=tokenizer,
+                offered=TOOLS[role],
+                stateless_http=True,
+                json_response=True,
+                streamable_http_path="/",
+                # The Origin is checked by `mcp_route` before this; the SDK's own check also
+                # pins the Host to loopback, which a gateway behind a proxy or on a LAN does
+                # not have.
+                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+            )
+            for role in ROLES
+        }
+        for server in self.servers.values():
+            server.streamable_http_app()  # creates the session manager handle() uses
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        async with self.server.session_manager.run():
+        async with contextlib.AsyncExitStack() as stack:
+            for server in self.servers.values():
+                await stack.enter_async_context(server.session_manager.run())
             yield
 
-    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def handle(self, role: Role, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self.servers[role].session_manager
         # (The SDK names Starlette's ASGI types; these are the same dicts, typed by Litestar.)
-        await self.server.session_manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+        await manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 
 
 def _bearer(header: str | None) -> str:
@@ -92,5 +110,5 @@ async def mcp_route(scope: Scope, receive: Receive, send: Send) -> None:
         raise ForbiddenError("this Origin may not use /mcp (GATEWAY_MCP_ORIGINS)")
     endpoint: McpEndpoint = app.state.mcp
     # 401 before any tool runs; the tools' own requests then reuse this identification.
-    async with identified(runtime.pool, headers.get("authorization")):
-        await endpoint.handle(scope, receive, send)
+    async with identified(runtime.pool, headers.get("authorization")) as principal:
+        await endpoint.handle(principal.role, scope, receive, send)

@@ -11,7 +11,7 @@ from litestar.params import FromPath
 from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.domain.memory import MemoryDraft
 from gateway.http.auth import RuntimeDep
-from gateway.http.openapi import json_body
+from gateway.http.openapi import DISCLOSURE, MEMORIES, json_body
 from gateway.http.validation import collect_errors, decode_struct, read_json
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, MemoryIn
 from gateway.requests import FetchIn
@@ -66,7 +66,9 @@ def _content_errors(data: Any, limit: int, prefix: str) -> list[FieldError]:
         )
     },
     summary="Write one memory (a new immutable version)",
-    operation_class=json_body(MemoryIn),
+    operation_class=json_body(MemoryIn, also=(404, 409)),
+    operation_id="writeMemory",
+    tags=[MEMORIES],
 )
 async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[Written]:
     data = await read_json(request)
@@ -87,6 +89,8 @@ async def write_memory(request: Request[Any, Any, Any], runtime: RuntimeDep) -> 
     status_code=200,
     summary="Write up to 100 memories",
     operation_class=json_body(BatchShape, "each item is a memory as for POST /v1/memories"),
+    operation_id="writeMemories",
+    tags=[MEMORIES],
 )
 async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> BatchWrite:
     data = await read_json(request)
@@ -110,7 +114,9 @@ async def write_batch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> B
     "/v1/memories/{memory_id:str}",
     status_code=200,
     summary="Soft-delete a memory",
-    operation_class=json_body(DeleteIn),
+    operation_class=json_body(DeleteIn, also=(409,)),
+    operation_id="deleteMemory",
+    tags=[MEMORIES],
 )
 async def remove_memory(
     request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
@@ -130,7 +136,9 @@ async def remove_memory(
     "/v1/memories/{memory_id:str}/erase",
     status_code=200,
     summary="Erase a memory version's text (admin); receipted (kind erasure)",
-    operation_class=json_body(EraseIn),
+    operation_class=json_body(EraseIn, also=(409,)),
+    operation_id="eraseMemory",
+    tags=[MEMORIES],
 )
 async def erase_memory(
     request: Request[Any, Any, Any], runtime: RuntimeDep, memory_id: FromPath[str]
@@ -146,6 +154,8 @@ async def erase_memory(
     status_code=200,
     summary="Stage 3: full memories by id (at most 50)",
     operation_class=json_body(FetchIn),
+    operation_id="fetchMemories",
+    tags=[DISCLOSURE],
 )
 async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> FetchedMemories:
     fetch_in = decode_struct(await read_json(request), FetchIn)

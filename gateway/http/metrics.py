@@ -10,9 +10,16 @@ whole fleet, whichever worker or replica is scraped. Labels are bounded: route t
 of reasons and effects, and the rule ids of the operator's own policy bundles; never an id, a
 tenant or any text.
 
+Beside them, the usual collectors of a Python service: `process_*` (CPU, memory, file
+descriptors), `python_info` and `python_gc_*`, and `ctxgw_build_info` (the version serving, as a
+label of a constant 1). No `*_created` series: the time a counter was created says nothing an
+operator needs, and doubles the series (prometheus-client's `disable_created_metrics`).
+
 Under `ctxgw serve --workers N` each worker writes its values to files under
 `PROMETHEUS_MULTIPROC_DIR` (set by the CLI before the workers start) and a scrape of any worker
 sums them all (prometheus-client's multiprocess mode); one process keeps them in its registry.
+In multiprocess mode `process_*` and `python_gc_*` are left out: they would describe only the
+worker that happened to answer the scrape, not the gateway.
 Who may scrape is `GATEWAY_METRICS_ALLOW` (networks; default loopback only).
 """
 
@@ -21,6 +28,7 @@ from __future__ import annotations
 import collections
 import ipaddress
 import os
+import platform
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
@@ -31,19 +39,24 @@ from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
     CollectorRegistry,
     Counter,
     Gauge,
     Histogram,
+    disable_created_metrics,
     generate_latest,
     multiprocess,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from gateway import __version__
 from gateway.domain.errors import ForbiddenError
 from gateway.http.auth import RuntimeDep
-from gateway.http.openapi import text_response
+from gateway.http.openapi import OPERATIONS, text_response
 from gateway.http.request_log import route_template
 from gateway.responses.disclosures import (
     ContextBundle,
@@ -95,6 +108,8 @@ class Metrics:
     apps in one process (tests) never share or clash."""
 
     def __init__(self) -> None:
+        # A process-wide switch of prometheus-client, read when values are collected.
+        disable_created_metrics()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         target = None if multiprocess_mode() else self.registry
         self.requests = Counter(
@@ -235,7 +250,33 @@ class Metrics:
             values = generate_latest(self.registry)
         read_now = CollectorRegistry()
         read_now.register(_Ledger(readings))
+        read_now.register(_Build())
+        # The library's own collectors, which read this process when collected; they live in its
+        # default registry, which is not served, and are lent to this scrape's.
+        for collector in (PLATFORM_COLLECTOR, *_PER_PROCESS_COLLECTORS[multiprocess_mode()]):
+            read_now.register(collector)
         return values + generate_latest(read_now)
+
+
+_PER_PROCESS_COLLECTORS: dict[bool, tuple[Collector, ...]] = {
+    False: (PROCESS_COLLECTOR, GC_COLLECTOR),
+    True: (),  # one worker's process is not the gateway's
+}
+
+
+class _Build(Collector):
+    """`ctxgw_build_info`: which gateway and Python serve, as labels of a constant 1."""
+
+    def collect(self) -> Iterator[Metric]:
+        info = GaugeMetricFamily(
+            "ctxgw_build_info",
+            "The gateway serving: its version and the Python running it",
+            labels=["version", "python_version", "python_implementation"],
+        )
+        info.add_metric(
+            [__version__, platform.python_version(), platform.python_implementation()], 1
+        )
+        yield info
 
 
 class _Ledger(Collector):
@@ -294,7 +335,11 @@ def _allowed(client: str | None, networks: Sequence[Network]) -> bool:
     "/metrics",
     summary="Prometheus metrics (from the networks in GATEWAY_METRICS_ALLOW)",
     media_type=CONTENT_TYPE_LATEST,
-    operation_class=text_response("text/plain", "the Prometheus text exposition format"),
+    operation_class=text_response(
+        "text/plain", "the Prometheus text exposition format", keyed=False, also=(403, 503)
+    ),
+    operation_id="getMetrics",
+    tags=[OPERATIONS],
 )
 async def metrics_route(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[bytes]:
     client = request.client.host if request.client else None

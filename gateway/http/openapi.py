@@ -1,4 +1,5 @@
-"""Request bodies, query parameters and error responses in the OpenAPI document (`/schema`).
+"""Request bodies, query parameters, security and error responses in the OpenAPI document
+(`/schema`).
 
 Handlers read raw bodies and decode them with msgspec themselves, so that a bad request lists
 every bad field at once (RFC 9457, `gateway.http.validation`); that hides their shapes from
@@ -7,21 +8,26 @@ the type's JSON Schema, as msgspec derives it from the very type that decodes th
 into the operation: the document cannot drift from what the gateway accepts.
 
 Response bodies are the `gateway.responses` Structs the handlers return, which Litestar documents
-itself. What it cannot see is added here, to every operation alike: the problem responses
-(`application/problem+json`, the `Problem` Struct, one shared component per status) and the
-bodies of text media types (the export's JSONL, the checkpoint's signed note). Every route's
+itself. What it cannot see is added here: the bodies of text media types (the export's JSONL, the
+checkpoint's signed note), the bearer key every `/v1` operation requires (`securitySchemes`,
+`security`), and the problem responses (`application/problem+json`, the `Problem` Struct, one
+shared component per status) that the operation can answer with. Those follow from what the
+operation is: what any request may meet (`PROBLEMS_OF_ANY`), what a keyed one may
+(`PROBLEMS_OF_A_KEY`), one that reads a body, a query, a path parameter, plus the statuses its
+route names itself (``also=``: a 404 for an id in the body, a 409 for a state). Every route's
 operation class comes from this module, so no route goes undocumented (`tests/gateway/
 test_openapi.py` holds every operation of the document to it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 from litestar.enums import ParamType
+from litestar.openapi import ResponseSpec
 from litestar.openapi.spec import (
     Components,
     OpenAPIMediaType,
@@ -32,26 +38,65 @@ from litestar.openapi.spec import (
     Reference,
     RequestBody,
     Schema,
+    SecurityScheme,
+    Tag,
 )
 
 from gateway.http.problems import MEDIA_TYPE as PROBLEM_MEDIA_TYPE
 from gateway.responses.problems import Problem
 
 __all__ = [
+    "COMPILING",
+    "DISCLOSURE",
     "DOCUMENTED",
+    "MEMORIES",
+    "OPERATIONS",
+    "POLICIES",
+    "PROBLEM_SCHEMA",
     "PROBLEM_STATUSES",
+    "RECEIPTS",
+    "SESSIONS",
+    "TAGS",
     "TextResponse",
+    "components",
+    "documented",
     "json_body",
-    "problem_components",
     "query_parameters",
     "text_body",
     "text_response",
 ]
 
+# The areas of the API, one tag each, in the order the docs list them.
+MEMORIES = "memories"
+DISCLOSURE = "disclosure"
+SESSIONS = "sessions"
+COMPILING = "compiling"
+RECEIPTS = "receipts"
+POLICIES = "policies"
+OPERATIONS = "operations"
+TAGS = [
+    Tag(MEMORIES, "Write, supersede, delete and erase memories"),
+    Tag(DISCLOSURE, "What an agent is shown: context bundles, search, timeline, fetch; receipted"),
+    Tag(SESSIONS, "Conversations: turns, their history and each step's context"),
+    Tag(COMPILING, "Turns and episodes compiled into typed facts, and their conflicts"),
+    Tag(RECEIPTS, "The signed receipt log: read, verify, prove, export, replay (auditors)"),
+    Tag(POLICIES, "Policy bundles: upload, activate, try against the past (admins)"),
+    Tag(OPERATIONS, "Health, readiness and metrics, for the operator (no key)"),
+]
+BEARER = "bearerAuth"
+_SECURITY = {
+    BEARER: SecurityScheme(
+        type="http",
+        scheme="bearer",
+        description="An API key (`ctxgw keys create`): `Authorization: Bearer <key>`",
+    )
+}
+
 # The problems any route may answer with, and when (gateway.domain.errors, gateway.http.problems).
 PROBLEM_STATUSES = {
     400: "The body is not JSON (malformed_json, empty_body)",
-    401: "The API key is missing, malformed, unknown or revoked",
+    401: "The API key is missing, malformed, unknown or revoked; or the request carries two "
+    "Authorization headers (refused on every route, keyed or not)",
     403: "The key's role, namespaces or purposes do not allow it, or a policy refused it",
     404: "Absent, or another tenant's",
     408: "The request body arrived too slowly (GATEWAY_BODY_TIMEOUT_SECONDS)",
@@ -72,6 +117,18 @@ _RENAMED = {
     "exclusiveMinimum": "exclusive_minimum",
     "exclusiveMaximum": "exclusive_maximum",
 }
+# What any request may meet: two Authorization headers are refused before any route runs.
+PROBLEMS_OF_ANY = frozenset({401})
+# What a request with a key may meet: a role, namespace or purpose it lacks, or a policy's
+# refusal (403); its rate limit (429); the database down (503; the key is looked up there).
+PROBLEMS_OF_A_KEY = frozenset({403, 429, 503})
+# What reading a body may meet: not JSON (400), too slow (408), too large (413), of another media
+# type (415), invalid content (422).
+PROBLEMS_OF_A_BODY = frozenset({400, 408, 413, 415, 422})
+PROBLEMS_OF_A_QUERY = frozenset({422})
+# An id in the path: NUL in it (400, `bad_path`), or no such thing the key may see (404).
+PROBLEMS_OF_A_PATH = frozenset({400, 404})
+
 _SAME = frozenset(
     {"title", "description", "pattern", "minimum", "maximum", "default", "enum", "format"}
 )
@@ -112,15 +169,33 @@ def _converted(node: dict[str, Any], defs: dict[str, Any]) -> Schema:  # noqa: C
     return Schema(**fields)
 
 
-def problem_components() -> Components:
-    """The shared problem responses the operations refer to (`#/components/responses/...`)."""
-    content = {PROBLEM_MEDIA_TYPE: OpenAPIMediaType(schema=schema_of(Problem))}
+def components() -> Components:
+    """The shared problem responses the operations refer to (`#/components/responses/...`) and
+    the bearer key (`#/components/securitySchemes/bearerAuth`)."""
+    # One `Problem` schema that every problem response refers to: a generated client gets one
+    # problem type, not one per operation and status (`PROBLEM_SCHEMA` has Litestar make it).
+    problem = Reference(ref="#/components/schemas/Problem")
+    content = {PROBLEM_MEDIA_TYPE: OpenAPIMediaType(schema=problem)}
     return Components(
         responses={
             _problem_name(status): OpenAPIResponse(description=description, content=content)
             for status, description in PROBLEM_STATUSES.items()
-        }
+        },
+        security_schemes=dict(_SECURITY),
     )
+
+
+# Litestar fills `components/schemas` with the types that routes name, replacing any given in the
+# config; the `Problem` that the responses above refer to is named by the one route every app
+# has (`/healthz`, whose 401 this is: two Authorization headers are refused everywhere).
+PROBLEM_SCHEMA: dict[int, ResponseSpec] = {
+    401: ResponseSpec(
+        Problem,
+        description=PROBLEM_STATUSES[401],
+        media_type=PROBLEM_MEDIA_TYPE,
+        generate_examples=False,
+    )
+}
 
 
 def _problem_name(status: int) -> str:
@@ -140,48 +215,87 @@ def _documented(
     request_body: RequestBody | None = None,
     parameters: Sequence[Parameter] = (),
     text: TextResponse | None = None,
+    also: Iterable[int] = (),
+    keyed: bool = True,
 ) -> type[Operation]:
-    problems: dict[str, OpenAPIResponse | Reference] = {
-        str(status): Reference(ref=f"#/components/responses/{_problem_name(status)}")
-        for status in PROBLEM_STATUSES
-    }
+    named = frozenset(also)
+    unknown = named - PROBLEM_STATUSES.keys()
+    if unknown:
+        raise ValueError(f"no problem response is described for {sorted(unknown)}")
 
     @dataclass
     class Documented(Operation):
         def __post_init__(self) -> None:
-            # Litestar's own 400 (its ValidationException) is replaced by ours, a problem.
-            responses = {**(self.responses or {}), **problems}
+            if request_body is not None:
+                self.request_body = request_body
+            if parameters:
+                self.parameters = [*(self.parameters or ()), *parameters]
+            statuses = _problems_of(self, keyed=keyed) | named
+            # Litestar's own 400 (its ValidationException) is dropped: the problems are ours.
+            responses = {
+                status: response
+                for status, response in (self.responses or {}).items()
+                if status.startswith("2")
+            }
             if text is not None:
                 responses["200"] = OpenAPIResponse(
                     description=text.description,
                     content={text.media_type: OpenAPIMediaType(schema=_TEXT)},
                 )
+            for status in sorted(statuses):
+                responses[str(status)] = Reference(
+                    ref=f"#/components/responses/{_problem_name(status)}"
+                )
             self.responses = responses
-            if request_body is not None:
-                self.request_body = request_body
-            if parameters:
-                self.parameters = [*(self.parameters or ()), *parameters]
+            if keyed:
+                self.security = [{BEARER: []}]
 
     return Documented
 
 
+def _problems_of(operation: Operation, *, keyed: bool) -> frozenset[int]:
+    statuses = set(PROBLEMS_OF_ANY)
+    if keyed:
+        statuses |= PROBLEMS_OF_A_KEY
+    if operation.request_body is not None:
+        statuses |= PROBLEMS_OF_A_BODY
+    found = [p for p in operation.parameters or () if isinstance(p, Parameter)]
+    if any(p.param_in == ParamType.QUERY for p in found):
+        statuses |= PROBLEMS_OF_A_QUERY
+    if any(p.param_in == ParamType.PATH for p in found):
+        statuses |= PROBLEMS_OF_A_PATH
+    return frozenset(statuses)
+
+
+def documented(*, also: Iterable[int] = (), keyed: bool = True) -> type[Operation]:
+    """An operation that reads no body and answers JSON; ``keyed=False`` for one served without
+    a key (health, readiness, metrics); ``also``: the problems its route names besides."""
+    return _documented(also=also, keyed=keyed)
+
+
 _TEXT = Schema(type=OpenAPIType.STRING)
-DOCUMENTED = _documented()  # an operation that reads no body and answers JSON
+DOCUMENTED = _documented()  # a keyed operation that reads no body and answers JSON
 
 
-def json_body(struct: type[msgspec.Struct], description: str | None = None) -> type[Operation]:
+def json_body(
+    struct: type[msgspec.Struct], description: str | None = None, *, also: Iterable[int] = ()
+) -> type[Operation]:
     """An operation whose request body is ``struct`` as JSON."""
-    return _documented(request_body=_body("application/json", schema_of(struct), description))
+    return _documented(
+        request_body=_body("application/json", schema_of(struct), description), also=also
+    )
 
 
-def text_body(media_type: str, description: str) -> type[Operation]:
+def text_body(media_type: str, description: str, *, also: Iterable[int] = ()) -> type[Operation]:
     """An operation whose request body is a text document of ``media_type`` (e.g. YAML)."""
-    return _documented(request_body=_body(media_type, _TEXT, description))
+    return _documented(request_body=_body(media_type, _TEXT, description), also=also)
 
 
-def text_response(media_type: str, description: str) -> type[Operation]:
+def text_response(
+    media_type: str, description: str, *, also: Iterable[int] = (), keyed: bool = True
+) -> type[Operation]:
     """An operation that answers text of ``media_type``."""
-    return _documented(text=TextResponse(media_type, description))
+    return _documented(text=TextResponse(media_type, description), also=also, keyed=keyed)
 
 
 def _body(media_type: str, schema: Schema, description: str | None) -> RequestBody:
@@ -193,7 +307,7 @@ def _body(media_type: str, schema: Schema, description: str | None) -> RequestBo
 
 
 def query_parameters(
-    struct: type[msgspec.Struct], text: TextResponse | None = None
+    struct: type[msgspec.Struct], text: TextResponse | None = None, *, also: Iterable[int] = ()
 ) -> type[Operation]:
     """An operation whose query parameters are the fields of ``struct``; with ``text``, it
     answers text of that media type."""
@@ -204,4 +318,4 @@ def query_parameters(
         for name, field in (schema.properties or {}).items()
         if isinstance(field, Schema)
     ]
-    return _documented(parameters=parameters, text=text)
+    return _documented(parameters=parameters, text=text, also=also)

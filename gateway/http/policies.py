@@ -9,7 +9,7 @@ from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
 from gateway.http.auth import RuntimeDep
-from gateway.http.openapi import DOCUMENTED, json_body, text_body
+from gateway.http.openapi import DOCUMENTED, POLICIES, json_body, text_body
 from gateway.http.validation import JSON_MEDIA_TYPES, decode_struct, read_json, require_media_type
 from gateway.http.wire import ActivateIn
 from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
@@ -42,6 +42,8 @@ POLICY_MEDIA_TYPES = JSON_MEDIA_TYPES | {
     },
     summary="Upload a policy bundle (YAML); lint and store it",
     operation_class=text_body("application/yaml", "a PolicyBundle document (ARCHITECTURE §7)"),
+    operation_id="uploadPolicy",
+    tags=[POLICIES],
 )
 async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[PolicyUploaded]:
     require_media_type(request, POLICY_MEDIA_TYPES)
@@ -58,6 +60,8 @@ async def upload(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Respon
     status_code=200,
     summary="Activate a stored bundle",
     operation_class=json_body(ActivateIn),
+    operation_id="activatePolicy",
+    tags=[POLICIES],
 )
 async def activate(
     request: Request[Any, Any, Any], runtime: RuntimeDep, digest: FromPath[str]
@@ -74,7 +78,11 @@ async def activate(
 
 
 @get(
-    "/v1/policies/active", summary="The bundle in force for this tenant", operation_class=DOCUMENTED
+    "/v1/policies/active",
+    summary="The bundle in force for this tenant",
+    operation_class=DOCUMENTED,
+    operation_id="getActivePolicy",
+    tags=[POLICIES],
 )
 async def active(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ActivePolicy:
     return await active_bundle(
@@ -85,7 +93,13 @@ async def active(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Active
     )
 
 
-@get("/v1/policies/{digest:str}", summary="A stored bundle by digest", operation_class=DOCUMENTED)
+@get(
+    "/v1/policies/{digest:str}",
+    summary="A stored bundle by digest",
+    operation_class=DOCUMENTED,
+    operation_id="getPolicy",
+    tags=[POLICIES],
+)
 async def by_digest(
     request: Request[Any, Any, Any], runtime: RuntimeDep, digest: FromPath[str]
 ) -> StoredPolicy:

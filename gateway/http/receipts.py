@@ -12,8 +12,10 @@ from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import (
-    DOCUMENTED,
+    POLICIES,
+    RECEIPTS,
     TextResponse,
+    documented,
     json_body,
     query_parameters,
     text_response,
@@ -52,7 +54,9 @@ def _query(request: Request[Any, Any, Any]) -> ReceiptFilter:
 @get(
     "/v1/receipts",
     summary="List receipts (auditor, admin)",
-    operation_class=query_parameters(ReceiptQuery),
+    operation_class=query_parameters(ReceiptQuery, also=(409,)),
+    operation_id="listReceipts",
+    tags=[RECEIPTS],
 )
 async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ReceiptPage:
     return await inspection.page_of_receipts(
@@ -71,7 +75,10 @@ async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) ->
             "one receipt envelope per line (with its proof when filtered), "
             "then the signed checkpoint",
         ),
+        also=(409,),
     ),
+    operation_id="exportReceipts",
+    tags=[RECEIPTS],
 )
 async def export(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Stream:
     lines = await inspection.export_receipts(
@@ -86,7 +93,9 @@ async def export(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Stream
 @get(
     "/v1/receipts/{receipt_id:str}",
     summary="A receipt: decoded body and DSSE envelope",
-    operation_class=DOCUMENTED,
+    operation_class=documented(also=(409,)),
+    operation_id="getReceipt",
+    tags=[RECEIPTS],
 )
 async def get_receipt(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
@@ -99,7 +108,9 @@ async def get_receipt(
 @get(
     "/v1/receipts/{receipt_id:str}/verify",
     summary="Verify a stored receipt",
-    operation_class=DOCUMENTED,
+    operation_class=documented(also=(409,)),
+    operation_id="verifyReceipt",
+    tags=[RECEIPTS],
 )
 async def verify(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
@@ -115,7 +126,9 @@ async def verify(
 @get(
     "/v1/receipts/{receipt_id:str}/proof",
     summary="Inclusion proof to the latest checkpoint",
-    operation_class=DOCUMENTED,
+    operation_class=documented(also=(409,)),
+    operation_id="getReceiptProof",
+    tags=[RECEIPTS],
 )
 async def proof(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
@@ -132,7 +145,11 @@ async def proof(
     "/v1/log/checkpoint",
     summary="The latest signed checkpoint (signed-note text)",
     media_type="text/plain",
-    operation_class=text_response("text/plain", "the checkpoint as a signed note (C2SP)"),
+    operation_class=text_response(
+        "text/plain", "the checkpoint as a signed note (C2SP)", also=(404, 409)
+    ),
+    operation_id="getCheckpoint",
+    tags=[RECEIPTS],
 )
 async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Response[str]:
     note = await inspection.latest_checkpoint(
@@ -145,7 +162,9 @@ async def checkpoint(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Re
     "/v1/receipts/{receipt_id:str}/replay",
     status_code=200,
     summary="Replay a bundle",
-    operation_class=json_body(ReplayIn),
+    operation_class=json_body(ReplayIn, also=(409,)),
+    operation_id="replayReceipt",
+    tags=[RECEIPTS],
 )
 async def replay(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
@@ -163,7 +182,9 @@ async def replay(
     "/v1/policies/what-if",
     status_code=200,
     summary="A candidate policy against past bundles and refusals",
-    operation_class=json_body(WhatIfIn),
+    operation_class=json_body(WhatIfIn, also=(404, 409)),
+    operation_id="whatIfPolicy",
+    tags=[POLICIES],
 )
 async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> WhatIfReport:
     body = decode_struct(await read_json(request), WhatIfIn)

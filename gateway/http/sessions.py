@@ -11,7 +11,7 @@ from litestar.params import FromPath
 
 from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
-from gateway.http.openapi import DOCUMENTED, json_body, query_parameters
+from gateway.http.openapi import DOCUMENTED, SESSIONS, json_body, query_parameters
 from gateway.http.validation import collect_errors, decode_struct, read_json
 from gateway.http.wire import (
     EraseIn,
@@ -51,7 +51,9 @@ def _raise(errors: list[FieldError]) -> None:
         )
     },
     summary="Open a session: its namespace, pinned task, prompt and budget",
-    operation_class=json_body(SessionIn),
+    operation_class=json_body(SessionIn, also=(409,)),
+    operation_id="createSession",
+    tags=[SESSIONS],
 )
 async def create_session(
     request: Request[Any, Any, Any], runtime: RuntimeDep
@@ -78,6 +80,8 @@ async def create_session(
     status_code=200,
     summary="Append up to 100 turns to a session's history",
     operation_class=json_body(TurnsShape, "each turn: role, content, name?, occurred_at?"),
+    operation_id="appendTurns",
+    tags=[SESSIONS],
 )
 async def append_turns(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
@@ -111,6 +115,8 @@ async def append_turns(
     status_code=200,
     summary="What the model sees this step: prompt, task, summary, recent turns, memories",
     operation_class=json_body(SessionContextIn),
+    operation_id="getSessionContext",
+    tags=[SESSIONS],
 )
 async def session_context(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
@@ -127,6 +133,8 @@ async def session_context(
     "/v1/sessions/{session_id:str}",
     summary="A session: its settings, turn count and latest summary",
     operation_class=DOCUMENTED,
+    operation_id="getSession",
+    tags=[SESSIONS],
 )
 async def get_session(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
@@ -147,6 +155,8 @@ def _history_query(request: Request[Any, Any, Any]) -> HistoryQuery:
     "/v1/sessions/{session_id:str}/turns",
     summary="A session's history, paged; receipted (kind history)",
     operation_class=query_parameters(HistoryQuery),
+    operation_id="listTurns",
+    tags=[SESSIONS],
 )
 async def history(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
@@ -173,7 +183,9 @@ async def turns_options() -> Response[None]:
     "/v1/sessions/{session_id:str}/turns/{seq:int}/erase",
     status_code=200,
     summary="Erase a turn's text and what was derived from it (admin); receipted (kind erasure)",
-    operation_class=json_body(EraseIn),
+    operation_class=json_body(EraseIn, also=(409,)),
+    operation_id="eraseTurn",
+    tags=[SESSIONS],
 )
 async def erase_turn(
     request: Request[Any, Any, Any],

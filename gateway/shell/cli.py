@@ -15,7 +15,13 @@ from collections.abc import Sequence
 
 from gateway import __version__
 from gateway.domain.errors import GatewayError
+from gateway.shell.agent_cli import add_parsers as add_agent_parsers
+from gateway.shell.agent_cli import run_agent_command
+from gateway.shell.backup import add_parsers as add_backup_parsers
+from gateway.shell.backup import run_backup_command
 from gateway.shell.cli_clients import run_mcp_command, run_session_command, run_sweep_command
+from gateway.shell.cli_db import add_parser as add_db_parser
+from gateway.shell.cli_db import run_db_command
 from gateway.shell.cli_keys import KeyDatabase, export_public_keyring, run_keys_command
 from gateway.shell.cli_serve import serve, serve_workers
 from gateway.shell.logs import configure_logging
@@ -55,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
     sweep.add_argument("--url", help="gateway URL (default http://GATEWAY_HOST:GATEWAY_PORT)")
     sweep.add_argument("--key", help="agent key (default: the demo agent key in the data dir)")
     sweep.add_argument("--namespaces", help="comma-separated namespaces")
-    sweep.add_argument("--top-k", type=int, default=20)
+    # Unset options are not sent: the curve is at the API's defaults (POST /v1/context).
+    sweep.add_argument("--top-k", type=int, help="memories in full at most (default: the API's)")
     sweep.add_argument("--no-index", action="store_true", help="leave the compact index out")
     sweep.add_argument("--chart", default="sweep.svg", help="where to write the SVG chart")
 
@@ -67,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     config.add_argument("--client", required=True, choices=["claude-code", "cursor", "vscode"])
 
     add_session_parser(commands)
+    add_backup_parsers(commands)  # backup, restore
+    add_db_parser(commands)  # db bootstrap
+    add_agent_parsers(commands)  # context, search: the MCP tools' results, for a shell
 
     keys = commands.add_parser("keys", help="manage API keys")
     keys.add_argument(
@@ -136,6 +146,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings, told_data_dir: bool)
         return run_sweep_command(args, settings)
     if args.command == "session":
         return run_session_command(args, settings)
+    if args.command in ("backup", "restore"):
+        return run_backup_command(args, settings)
+    if args.command == "db":
+        return run_db_command(args)
     if args.command == "migrate":
         with KeyDatabase(settings):
             print("migrations are up to date")
@@ -155,6 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args.policy_args)
     if args.command == "mcp":
         return run_mcp_command(args)
+    if args.command in ("context", "search"):  # clients, like mcp: no settings
+        return run_agent_command(args)
     try:
         settings = load_settings(os.environ)
     except SettingsError as exc:

@@ -18,8 +18,7 @@ __all__ = ["run_mcp_command", "run_session_command", "run_sweep_command"]
 
 def run_sweep_command(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.client import Client, ClientError
-    from gateway.client.options import ContextOptions
-    from gateway.shell.sweep import render_svg, render_table, run_sweep
+    from gateway.shell.sweep import render_svg, render_table, run_sweep, sweep_options
 
     key = _agent_key(args, settings, "sweep")
     if key is None:
@@ -29,9 +28,11 @@ def run_sweep_command(args: argparse.Namespace, settings: Settings) -> int:
     except ValueError:
         print("ctxgw sweep: --budgets takes comma-separated integers", file=sys.stderr)
         return 2
-    options: ContextOptions = {"top_k": args.top_k, "include_index": not args.no_index}
-    if args.namespaces:
-        options["namespaces"] = [n.strip() for n in args.namespaces.split(",")]
+    options = sweep_options(
+        top_k=args.top_k,
+        include_index=False if args.no_index else None,
+        namespaces=[n.strip() for n in args.namespaces.split(",")] if args.namespaces else None,
+    )
     url = args.url or f"http://{settings.host}:{settings.port}"
     with Client(key, url, timeout=60) as ctxgw:
         try:

@@ -2,6 +2,10 @@
 
 Per budget: memories admitted in full, tokens used, utilization, and the marginal tokens each
 added memory cost over the previous budget. Printed as a table and drawn as an SVG chart.
+
+Each request names the budget and only what the command line named besides: every other option
+takes the API's default (POST /v1/context), so the curve is the one an agent that names only a
+budget gets.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from gateway.client import Client
 from gateway.client.options import ContextOptions
 from gateway.responses.disclosures import ContextBundle
 
-__all__ = ["SweepRow", "render_svg", "render_table", "run_sweep", "sweep_rows"]
+__all__ = ["SweepRow", "render_svg", "render_table", "run_sweep", "sweep_options", "sweep_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +29,21 @@ class SweepRow:
     utilization: float
     marginal_tokens_per_memory: float | None  # None when no memory was added at this step
     receipt_id: str
+
+
+def sweep_options(
+    *, top_k: int | None, include_index: bool | None, namespaces: Sequence[str] | None
+) -> ContextOptions:
+    """The request's options: those named (not None), and no other, so that the API's
+    defaults hold for the rest."""
+    options: ContextOptions = {}
+    if top_k is not None:
+        options["top_k"] = top_k
+    if include_index is not None:
+        options["include_index"] = include_index
+    if namespaces:
+        options["namespaces"] = namespaces
+    return options
 
 
 def sweep_rows(responses: Sequence[tuple[int, ContextBundle]]) -> list[SweepRow]:

@@ -15,6 +15,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult, TextContent
 
+from gateway.core.tokens import load_tokenizer
 from tests.conftest import Key, KeyFactory
 
 TOOLS = {
@@ -44,6 +45,11 @@ def text(result: CallToolResult) -> str:
     return content.text
 
 
+def count_tokens(result: str) -> int:
+    """A tool result's tokens as the gateway counts them (its default tokenizer, the tests')."""
+    return load_tokenizer().count(result)
+
+
 def said(result: CallToolResult) -> str:
     """A tool error's own words, after the SDK's "Error executing tool NAME: " prefix."""
     assert result.isError
@@ -66,18 +72,26 @@ async def test_the_agent_loop_over_mcp(served: str, agent: Key, make_key: KeyFac
         assert all(tool.description and tool.inputSchema["properties"] for tool in listed.tools)
         assert not any("ctx" in tool.inputSchema["properties"] for tool in listed.tools)
 
-        written = await call(
-            mcp, "remember", namespace="ops", heading="Rollback",
-            content="Run atlasctl rollback --to <sha>, then page the on-call.",
-        )  # fmt: skip
+        content = "Run atlasctl rollback --to <sha>, then page the on-call."
+        written = await call(mcp, "remember", namespace="ops", heading="Rollback", content=content)
         memory_id = written["memory_id"]
+        # The compact results: what the agent asked for, its receipt, and the refs.
         bundle = await call(mcp, "get_context", task="how do I run a rollback?", budget_tokens=300)
-        assert "atlasctl rollback" in bundle["bundle"] and bundle["receipt_id"]
+        assert set(bundle) == {"bundle", "receipt_id", "refs"}
+        assert "atlasctl rollback" in bundle["bundle"] and memory_id in bundle["refs"].values()
         hits = await call(mcp, "search_memories", query="rollback", limit=3)
-        assert hits["results"][0]["memory_id"] == memory_id and hits["receipt_id"]
+        assert set(hits) == {"results", "receipt_id"}
+        pointer = {"memory_id": memory_id, "heading": "Rollback", "snippet": content}
+        assert hits["results"][0] == pointer
         timeline = await call(mcp, "memory_timeline", ids=[memory_id])
         fetched = await call(mcp, "fetch_memories", ids=[memory_id])
-        assert timeline["receipt_id"] and fetched["memories"][0]["memory_id"] == memory_id
+        assert timeline["receipt_id"] and timeline["entries"][0]["memory_id"] == memory_id
+        memory = {"memory_id": memory_id, "heading": "Rollback", "content": content}
+        assert fetched["memories"] == [memory]
+        assert "policy" not in timeline and "policy" not in fetched
+        # `verbose`: the gateway's whole response, for debugging.
+        full = await call(mcp, "fetch_memories", ids=[memory_id], verbose=True)
+        assert full["policy"] and full["memories"][0]["content_sha256"]
         assert (await call(mcp, "forget", memory_id=memory_id, reason="done"))["deleted_at"]
 
         # Wrong argument types: a tool error naming the argument, no request made.
@@ -113,11 +127,18 @@ async def test_a_session_over_mcp_stays_within_its_budget(served: str, agent: Ke
             content = f"Turn {n}: we decided step {n} runs on host atlas-{n} at 0{n % 10}:00 UTC."
             appended = await call(mcp, "session_append", session_id=session_id, role=role, content=content)  # fmt: skip
             assert appended["first_seq"] == n + 1 and appended["turn_ids"]
-        step = await call(mcp, "session_context", session_id=session_id)
-        assert step["tokens_used"] <= 300 and step["receipt_id"]
-        assert step["turns"]["last_seq"] == 12 and "Turn 11" in step["text"]
-        assert step["summary"] is not None  # the older turns were folded, not dropped
-        assert step["messages"][0]["role"] == "system"
+        # The compact step (the text, its receipt, the memories' refs) within the session's
+        # budget as a whole, the envelope included.
+        step = await mcp.call_tool("session_context", {"session_id": session_id})
+        assert not step.isError and count_tokens(text(step)) <= 300
+        compact = json.loads(text(step))
+        assert "Turn 11" in compact["text"] and compact["receipt_id"]
+        assert set(compact) <= {"text", "receipt_id", "refs", "refs_left_out"}
+        full = await call(mcp, "session_context", session_id=session_id, verbose=True)
+        assert full["tokens_used"] <= 300 and full["receipt_id"]
+        assert full["turns"]["last_seq"] == 12 and "Turn 11" in full["text"]
+        assert full["summary"] is not None  # the older turns were folded, not dropped
+        assert full["messages"][0]["role"] == "system"
 
         # Wrong argument types and values: tool errors naming the argument.
         wrong = await mcp.call_tool("session_append", {"session_id": session_id, "role": "robot", "content": "x"})  # fmt: skip

@@ -17,9 +17,9 @@ from mcp.types import TextContent
 
 from gateway import __version__
 from gateway.client import Client
+from gateway.client.mcp_server import TOOLS
 from gateway.store.keys import revoke_key
 from tests.conftest import Key
-from tests.gateway.test_mcp import TOOLS
 from tests.gateway.test_rate_limits import limited_key
 
 INITIALIZE = {
@@ -48,7 +48,7 @@ async def _tool(url: str, key: str, tool: str, **arguments: Any) -> tuple[bool, 
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+        assert {t.name for t in (await session.list_tools()).tools} == TOOLS["agent"]
         result = await session.call_tool(tool, arguments)
     [content] = result.content
     assert isinstance(content, TextContent)
@@ -64,7 +64,7 @@ async def test_tools_over_streamable_http_are_receipted_requests_of_the_key(
     failed, text = await _tool(served, agent.key, "get_context", task="how do I rollback?")
     assert not failed, text
     bundle = json.loads(text)
-    assert written.memory_id in {m["memory_id"] for m in bundle["included"]}
+    assert written.memory_id in bundle["refs"].values()
     with Client(agent.key, served) as ctxgw:  # the owning agent may read its receipt
         assert ctxgw.receipt(bundle["receipt_id"]).kind == "context"
     failed, text = await _tool(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +19,7 @@ from gateway.client import Client, InvalidRequestError, NewMemory, NewTurn
 from gateway.http.app import create_app
 from gateway.shell.settings import Settings
 from gateway.store.pool import open_pool
-from gateway.usecases.operations.observation import LedgerReadings, observe_ledger
+from gateway.usecases.operations.observation import CompileJobs, LedgerReadings, observe_ledger
 from tests.conftest import Key
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -198,3 +199,48 @@ def test_a_compile_is_seen_in_the_metrics(served: str, agent: Key) -> None:
     assert value(samples, "ctxgw_compile_jobs", status="pending") == 0
     assert value(samples, "ctxgw_compile_facts_total", outcome="created") == job.created
     assert value(samples, "ctxgw_compile_stalled_jobs") == 0
+
+
+def test_process_platform_and_build_are_exported_and_nothing_created(
+    served: str, agent: Key
+) -> None:
+    from gateway import __version__
+
+    with Client(agent.key, served) as ctxgw:
+        ctxgw.write_memory("ops", "Runbook", "restart the worker")
+        ctxgw.context("restart", budget_tokens=200)
+    response = httpx.get(f"{served}/metrics")
+    names = {
+        sample.name
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+    # No `_created` series for any counter or histogram (nor for anything else).
+    assert not [name for name in names if name.endswith("_created")]
+    assert "ctxgw_http_requests_total" in names and "ctxgw_receipts_written_total" in names
+    samples = scrape(served)
+    assert value(samples, "process_cpu_seconds_total") > 0
+    assert value(samples, "process_resident_memory_bytes") > 0
+    assert value(samples, "process_open_fds") > 0
+    assert any(name.startswith("python_gc_") for name in names)
+    [(python, _)] = [(k, v) for k, v in samples.items() if k[0] == "python_info"]
+    assert dict(python[1])["implementation"] == "CPython"
+    [(build, one)] = [(k, v) for k, v in samples.items() if k[0] == "ctxgw_build_info"]
+    labels = dict(build[1])
+    assert one == 1 and labels["version"] == __version__
+    assert labels["python_version"] == dict(python[1])["version"]
+
+
+def test_a_worker_in_multiprocess_mode_exports_no_process_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under `--workers N` the values come from the workers' files; `process_*` would describe
+    only the worker that answered, so it is left out (build and platform are the same in all)."""
+    from gateway.http.metrics import Metrics
+
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path))
+    metrics = Metrics()
+    readings = LedgerReadings(0, 0.0, CompileJobs({}, 0.0, 0, {}))
+    text = metrics.exposition(readings).decode()
+    assert "ctxgw_build_info{" in text and "python_info{" in text
+    assert "process_cpu_seconds_total" not in text and "_created" not in text

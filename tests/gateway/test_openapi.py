@@ -3,11 +3,13 @@ from the same wire types that decode them (gateway.http.openapi)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from litestar.testing import TestClient
 
+from gateway.requests import NOT_WHITESPACE
 from tests.conftest import Key
 from tests.gateway.test_memories_write import memory
 
@@ -65,7 +67,7 @@ def test_a_body_schema_is_what_the_gateway_accepts(document: dict[str, Any]) -> 
         "type": "string",
         "maxLength": 8000,
         "minLength": 1,
-        "pattern": "\\S",  # more than whitespace
+        "pattern": NOT_WHITESPACE,  # more than whitespace
     }
     assert properties["top_k"] == {"type": "integer", "minimum": 1, "maximum": 50, "default": 6}
     assert properties["fill"]["enum"] == ["skip", "stop"]
@@ -103,7 +105,6 @@ def test_a_body_built_from_the_documented_fields_is_accepted(
     assert client.post("/v1/memories", json=extra, headers=agent.headers).status_code == 422
 
 
-PROBLEMS = (400, 401, 403, 404, 409, 413, 415, 422, 429, 503)
 TEXT_BODIES = {
     ("/v1/receipts/export", "get"): "application/jsonl",
     ("/v1/log/checkpoint", "get"): "text/plain",
@@ -146,18 +147,123 @@ def test_every_operation_documents_its_success_body(document: dict[str, Any]) ->
     assert not untyped, untyped
 
 
-def test_every_operation_documents_every_problem(document: dict[str, Any]) -> None:
-    for path, operations in document["paths"].items():
-        for method, operation in operations.items():
-            for status in PROBLEMS:
-                response = _resolve(document, operation["responses"][str(status)])
-                [(media_type, content)] = response["content"].items()
-                assert media_type == "application/problem+json", (path, method, status)
-                problem = content["schema"]
-                assert problem["title"] == "Problem"
-                assert problem["required"] == ["type", "title", "status", "code", "detail"]
-                assert problem["properties"]["errors"]["items"]["required"] == ["field", "message"]
-                assert {"instance", "receipt_id"} <= set(problem["properties"])
+# The problems an operation can answer with follow from what it is (gateway.http.openapi): any
+# request may be refused for two Authorization headers (401); a key may lack the role or be
+# rate-limited, and its lookup needs the database (403, 429, 503); a body may be malformed, slow,
+# large, of another type or invalid (400, 408, 413, 415, 422); an id in the path may hold a NUL or
+# name nothing (400, 404); a query may be invalid (422). Some routes name more (a state: 409).
+KEYED = {403, 429, 503}
+BODY = {400, 408, 413, 415, 422}
+PATH = {400, 404}
+EXPECTED_PROBLEMS = {
+    ("/healthz", "get"): {401},
+    ("/readyz", "get"): {401, 503},
+    ("/metrics", "get"): {401, 403, 503},
+    ("/v1/context", "post"): {401} | KEYED | BODY,
+    ("/v1/memories", "post"): {401, 404, 409} | KEYED | BODY,
+    ("/v1/memories/batch", "post"): {401} | KEYED | BODY,
+    ("/v1/receipts", "get"): {401, 409, 422} | KEYED,
+    ("/v1/receipts/{receipt_id}", "get"): {401, 409} | KEYED | PATH,
+    ("/v1/log/checkpoint", "get"): {401, 404, 409} | KEYED,
+    ("/v1/policies/active", "get"): {401} | KEYED,
+    ("/v1/sessions/{session_id}/turns", "get"): {401, 422} | KEYED | PATH,
+}
+UNKEYED = {"/healthz", "/readyz", "/metrics"}
+FOUND_BY_BODY = {
+    ("/v1/memories", "post"),
+    ("/v1/policies/what-if", "post"),
+    ("/v1/compile", "post"),
+    ("/v1/log/checkpoint", "get"),  # the log is empty
+}
+
+
+def _operations(document: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (path, method, operation)
+        for path, operations in document["paths"].items()
+        for method, operation in operations.items()
+    ]
+
+
+def test_every_operation_documents_the_problems_it_can_answer(document: dict[str, Any]) -> None:
+    for path, method, operation in _operations(document):
+        statuses = {int(s) for s in operation["responses"] if not s.startswith("2")}
+        if (path, method) in EXPECTED_PROBLEMS:
+            assert statuses == EXPECTED_PROBLEMS[path, method], (path, method)
+        assert 401 in statuses  # two Authorization headers are refused everywhere
+        if "{" in path:
+            assert statuses >= PATH, (path, method)
+        elif 404 in statuses:  # an id in the body (`supersedes`, `policy_digest`, ...)
+            assert (path, method) in FOUND_BY_BODY, (path, method)
+        assert statuses >= KEYED or path in UNKEYED, (path, method)
+        assert ("requestBody" in operation) == (statuses >= BODY), (path, method)
+        for status in statuses:
+            reference = operation["responses"][str(status)]
+            assert reference == {"$ref": f"#/components/responses/Problem{status}"}
+            response = _resolve(document, reference)
+            [(media_type, content)] = response["content"].items()
+            assert media_type == "application/problem+json", (path, method, status)
+            assert content["schema"] == {"$ref": "#/components/schemas/Problem"}
+    # One Problem schema for all of them, as the gateway sends it.
+    problem = document["components"]["schemas"]["Problem"]
+    assert problem["title"] == "Problem"
+    assert problem["required"] == ["code", "detail", "status", "title", "type"]
+    assert {"instance", "receipt_id", "errors"} <= set(problem["properties"])
+    field_problem = document["components"]["schemas"]["FieldProblem"]
+    assert field_problem["required"] == ["field", "message"]
+    assert "examples" not in problem  # no invented values in the reference
+
+
+def test_the_bearer_key_is_declared_on_every_keyed_operation(document: dict[str, Any]) -> None:
+    scheme = document["components"]["securitySchemes"]["bearerAuth"]
+    assert scheme["type"] == "http" and scheme["scheme"] == "bearer"
+    assert "security" not in document  # per operation: health, readiness, metrics take no key
+    for path, method, operation in _operations(document):
+        if path in UNKEYED:
+            assert "security" not in operation, path
+        else:
+            assert operation["security"] == [{"bearerAuth": []}], (path, method)
+
+
+def test_operations_have_readable_ids_and_one_tag_by_area(document: dict[str, Any]) -> None:
+    areas = [tag["name"] for tag in document["tags"]]
+    assert areas == [
+        "memories", "disclosure", "sessions", "compiling", "receipts", "policies", "operations"
+    ]  # fmt: skip
+    assert all(tag["description"] for tag in document["tags"])
+    ids = [operation["operationId"] for _, _, operation in _operations(document)]
+    assert len(ids) == len(set(ids))
+    assert all(re.fullmatch(r"[a-z]+(?:[A-Z][a-z]*)*", i) for i in ids), ids
+    found = {(p, m): o["operationId"] for p, m, o in _operations(document)}
+    assert found["/v1/memories", "post"] == "writeMemory"
+    assert found["/v1/context", "post"] == "getContext"
+    assert found["/v1/receipts/{receipt_id}/replay", "post"] == "replayReceipt"
+    assert found["/v1/memories/{memory_id}/erase", "post"] == "eraseMemory"
+    for path, method, operation in _operations(document):
+        [tag] = operation["tags"]
+        assert tag in areas, (path, method)
+    tagged = {(p, m): o["tags"][0] for p, m, o in _operations(document)}
+    assert tagged["/v1/policies/what-if", "post"] == "policies"
+    assert tagged["/v1/fetch", "post"] == "disclosure"
+    assert tagged["/healthz", "get"] == "operations"
+
+
+def test_a_documented_problem_is_what_an_operation_answers(
+    client: TestClient[Any], agent: Key
+) -> None:
+    """Statuses the document names for an operation, provoked: no key (401), two keys on an
+    unkeyed route (401), a state that forbids it (409 on a second delete)."""
+    no_key = client.post("/v1/context", json={"task": "x"})
+    assert no_key.status_code == 401 and no_key.headers["www-authenticate"].startswith("Bearer")
+    two = client.get(
+        "/healthz", headers=[("Authorization", "Bearer a"), ("Authorization", "Bearer b")]
+    )
+    assert two.status_code == 401 and two.json()["code"] == "ambiguous_credentials"
+    written = client.post("/v1/memories", json=memory(), headers=agent.headers).json()
+    path = f"/v1/memories/{written['memory_id']}"
+    for expected in (200, 409):
+        gone = client.request("DELETE", path, json={"reason": "test"}, headers=agent.headers)
+        assert gone.status_code == expected
 
 
 def test_a_documented_response_is_what_the_gateway_sends(
@@ -174,5 +280,6 @@ def test_a_documented_response_is_what_the_gateway_sends(
     bad = client.post("/v1/memories", json={"namespace": 1}, headers=agent.headers)
     assert bad.status_code == 422 and bad.headers["content-type"] == "application/problem+json"
     problem = _resolve(document, operation["responses"]["422"])["content"]
-    assert set(bad.json()) <= set(problem["application/problem+json"]["schema"]["properties"])
+    schema = _resolve(document, problem["application/problem+json"]["schema"])
+    assert set(bad.json()) <= set(schema["properties"])
     assert [e["field"] for e in bad.json()["errors"]] == ["namespace", "heading", "content"]

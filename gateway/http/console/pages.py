@@ -27,7 +27,14 @@ from gateway.http.console.forms import (
     WhatIfForm,
     decode_form,
 )
-from gateway.http.console.render import HEADERS, console_error, page, stylesheet
+from gateway.http.console.render import (
+    HEADERS,
+    console_error,
+    console_page,
+    page,
+    page_asked,
+    stylesheet,
+)
 from gateway.http.console.session import COOKIE, SESSION_SECONDS, Credentials, SessionSealer
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.requests import ContextIn, ReplayIn
@@ -37,7 +44,7 @@ from gateway.responses.sessions import SessionContextReplay
 from gateway.shell.runtime import Runtime
 from gateway.usecases.audit import console
 from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
-from gateway.usecases.receiptlog.kinds import KIND_NAMES
+from gateway.usecases.receiptlog.kinds import KINDS
 from receipts import Signer
 
 __all__ = ["CONSOLE"]
@@ -94,7 +101,8 @@ async def receipts_list(request: Req, runtime: RuntimeDep) -> Response[str]:
     """The sign-in form, or once signed in the receipts, newest first, filtered."""
     found = _session(request, runtime)
     if found is None:
-        return page("sign_in.html", problem=None, signed_in=False)
+        back = console_page(page_asked(request))
+        return page("sign_in.html", problem=None, signed_in=False, next_page=back)
     query = decode_form(request.query_params.items(), ListQuery)
     where = ReceiptFilter(
         agent_id=query.agent_id,
@@ -114,7 +122,7 @@ async def receipts_list(request: Req, runtime: RuntimeDep) -> Response[str]:
         listing=listing,
         query=query,
         filters=filters,
-        kinds=KIND_NAMES,
+        kinds=KINDS,
         csrf=found.csrf,
         signed_in=True,
     )
@@ -141,7 +149,9 @@ async def sign_in(request: Req, runtime: RuntimeDep) -> Response[Any]:
         samesite="strict",
         secure=request.url.scheme == "https",
     )
-    return Redirect("/console", status_code=303, cookies=[cookie], headers=HEADERS)
+    # Back to the page that asked for a session (checked to be the console's own), or the list.
+    back = console_page(request.query_params.get("next")) or "/console"
+    return Redirect(back, status_code=303, cookies=[cookie], headers=HEADERS)
 
 
 def _refuse_cross_site(request: Req) -> None:

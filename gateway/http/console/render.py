@@ -5,10 +5,11 @@ pages (the problem the API would send, rendered)."""
 from __future__ import annotations
 
 import functools
+from datetime import UTC, datetime
 from decimal import Decimal
 from importlib.resources import files
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import jinja2
 import msgspec
@@ -18,8 +19,9 @@ from litestar.exceptions import HTTPException
 from gateway.domain.errors import GatewayError
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.responses.problems import Problem
+from gateway.usecases.receiptlog.kinds import KINDS
 
-__all__ = ["HEADERS", "console_error", "page", "stylesheet"]
+__all__ = ["HEADERS", "console_error", "console_page", "page", "page_asked", "stylesheet"]
 
 HTML = "text/html"  # Litestar adds the charset (utf-8)
 # No script at all, from anywhere; styles and images only from the gateway itself; forms post
@@ -47,6 +49,22 @@ def _given(value: object, otherwise: object) -> object:
     return otherwise if value is msgspec.UNSET else value
 
 
+def _instant(value: datetime | str) -> datetime:
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment.astimezone(UTC)
+
+
+def _when(value: datetime | str | None) -> str:
+    """Every instant the console shows, one way: UTC to the second (`2026-12-04 09:30:05 UTC`);
+    the full precision stays in the `<time datetime>` beside it (`_iso`)."""
+    return "–" if value is None else f"{_instant(value):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def _iso(value: datetime | str) -> str:
+    """RFC 3339 in UTC, as receipts spell instants (for `<time datetime>` and links)."""
+    return _instant(value).isoformat().replace("+00:00", "Z")
+
+
 def _segment(value: object) -> str:
     """A path segment: everything but unreserved characters percent-encoded, '/' included."""
     return quote(str(value), safe="")
@@ -64,6 +82,10 @@ def _environment() -> jinja2.Environment:
     env.filters["micros"] = _micros
     env.filters["segment"] = _segment
     env.filters["given"] = _given
+    env.filters["when"] = _when
+    env.filters["iso"] = _iso
+    # What each kind of receipt records, in words, from the registry of kinds.
+    env.globals["kind_labels"] = {kind.name: kind.label for kind in KINDS}
     return env
 
 
@@ -98,11 +120,34 @@ def console_error(request: Request[Any, Any, Any], exc: Exception) -> Response[A
         return response
     problem = response.content
     assert isinstance(problem, Problem)
-    # Without a session (401), or when the key given at sign-in is refused: the form again.
-    form = problem.status == 401 or request.url.path.endswith("/sign-in")
+    # Without a session (401), or when the key given at sign-in is refused: the form again,
+    # which then leads back to the page asked for.
+    signing_in = request.url.path.endswith("/sign-in")
+    form = problem.status == 401 or signing_in
+    asked = request.query_params.get("next") if signing_in else page_asked(request)
     return page(
         "sign_in.html" if form else "error.html",
         problem.status,
         problem=problem,
         signed_in=not form,
+        next_page=console_page(asked),
     )
+
+
+def page_asked(request: Request[Any, Any, Any]) -> str | None:
+    """The console page a browser asked for (path and query), to return to after signing in."""
+    if request.method != "GET":
+        return None  # a form posted without a session is not repeated
+    query = request.url.query
+    return f"{request.url.path}?{query}" if query else request.url.path
+
+
+def console_page(target: str | None) -> str | None:
+    """`target` when it is a page of this console (a path under /console, no scheme, no host),
+    else None: a sign-in never sends a browser anywhere else (no open redirect)."""
+    if not target:
+        return None
+    parts = urlsplit(target)
+    local = not parts.scheme and not parts.netloc and "\\" not in target
+    inside = parts.path == "/console" or parts.path.startswith("/console/")
+    return target if local and inside and not target.startswith("//") else None

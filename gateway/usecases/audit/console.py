@@ -17,6 +17,7 @@ from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.responses.policies import ActivePolicy
 from gateway.responses.receipts import ReceiptDetail, Verification
 from gateway.store import console as console_store
+from gateway.store.memories import fetch_versions
 from gateway.store.policies import ActivationRow, BundleRow
 from gateway.store.pool import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
@@ -116,6 +117,9 @@ class ReceiptScreen:
     counts: list[tuple[str, int]]
     decisions: list[dict[str, object]]  # as the receipt spells each
     request: dict[str, object]
+    # The heading of each memory of the ledger the key may read, by id (as it reads now: an
+    # erased version's says so); turns and memories outside its namespaces have none.
+    headings: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 async def receipt_screen(
@@ -128,6 +132,13 @@ async def receipt_screen(
     assert detail.body is not None  # an auditor's read: verify_receipt admitted only them
     body = read_loosely(detail.body)
     ledger = ledger_of(body)
+    async with unit_of_work(pool, authorization) as (conn, principal):
+        versions = await fetch_versions(conn, principal.tenant_id, [r.memory_id for r in ledger])
+    headings = {
+        v.memory_id: "(erased)" if v.erased_at is not None else v.heading
+        for v in versions
+        if principal.may_use(v.namespace)
+    }
     return ReceiptScreen(
         detail=detail,
         verification=verification,
@@ -136,6 +147,7 @@ async def receipt_screen(
         counts=reason_counts(ledger),
         decisions=body.policy.decisions,
         request=body.request,
+        headings=headings,
     )
 
 

@@ -78,6 +78,7 @@ class _Assembler(_Loose, frozen=True, kw_only=True):
 class _Subject(_Loose, frozen=True, kw_only=True):
     purpose: str | None = None
     key_id: str | None = None
+    role: str | None = None
 
 
 class _Budget(_Loose, frozen=True, kw_only=True):
@@ -132,6 +133,7 @@ class ReceiptFacts:
 
     purpose: str | None
     key_id: str | None
+    role: str | None  # whose request wrote it: an agent's, or an auditor's or admin's
     included: int | None
     excluded: int | None
     tokens_used: int | None
@@ -172,6 +174,7 @@ def receipt_facts(body: LooseBody) -> ReceiptFacts:
     return ReceiptFacts(
         purpose=body.subject.purpose,
         key_id=body.subject.key_id,
+        role=body.subject.role,
         included=None if part.included is None else len(part.included),
         excluded=None if part.excluded is None else len(part.excluded),
         tokens_used=body.budget.tokens_used,

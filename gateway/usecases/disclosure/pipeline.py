@@ -14,7 +14,7 @@ fetch) share the admission, the verdict and the record: `gateway.usecases.disclo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -68,7 +68,8 @@ from gateway.usecases.disclosure.records import (
 from gateway.usecases.disclosure.refusal import receipt_refusal
 from gateway.usecases.receiptlog.kinds import CONTEXT, Kind
 from gateway.usecases.receiptlog.recorder import Recorder, rfc3339
-from policies import Evaluation, RequestJudgement
+from gateway.usecases.tracing import KIND, TENANT, stage
+from policies import Evaluation, Judgement, RequestJudgement
 
 __all__ = [
     "Admitted",
@@ -149,14 +150,14 @@ def compose(
     in the new order, which caps follow; a request whose candidates the policy denies none of
     is judged once, as before."""
     prepared = prepare(request, found, profile=makers.profile, now=at)
-    judgement = admitted.judging.judge(_views(prepared.judged, admitted))
+    judgement = _judged(prepared.judged, admitted)
     unseen = _denied_dead(found, prepared, admitted)
     if makers.assembler.rank_admitted:
         retrieved = prepared.retrieved.keys()
         hidden = (verdict_of(judgement).denied.keys() | unseen) & retrieved
         if hidden:
             prepared = prepare(request, found, profile=makers.profile, now=at, hidden=hidden)
-            judgement = admitted.judging.judge(_views(prepared.judged, admitted))
+            judgement = _judged(prepared.judged, admitted)
     selection = select(prepared, verdict_of(judgement), makers.assembler)
     texts = shown_texts(judgement, selection.headings, selection.full)
     assembly = lay_out(
@@ -170,6 +171,13 @@ def compose(
         judgement, assembly.index.entries, [i.memory_id for i in assembly.included]
     )
     return Composed(request, found, at, admitted.policy, makers, assembly, evaluation, unseen)
+
+
+def _judged(memories: Sequence[Candidate], admitted: Admitted) -> Judgement:
+    """The policy's memory stage over `memories` (traced: `gateway.usecases.tracing`)."""
+    with stage("ctxgw.policy.memories") as span:
+        span.label("ctxgw.memories", len(memories))
+        return admitted.judging.judge(_views(memories, admitted))
 
 
 def _views(memories: Iterable[Candidate], admitted: Admitted) -> list[dict[str, object]]:
@@ -188,7 +196,7 @@ def _denied_dead(found: Found, prepared: Prepared, admitted: Admitted) -> frozen
         return frozenset()
     versions = {c.memory_id: c for c in (*found.index_entries, *found.candidates)}
     judged = [versions[m] for m in sorted(dead)]
-    return frozenset(verdict_of(admitted.judging.judge(_views(judged, admitted))).denied)
+    return frozenset(verdict_of(_judged(judged, admitted)).denied)
 
 
 def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
@@ -235,8 +243,12 @@ class Discloser:
         """The policy in force at `at`, once its request stage lets the request through; a
         refusal is receipted before it is raised (`gateway.usecases.disclosure.refusal`)."""
         principal.require_purpose(purpose)
-        policy = await self.policies.in_force(conn, principal.tenant_id, at)
-        judging = request_stage(policy, view, at)
+        with stage("ctxgw.policy.request") as span:
+            span.label(TENANT, principal.tenant_id)
+            span.label(KIND, disclosure.name)
+            policy = await self.policies.in_force(conn, principal.tenant_id, at)
+            judging = request_stage(policy, view, at)
+            span.label("ctxgw.refused", judging.refused is not None)
         if judging.refused is not None:
             await receipt_refusal(
                 conn,
@@ -273,16 +285,20 @@ class Discloser:
             at=at,
             issued_at=now,
         )
-        found = await retrieval.find(
-            conn,
-            self.embedder,
-            principal,
-            request,
-            at,
-            historical=as_of is not None,
-            index_content=reads_content(admitted.policy.bundle),
-        )
-        composed = compose(request, found, admitted, self.makers, at=at)
+        with stage("ctxgw.recall") as span:
+            found = await retrieval.find(
+                conn,
+                self.embedder,
+                principal,
+                request,
+                at,
+                historical=as_of is not None,
+                index_content=reads_content(admitted.policy.bundle),
+            )
+            span.label("ctxgw.candidates", len(found.candidates))
+        with stage("ctxgw.assembly") as span:
+            composed = compose(request, found, admitted, self.makers, at=at)
+            span.label("ctxgw.tokens_used", composed.assembly.tokens_used)
         return await self.record(conn, principal, composed, issued_at=now, as_of=as_of)
 
     async def record(

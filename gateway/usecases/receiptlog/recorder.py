@@ -23,6 +23,7 @@ from gateway.store.database import Connection
 from gateway.usecases.access.request_record import note_receipt
 from gateway.usecases.receiptlog.group_commit import GroupCommit, PendingReceipt
 from gateway.usecases.receiptlog.kinds import Kind
+from gateway.usecases.tracing import KIND, RECEIPT_ID, TENANT, stage
 from receipts import RECEIPT_SCHEMA, Signer, bundle_field
 from receipts.canonical import CanonicalTemplate
 
@@ -106,9 +107,13 @@ class Recorder:
             parent_receipt_id=parent_receipt_id,
             disclosed_ids=disclosed_ids,
         )
-        if with_writes:
-            await self.log.append_within(conn, tenant_id, pending)
-        else:
-            await self.log.append(tenant_id, pending)
+        with stage("ctxgw.receipt.write") as span:
+            span.label(RECEIPT_ID, receipt_id)
+            span.label(TENANT, tenant_id)
+            span.label(KIND, kind.name)
+            if with_writes:
+                await self.log.append_within(conn, tenant_id, pending)
+            else:
+                await self.log.append(tenant_id, pending)
         note_receipt(receipt_id)
         return receipt_id
