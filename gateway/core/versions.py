@@ -245,4 +245,11 @@ SESSION_LAYOUTS: Versions[LaidOut] = _versions(
 
 # 2026-12-01.1: relevance by BM25 and RRF (no raw cosine), recency from the newest candidate.
 # 2026-12-02.2: the same, and the context signal (the neighbours in write order of strong hits).
-DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-02.2", recency_reference="newest")
+# 2026-12-04.1: the same, and the full tier of a request without top_k admits a candidate while
+# its relevance is at least a fifth of the best one's. Chosen on folds (`python -m bench
+# defaults`, bench/RESULTS.md): the largest cut within half a point of no cut at every budget was
+# 0.25 on one fold and 0.2 on the other; 0.2 holds on both, and on each held-out fold the
+# defaults stay within two points of the ranking-only configuration.
+DEFAULT_PROFILE = RankingProfile(
+    version="rank/2026-12-04.1", recency_reference="newest", full_tier_cut=0.2
+)

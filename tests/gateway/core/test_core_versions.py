@@ -62,4 +62,5 @@ def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
     assert ASSEMBLER.version == "assemble/2026-12-04.2"
     assert LAYOUT.version == "session/2026-12-04.1"
-    assert DEFAULT_PROFILE.version == "rank/2026-12-02.2"
+    assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
+    assert DEFAULT_PROFILE.full_tier_cut == 0.2
