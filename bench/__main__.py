@@ -65,6 +65,10 @@ BENCHMARKS = {
         "bench.compile_speed",
         "compile throughput with the rules extractor: full and incremental (+10 turns)",
     ),
+    "defaults": (
+        "bench.defaults",
+        "only a budget named vs ranking-only, on folds, and the full tier's relevance cut",
+    ),
     "tune": (
         "bench.tune",
         "ranking-profile sweep on LoCoMo + LongMemEval_S, cross-validated on folds",

@@ -7,7 +7,9 @@ and LongMemEval_S (``bench.longmemeval``: assistant chats, long turns) side by s
 in batches of 100. Then, per question and budget (800 / 2000 / 4000 tokens):
 
 - **ctxgw, API defaults**: ``POST /v1/context`` with the question as task and nothing else set
-  (index on, ``top_k`` 6): the headline, the bundle as an agent gets it;
+  but the budget (index on, no ``top_k``: the full tier sized by the budget and the profile's
+  relevance cut, the index pointing where it stops): the headline, the bundle as an agent gets
+  it;
 - **ctxgw, ranking-only**: index off, ``top_k`` 50 (the API maximum), so the budget decides;
 - **ctxgw ranking, packed raw**: the gateway's own order (the store's ``recall`` SQL at the
   ``top_k`` 50 pool, ranked by the pure core's default profile, in process) packed as raw text

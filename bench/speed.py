@@ -43,12 +43,14 @@ from gateway.core.model import ContextRequest
 from gateway.store import retrieval
 from gateway.store.scope import Scope
 from gateway.store.transactions import transaction
-from gateway.usecases.disclosure.retrieval import recall_limit
+from gateway.usecases.disclosure.retrieval import recall_depth
 
 __all__ = ["main"]
 
 NAMESPACE = "speed"
-TOP_K = 6
+# The API's default since assembler 2026-12-04.2: no top_k, the full tier sized by the budget
+# (and recall as deep as top_k 50's). The floor's k is the recall's per-retriever depth.
+TOP_K: int | None = None
 BUDGET = 4000
 
 
@@ -80,7 +82,7 @@ async def _floor(
         scope = Scope(db.tenant_id, (NAMESPACE,), None, datetime.now(UTC))
         queue = [queries[i % len(queries)] for i in range(count)]
         latencies: list[float] = []
-        k = recall_limit(TOP_K)
+        k = recall_depth(_request(queries[0]))
 
         async def one(conn: Any, query: str) -> None:
             if kind == "recall":
@@ -168,9 +170,9 @@ def main(argv: list[str]) -> int:  # noqa: C901  one flag per measurement, read 
         sizes, args.requests, args.requests16, args.breakdown_runs = [300, 1500], 30, 64, 10
     corpus: MemorySource = load_corpus() if args.corpus == "sentences" else load_turns(args.corpus)
     queries = corpus.queries
+    asked = {} if TOP_K is None else {"top_k": TOP_K}
     context_bodies = [
-        {"task": q, "namespaces": [NAMESPACE], "budget_tokens": BUDGET, "top_k": TOP_K}
-        for q in queries
+        {"task": q, "namespaces": [NAMESPACE], "budget_tokens": BUDGET, **asked} for q in queries
     ]
     search_bodies = [{"query": q, "namespaces": [NAMESPACE], "limit": 8} for q in queries]
     runs: list[dict[str, Any]] = []

@@ -26,7 +26,7 @@ from gateway.store.transactions import transaction
 from gateway.usecases.access.keys import authenticate
 from gateway.usecases.access.policy import refuse_unless_required_met
 from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
-from gateway.usecases.disclosure.retrieval import recall_limit
+from gateway.usecases.disclosure.retrieval import recall_depth
 
 __all__ = ["gather", "open_runtime", "principal_for", "timed_context"]
 
@@ -86,7 +86,7 @@ async def _gather(
         task=request.task,
         query_vector=vector,
         embedding_model=runtime.embedder.model,
-        limit=recall_limit(request.top_k),
+        limit=recall_depth(request),
     )
     t2 = time.perf_counter()
     share = index_share(request)

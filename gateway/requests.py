@@ -43,7 +43,8 @@ class ContextIn(msgspec.Struct, forbid_unknown_fields=True):
     task: Task
     namespaces: Annotated[list[Namespace], Meta(min_length=1, max_length=64)] | None = None
     budget_tokens: Annotated[int, Meta(ge=1, le=128_000)] | None = None
-    top_k: Annotated[int, Meta(ge=1, le=50)] = 6
+    # None: the full tier is sized by the budget and the ranking's relevance cut.
+    top_k: Annotated[int, Meta(ge=1, le=50)] | None = None
     memory_types: Annotated[list[MemoryTypeText], Meta(min_length=1)] | None = None
     purpose: ShortText | None = None
     include_index: bool = True

@@ -6,10 +6,11 @@ the assembler says (:mod:`gateway.core.render`), and accounted for (:class:`Asse
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.core.fill import (
+    IndexFit,
     choose_header,
     fill_tail,
     fit_empty,
@@ -35,6 +36,7 @@ from gateway.core.render import (
     bundle_refs,
     conflict_block,
     index_line,
+    index_section,
     memory_block,
 )
 from gateway.core.selection import Selection
@@ -81,7 +83,16 @@ def lay_out(
     def text_of(candidate: Candidate) -> tuple[str, str]:
         return texts.get(candidate.memory_id, (candidate.heading, candidate.content))
 
-    refs = bundle_refs(selection.headings, selection.full)
+    pointing = assembler.pointing_index and not empty and request.include_index
+    if pointing and _fits_whole(selection, texts, tokenizer, listable, with_count):
+        pointing = False
+    # Refs as the agent reads them: an index that fits whole keeps its own order first (the
+    # prefix does not depend on the task); one that points lists what the memories left.
+    refs = (
+        bundle_refs(selection.full, [m.memory_id for m in selection.pointers])
+        if pointing
+        else bundle_refs(selection.headings, selection.full)
+    )
     singles = [
         memory_block(
             refs[r.candidate.memory_id],
@@ -107,15 +118,31 @@ def lay_out(
         )
         for g in groups
     ]
-    layout = _layout(
-        request,
-        [index_line(refs[m.memory_id], m, text_of(m)[0]) for m in index_members],
-        blocks,
-        listable,
-        empty=empty,
-        tokenizer=tokenizer,
-        with_count=with_count,
-    )
+    floors = _floors(top, groups, texts) if assembler.budget_sized else None
+    if pointing:
+        layout, index_members = _pointing_layout(
+            request,
+            selection.pointers,
+            lambda m: index_line(refs[m.memory_id], m, text_of(m)[0]),
+            blocks,
+            [{top[i].candidate.memory_id for i in g} for g in groups],
+            listable,
+            cut=total_live > len(prepared.index_order),
+            tokenizer=tokenizer,
+            with_count=with_count,
+            floors=floors,
+        )
+    else:
+        layout = _layout(
+            request,
+            [index_line(refs[m.memory_id], m, text_of(m)[0]) for m in index_members],
+            blocks,
+            listable,
+            empty=empty,
+            tokenizer=tokenizer,
+            with_count=with_count,
+            floors=floors,
+        )
     delivered = set(layout.delivered)
     for position, group in enumerate(groups):
         if position not in delivered:
@@ -169,6 +196,20 @@ def lay_out(
     )
 
 
+def _floors(top: Sequence[Ranked], groups: Sequence[tuple[int, ...]], texts: Texts) -> list[int]:
+    """A lower bound of each block's cost, so that a full tier drawn from hundreds of candidates
+    counts only the blocks that can still fit (:func:`gateway.core.fill.fill_tail`): three
+    quarters of the content's stored count (the block shows the content whole after a line of
+    its own; the margin covers a count made by another tokenizer). None for a block of two
+    memories or of rewritten texts, which is always counted."""
+    floors = []
+    for group in groups:
+        candidate = top[group[0]].candidate
+        alone = len(group) == 1 and candidate.memory_id not in texts
+        floors.append(candidate.tokens * 3 // 4 if alone else 0)
+    return floors
+
+
 def _conflicting(
     top: Sequence[Ranked], conflicts: Sequence[OpenConflict]
 ) -> dict[int, tuple[int, OpenConflict]]:
@@ -220,16 +261,125 @@ class _Layout:
     tail_room: int | None  # None: no header fitted, so no memory was tried
     stopped_at: int | None
     block_tokens: tuple[int, ...]
+    floored: frozenset[int] = frozenset()  # blocks never counted: their floor did not fit
 
     def over_budget(self, position: int) -> str:
         if self.tail_room is None:
             return "the budget is too small for the header"
         if self.stopped_at is not None and position > self.stopped_at:
             return "fill=stop ended at a higher-ranked memory that did not fit"
+        if position in self.floored:
+            return (
+                f"its content alone (at least {self.block_tokens[position]} tokens) did not fit "
+                "the room left after the header, the index and the memories before it"
+            )
         return (
             f"its {self.block_tokens[position]} tokens did not fit the {self.tail_room} tokens "
             "left after the header and index"
         )
+
+
+def _fits_whole(
+    selection: Selection, texts: Texts, tokenizer: Tokenizer, listable: int, with_count: bool
+) -> bool:
+    """Whether the namespace's index fits its share whole: every memory it may list listed, as
+    an index that does not point would lay it out (its lines in index order)."""
+    request, members = selection.prepared.request, selection.index_members
+    if listable > len(members):  # more live memories than it can list: not whole
+        return False
+    header = choose_header(tokenizer, request.budget_tokens)
+    if header is None:
+        return True
+    refs = bundle_refs(selection.headings, selection.full)
+    lines = [
+        index_line(refs[m.memory_id], m, texts.get(m.memory_id, (m.heading, m.content))[0])
+        for m in members
+    ]
+    share = index_share(request)
+    fitted = fit_index(
+        tokenizer, header, lines, listable, share, request.budget_tokens, with_count=with_count
+    )
+    return fitted.shown == len(lines)
+
+
+def _pointing_layout(
+    request: ContextRequest,
+    pointers: Sequence[Candidate],
+    line_of: Callable[[Candidate], str],
+    blocks: Sequence[str],
+    block_ids: Sequence[set[MemoryId]],
+    listable: int,
+    *,
+    cut: bool,
+    tokenizer: Tokenizer,
+    with_count: bool,
+    floors: Sequence[int] | None,
+) -> tuple[_Layout, tuple[Candidate, ...]]:
+    """An index that points where the full tier stops: the memories in full first, within what
+    the header and the index's title and "more" line leave; then, in the room they leave, the
+    lines of `pointers` they did not show (the most relevant first). Returns the layout and
+    the members of the lines in order (the layout shows the first `index_shown`)."""
+    budget = request.budget_tokens
+    header = choose_header(tokenizer, budget)
+    if header is None:
+        return _Layout(
+            "", 0, 0, 0, 0, (), "the budget is too small for the header", None, None, ()
+        ), ()
+
+    def section_of(lines: Sequence[str], remaining: int) -> str:
+        return index_section(lines, remaining, with_count=with_count, pointing=True)
+
+    reserve = section_of([], max(1, listable))
+    prefix = header + SEPARATOR + reserve
+    if tokenizer.count(prefix) > budget:
+        prefix = header
+    tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill, floors)
+    rest = tail.bundle[len(prefix) :]
+    shown_in_full = {m for b in tail.admitted for m in block_ids[b]}
+    members = tuple(m for m in pointers if m.memory_id not in shown_in_full)
+    # What the "more" line counts: every live memory not in full (denied ones too, so only
+    # when the policy cannot deny), or, with the count withheld, whether anything is left.
+    left = listable - len(shown_in_full) if with_count else len(members) + cut
+    start = section_of([], left)
+    fitted = IndexFit(0, start, tokenizer.count(start) if start else 0)
+    tokens = tokenizer.count(header + (SEPARATOR + start if start else "") + rest)
+    if tokens > budget:  # the count's digits cost more than the reserve's: no index line
+        fitted = IndexFit(0, "", 0)
+        tokens = tokenizer.count(header + rest)
+    # The room the memories left, or no more of it than the index's share when the request
+    # fixed one (`index_budget_tokens`).
+    fixed = request.index_budget_tokens
+    reach = budget if fixed is None else min(budget, tokens - fitted.tokens + fixed)
+    grown, tokens = grow_index(
+        tokenizer,
+        header,
+        [line_of(m) for m in members],
+        left,
+        fitted,
+        rest,
+        reach,
+        tokens=tokens,
+        with_count=with_count,
+        pointing=True,
+    )
+    section = header + (SEPARATOR + grown.section if grown.section else "")
+    layout = _Layout(
+        bundle=section + rest,
+        tokens=tokens,
+        prefix_chars=len(section) + (len(SEPARATOR) if tail.admitted else 0),
+        index_shown=grown.shown,
+        index_tokens=grown.tokens,
+        delivered=tail.admitted,
+        index_truncated=(
+            f"the index lists the most relevant memories not in full in the {grown.tokens} "
+            "tokens they left"
+        ),
+        tail_room=tail.room,
+        stopped_at=tail.stopped_at,
+        block_tokens=tail.costs,
+        floored=tail.floored,
+    )
+    return layout, members
 
 
 def _layout(
@@ -241,6 +391,7 @@ def _layout(
     empty: bool,
     tokenizer: Tokenizer,
     with_count: bool,
+    floors: Sequence[int] | None = None,
 ) -> _Layout:
     budget = request.budget_tokens
     off = "the request turned the index off"
@@ -256,7 +407,7 @@ def _layout(
     share = index_share(request)
     fitted = fit_index(tokenizer, header, lines, total_live, share, budget, with_count=with_count)
     prefix = header + (SEPARATOR + fitted.section if fitted.section else "")
-    tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill)
+    tail = fill_tail(tokenizer, prefix, blocks, budget, request.fill, floors)
     bundle, tokens, truncated = (
         tail.bundle,
         tail.tokens,
@@ -293,4 +444,5 @@ def _layout(
         tail_room=tail.room,
         stopped_at=tail.stopped_at,
         block_tokens=tail.costs,
+        floored=tail.floored,
     )

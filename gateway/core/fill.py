@@ -109,6 +109,7 @@ def fit_index(
     budget: int,
     *,
     with_count: bool = True,
+    pointing: bool = False,
 ) -> IndexFit:
     """The longest prefix of ``lines`` whose section fits ``share`` and, after ``header``, ``budget``.
 
@@ -125,7 +126,8 @@ def fit_index(
 
     def more_cost(shown: int) -> int:
         left = remaining(shown)
-        return tokenizer.count("\n" + more_line(left, with_count=with_count)) if left > 0 else 0
+        more = more_line(left, with_count=with_count, pointing=pointing)
+        return tokenizer.count("\n" + more) if left > 0 else 0
 
     title_cost = tokenizer.count(INDEX_TITLE)
     line_costs = [tokenizer.count("\n" + line) for line in lines]
@@ -140,7 +142,9 @@ def fit_index(
         if estimate <= share:
             best = shown
     for shown in range(best, -1, -1):
-        section = index_section(lines[:shown], remaining(shown), with_count=with_count)
+        section = index_section(
+            lines[:shown], remaining(shown), with_count=with_count, pointing=pointing
+        )
         tokens = tokenizer.count(section)
         if tokens > share:
             continue
@@ -161,6 +165,7 @@ def grow_index(
     *,
     tokens: int,
     with_count: bool = True,
+    pointing: bool = False,
 ) -> tuple[IndexFit, int]:
     """``fitted`` refitted into the room left after ``header``, the index and ``tail`` (the
     bundle's text after the index section, as filled), with the bundle's exact count: never
@@ -171,7 +176,14 @@ def grow_index(
     share = fitted.tokens + budget - tokens
     while share > fitted.tokens and fitted.shown < len(lines):
         grown = fit_index(
-            tokenizer, header, lines, total_live, share, budget, with_count=with_count
+            tokenizer,
+            header,
+            lines,
+            total_live,
+            share,
+            budget,
+            with_count=with_count,
+            pointing=pointing,
         )
         if grown.shown <= fitted.shown:
             break
@@ -187,8 +199,9 @@ class TailFit:
     """Which blocks made it (indices, in order), the final bundle and its exact token count.
 
     ``room`` is the tail room the last (successful) decision was made with; ``stopped_at`` is the
-    index of the block where ``stop`` mode stopped, if it did; ``costs`` are the blocks' estimated
-    costs (each counted with its leading separator).
+    index of the block where ``stop`` mode stopped, if it did; ``costs`` are the blocks' costs
+    (each counted with its leading separator), except at ``floored``: blocks whose floor alone
+    did not fit, which were never counted (their cost there is the floor).
     """
 
     admitted: tuple[int, ...]
@@ -197,30 +210,65 @@ class TailFit:
     room: int
     stopped_at: int | None
     costs: tuple[int, ...]
+    floored: frozenset[int] = frozenset()
+
+
+class _Costs:
+    """The blocks' costs, counted only when a block might fit: a block whose floor (a lower
+    bound of its cost, e.g. its content's own count) is over the room left is not counted, so a
+    full tier drawn from hundreds of candidates counts the few that can fit, not all of them."""
+
+    def __init__(
+        self, tokenizer: Tokenizer, blocks: Sequence[str], floors: Sequence[int] | None
+    ) -> None:
+        self._tokenizer, self._blocks, self._floors = tokenizer, blocks, floors
+        self._exact: dict[int, int] = {}
+
+    def within(self, position: int, limit: int) -> int | None:
+        """The block's cost, or None when its floor alone is over ``limit``."""
+        if self._floors is not None and self._floors[position] > limit:
+            return None
+        if position not in self._exact:
+            block = self._blocks[position]
+            self._exact[position] = self._tokenizer.count(SEPARATOR + block)
+        return self._exact[position]
+
+    def known(self) -> tuple[tuple[int, ...], frozenset[int]]:
+        """Every block's cost as far as it is known, and the positions only floored."""
+        floors = self._floors or [0] * len(self._blocks)
+        costs = tuple(self._exact.get(i, floors[i]) for i in range(len(self._blocks)))
+        return costs, frozenset(i for i in range(len(self._blocks)) if i not in self._exact)
 
 
 def _choose(
-    costs: Sequence[int], title_cost: int, room: int, mode: FillMode
+    costs: _Costs, count: int, title_cost: int, room: int, mode: FillMode
 ) -> tuple[tuple[int, ...], int | None]:
     admitted: list[int] = []
     used = 0
-    for position, cost in enumerate(costs):
-        need = cost + (0 if admitted else title_cost)
-        if used + need <= room:
+    for position in range(count):
+        title = 0 if admitted else title_cost
+        cost = costs.within(position, room - used - title)
+        if cost is not None and used + cost + title <= room:
             admitted.append(position)
-            used += need
+            used += cost + title
         elif mode == "stop":
             return tuple(admitted), position
     return tuple(admitted), None
 
 
 def fill_tail(
-    tokenizer: Tokenizer, prefix: str, blocks: Sequence[str], budget: int, mode: FillMode
+    tokenizer: Tokenizer,
+    prefix: str,
+    blocks: Sequence[str],
+    budget: int,
+    mode: FillMode,
+    floors: Sequence[int] | None = None,
 ) -> TailFit:
     """Admit whole ``blocks`` (best first) after ``prefix`` so the bundle fits ``budget`` exactly.
 
     ``prefix`` must already fit. ``skip`` continues past a block that does not fit; ``stop``
-    stops at the first one.
+    stops at the first one. ``floors``: a lower bound of each block's cost, for blocks not worth
+    counting (see :class:`_Costs`); without them every block is counted.
     """
     prefix_tokens = tokenizer.count(prefix)
     if prefix_tokens > budget:
@@ -228,17 +276,20 @@ def fill_tail(
     room = budget - prefix_tokens
     if not blocks:
         return TailFit((), prefix, prefix_tokens, room, None, ())
-    costs = tuple(tokenizer.count(SEPARATOR + block) for block in blocks)
+    costs = _Costs(tokenizer, blocks, floors)
+    if floors is None:  # every block counted, as before floors existed
+        for position in range(len(blocks)):
+            costs.within(position, room)
     title_cost = tokenizer.count(SEPARATOR + TAIL_TITLE)
     while True:
-        admitted, stopped_at = _choose(costs, title_cost, room, mode)
+        admitted, stopped_at = _choose(costs, len(blocks), title_cost, room, mode)
         if not admitted:
-            return TailFit((), prefix, prefix_tokens, room, stopped_at, costs)
+            return TailFit((), prefix, prefix_tokens, room, stopped_at, *costs.known())
         tail = SEPARATOR + TAIL_TITLE + "".join(SEPARATOR + blocks[i] for i in admitted)
         bundle = prefix + tail
         tokens = tokenizer.count(bundle)
         if tokens <= budget:
-            return TailFit(admitted, bundle, tokens, room, stopped_at, costs)
+            return TailFit(admitted, bundle, tokens, room, stopped_at, *costs.known())
         # The seams cost more than the pieces did alone: decide again with less room. The room
         # shrinks every round, so this ends (at worst with no block admitted).
         room -= tokens - budget

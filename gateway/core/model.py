@@ -121,7 +121,9 @@ class ContextRequest:
     task: str
     namespaces: tuple[str, ...]
     budget_tokens: int
-    top_k: int
+    # How many memories the full tier may show; None: as many as the budget holds of those
+    # the ranking profile deems relevant (`gateway.core.selection`).
+    top_k: int | None
     memory_types: tuple[MemoryType, ...] | None = None
     purpose: str | None = None
     include_index: bool = True

@@ -52,7 +52,7 @@ def _check_inputs(
         raise AssemblyInputError("now must be timezone-aware")
     if request.budget_tokens < 1:
         raise AssemblyInputError(f"budget_tokens must be at least 1, got {request.budget_tokens}")
-    if request.top_k < 0:
+    if request.top_k is not None and request.top_k < 0:
         raise AssemblyInputError(f"top_k must not be negative, got {request.top_k}")
     if request.index_budget_tokens is not None and request.index_budget_tokens < 0:
         raise AssemblyInputError("index_budget_tokens must not be negative")

@@ -105,6 +105,10 @@ class RankingProfile:
     # When set, brevity's half size is this many times the candidates' median length instead.
     brevity_half_medians: float | None = None
     recency_reference: RecencyReference = "now"
+    # The full tier of a request that names no top_k admits a candidate while its relevance
+    # (its weighted similarity, lexical, rrf and context signals) is at least this share of the
+    # best admitted candidate's; None: every admitted candidate, as long as they fit.
+    full_tier_cut: float | None = None
     digest: str = field(init=False)
 
     def __post_init__(self) -> None:
@@ -138,6 +142,9 @@ class RankingProfile:
             raise RankingProfileError("brevity_half_medians must be a positive number")
         if self.recency_reference not in RECENCY_REFERENCES:
             raise RankingProfileError(f"recency_reference must be one of {RECENCY_REFERENCES}")
+        cut = self.full_tier_cut
+        if cut is not None and not (math.isfinite(cut) and 0 <= cut <= 1):
+            raise RankingProfileError("full_tier_cut must be a number in [0, 1]")
 
     def __hash__(self) -> int:
         # The generated hash would hash the type_priority mapping, which is unhashable.
@@ -169,6 +176,8 @@ class RankingProfile:
             form["brevity_half_tokens"] = self.brevity_half_tokens
         if self.recency_reference != "now":
             form["recency_reference"] = self.recency_reference
+        if self.full_tier_cut is not None:
+            form["full_tier_cut"] = decimal_string(self.full_tier_cut)
         return form
 
     @classmethod
@@ -184,6 +193,7 @@ class RankingProfile:
             "brevity_half_tokens",
             "brevity_half_medians",
             "recency_reference",
+            "full_tier_cut",
         }
         unknown = sorted(set(data) - known)
         if unknown:
@@ -215,6 +225,9 @@ class RankingProfile:
                     else _number(data["brevity_half_medians"])
                 ),
                 recency_reference=_recency_reference(data.get("recency_reference", "now")),
+                full_tier_cut=(
+                    None if data.get("full_tier_cut") is None else _number(data["full_tier_cut"])
+                ),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, RankingProfileError):

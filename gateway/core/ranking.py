@@ -49,6 +49,7 @@ from gateway.core.model import Candidate
 from gateway.core.profile import RankingProfile
 
 __all__ = [
+    "RELEVANCE_SIGNALS",
     "PoolStatistics",
     "Ranked",
     "Ranks",
@@ -59,6 +60,8 @@ __all__ = [
 
 # The signals a hit's relevance is made of, which the context signal passes to its neighbours.
 _RELEVANCE: tuple[str, ...] = ("similarity", "lexical", "rrf")
+# And what a full tier's relevance cut reads: those and the context passed on.
+RELEVANCE_SIGNALS: tuple[str, ...] = (*_RELEVANCE, "context")
 _DAY = timedelta(days=1)
 
 
@@ -99,6 +102,12 @@ class Ranked:
     signals: dict[str, float]
     score_micros: int
     signal_micros: dict[str, int]
+
+    @property
+    def relevance_micros(self) -> int:
+        """How much of the score says the memory is about the task: its weighted similarity,
+        lexical, rrf and context signals (the rest are priors that hold whatever the task)."""
+        return sum(self.signal_micros.get(name, 0) for name in RELEVANCE_SIGNALS)
 
 
 def _clamp(value: float) -> float:

@@ -87,19 +87,26 @@ def _confidence(value: float) -> str:
     return f"{clamped:.2f}"
 
 
-def more_line(remaining: int, *, with_count: bool = True) -> str:
-    """``…N more, use search``; :data:`MORE_UNCOUNTED` when the count is withheld."""
+def more_line(remaining: int, *, with_count: bool = True, pointing: bool = False) -> str:
+    """``…N more, use search``; :data:`MORE_UNCOUNTED` when the count is withheld. Under an
+    index that points where the full tier stops (``pointing``), the line also says that a ref
+    above can be fetched in full: its lines are what the memories in full left out."""
+    if pointing:
+        count = f"{remaining} " if with_count else ""
+        return f"…{count}more: search for them, or fetch a ref above in full"
     return f"…{remaining} more, use search" if with_count else MORE_UNCOUNTED
 
 
-def index_section(lines: Sequence[str], remaining: int, *, with_count: bool = True) -> str:
+def index_section(
+    lines: Sequence[str], remaining: int, *, with_count: bool = True, pointing: bool = False
+) -> str:
     """The index title, its lines and the "more" line (with its count unless ``with_count`` is
     False); empty when there is nothing to say."""
     if not lines and remaining <= 0:
         return ""
     parts = [INDEX_TITLE, *lines]
     if remaining > 0:
-        parts.append(more_line(remaining, with_count=with_count))
+        parts.append(more_line(remaining, with_count=with_count, pointing=pointing))
     return "\n".join(parts)
 
 

@@ -9,13 +9,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from gateway.core.errors import CoreError
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Prepared
 from gateway.core.ranking import Ranked
 from gateway.core.verdict import ADMIT_ALL, Verdict, VerdictError, check_verdict
 from gateway.core.versions import ASSEMBLER, Assembler
 
-__all__ = ["Selection", "select"]
+__all__ = ["Selection", "SelectionError", "select"]
+
+
+class SelectionError(CoreError, ValueError):
+    """A request the assembler cannot select for (no top_k before budget-sized full tiers)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +33,16 @@ class Selection:
     top: tuple[Ranked, ...]
     index_members: tuple[Candidate, ...]
     excluded: Mapping[MemoryId, Exclusion]
+    # The lines of an index that points where the full tier stops (under an assembler with
+    # `pointing_index`): the admitted candidates in rank order, then the index members not
+    # among them in index order; the layout leaves out those it shows in full.
+    pointers: tuple[Candidate, ...] = ()
 
     @property
     def headings(self) -> tuple[MemoryId, ...]:
         """The memories whose heading may be shown as an index line."""
-        return tuple(m.memory_id for m in self.index_members)
+        members = (*self.index_members, *self.pointers)
+        return tuple(dict.fromkeys(m.memory_id for m in members))
 
     @property
     def full(self) -> tuple[MemoryId, ...]:
@@ -64,25 +74,56 @@ def select(
             excluded[memory_id] = cap
         else:
             admitted.append(r)
-    top = admitted[: request.top_k]
+    top, rest, why = _full_tier(prepared, admitted, assembler)
     if assembler.conflict_partners:
-        top += _partners(top, admitted[request.top_k :], prepared.conflicts)
+        top += _partners(top, rest, prepared.conflicts)
     chosen = {r.candidate.memory_id for r in top}
     for position, r in enumerate(admitted, start=1):
-        if position <= request.top_k or r.candidate.memory_id in chosen:
-            continue
-        excluded[r.candidate.memory_id] = Exclusion(
-            r.candidate.memory_id,
-            "below_top_k",
-            f"ranked {position} among admitted candidates; top_k is {request.top_k}",
-        )
+        if r.candidate.memory_id not in chosen:
+            excluded[r.candidate.memory_id] = Exclusion(
+                r.candidate.memory_id,
+                "below_top_k",
+                f"ranked {position} among admitted candidates; {why}",
+            )
     # Index lines: live and not denied, in index order; a retrieved memory shows that version.
     index_members = tuple(
         prepared.retrieved.get(entry.memory_id, entry)
         for entry in (prepared.index_order if request.include_index else ())
         if entry.memory_id not in dead_ids and entry.memory_id not in verdict.denied
     )
-    return Selection(prepared, verdict, tuple(top), index_members, MappingProxyType(excluded))
+    pointers: tuple[Candidate, ...] = ()
+    if assembler.pointing_index and request.include_index:
+        ranked = {r.candidate.memory_id: r.candidate for r in admitted}
+        pointers = (*ranked.values(), *(m for m in index_members if m.memory_id not in ranked))
+    return Selection(
+        prepared, verdict, tuple(top), index_members, MappingProxyType(excluded), pointers
+    )
+
+
+def _full_tier(
+    prepared: Prepared, admitted: list[Ranked], assembler: Assembler
+) -> tuple[list[Ranked], list[Ranked], str]:
+    """The admitted candidates the full tier may show (best first), the others, and why those
+    are left out: the request's top_k, or with none the profile's relevance cut."""
+    top_k = prepared.request.top_k
+    if top_k is not None:
+        return admitted[:top_k], admitted[top_k:], f"top_k is {top_k}"
+    if not assembler.budget_sized:
+        raise SelectionError(f"{assembler.version} needs a top_k")
+    cut = prepared.profile.full_tier_cut
+    top, rest = _relevant(admitted, cut)
+    return top, rest, f"its relevance is below {cut} of the best admitted candidate's"
+
+
+def _relevant(admitted: Sequence[Ranked], cut: float | None) -> tuple[list[Ranked], list[Ranked]]:
+    """`admitted` (in rank order) split into those whose relevance is at least `cut` of the best
+    one's, and the rest: where the ranking no longer finds the task in a memory, its room goes
+    to index lines pointing at more of them. Without a cut, all of them."""
+    if cut is None:
+        return list(admitted), []
+    floor = cut * max((r.relevance_micros for r in admitted), default=0)
+    top = [r for r in admitted if r.relevance_micros >= floor]
+    return top, [r for r in admitted if r.relevance_micros < floor]
 
 
 def _check_unranked(prepared: Prepared, verdict: Verdict) -> None:

@@ -38,6 +38,7 @@ from gateway.core.errors import CoreError
 from gateway.core.profile import RankingProfile
 
 __all__ = [
+    "ADMITTED",
     "ASSEMBLER",
     "ASSEMBLERS",
     "COMPACT",
@@ -111,6 +112,14 @@ class Assembler:
     # denied one moves no signal (context, lexical, rrf, the pool's statistics) of the others,
     # so the order and scores an agent sees say nothing of what its policy withholds.
     rank_admitted: bool = False
+    # A request that names no top_k gets a full tier sized by the budget: the admitted
+    # candidates in rank order while their relevance stays above the ranking profile's cut
+    # (`RankingProfile.full_tier_cut`), as many as fit. (Before, no top_k meant 6.)
+    budget_sized: bool = False
+    # An index that does not fit its share whole points where the full tier stops: the most
+    # relevant memories not shown in full (by the same ranking), then the rest in the index's
+    # order, in the room the memories in full leave. One that fits whole stays whole.
+    pointing_index: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -129,16 +138,29 @@ LABELS = Assembler(
     heading_labels=True,
 )
 # 2026-12-04.1: and the ranking reads only what the policy admits. A bundle none of whose
-# retrieved candidates the policy denies has the bytes 2026-12-02.3 gave it. The current one.
-ASSEMBLER = Assembler(
+# retrieved candidates the policy denies has the bytes 2026-12-02.3 gave it.
+ADMITTED = Assembler(
     version="assemble/2026-12-04.1",
     conflicts_section=True,
     conflict_partners=True,
     heading_labels=True,
     rank_admitted=True,
 )
+# 2026-12-04.2: and the defaults deliver the ranking: a full tier sized by the budget when no
+# top_k is named, an index that points where it stops. A request with a top_k whose index
+# fits whole has the bytes 2026-12-04.1 gave it. The current one.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-04.2",
+    conflicts_section=True,
+    conflict_partners=True,
+    heading_labels=True,
+    rank_admitted=True,
+    budget_sized=True,
+    pointing_index=True,
+)
 ASSEMBLERS: Versions[Assembler] = _versions(
-    "assembler", ((a.version, a) for a in (COMPACT, CONFLICTS, PARTNERS, LABELS, ASSEMBLER))
+    "assembler",
+    ((a.version, a) for a in (COMPACT, CONFLICTS, PARTNERS, LABELS, ADMITTED, ASSEMBLER)),
 )
 
 
@@ -223,4 +245,11 @@ SESSION_LAYOUTS: Versions[LaidOut] = _versions(
 
 # 2026-12-01.1: relevance by BM25 and RRF (no raw cosine), recency from the newest candidate.
 # 2026-12-02.2: the same, and the context signal (the neighbours in write order of strong hits).
-DEFAULT_PROFILE = RankingProfile(version="rank/2026-12-02.2", recency_reference="newest")
+# 2026-12-04.1: the same, and the full tier of a request without top_k admits a candidate while
+# its relevance is at least a fifth of the best one's. Chosen on folds (`python -m bench
+# defaults`, bench/RESULTS.md): the largest cut within half a point of no cut at every budget was
+# 0.25 on one fold and 0.2 on the other; 0.2 holds on both, and on each held-out fold the
+# defaults stay within two points of the ranking-only configuration.
+DEFAULT_PROFILE = RankingProfile(
+    version="rank/2026-12-04.1", recency_reference="newest", full_tier_cut=0.2
+)

@@ -210,7 +210,7 @@ class ContextRequestRecord(Record, frozen=True, kw_only=True):
     task: str
     namespaces: list[str]
     budget_tokens: int
-    top_k: int
+    top_k: int | None  # None: sized by the budget (assembler 2026-12-04.2 on)
     memory_types: list[str] | None
     purpose: str | None
     include_index: bool

@@ -31,9 +31,19 @@ _MAY_ASSUME = (
 
 # relaxed_order lets HNSW keep scanning past filtered-out rows (pgvector 0.8; the recall's final
 # ORDER BY restores exact distance order among what it found), and ef_search 100 keeps enough
-# candidates for it. Set once per connection, so no request spends a round trip on them; a tool
-# that runs the store's recall on its own connection sets them too, or it ranks another pool.
-HNSW_SETTINGS = "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100"
+# candidates for it. force_custom_plan: the driver prepares a statement run five times on a
+# connection, and the server may then switch it to a generic plan, which can choose an exact
+# scan where the custom plan chose the approximate HNSW one (or the reverse): the same request
+# would recall other vector candidates on a connection that had served it more often. Planned
+# for its parameters every time, a request recalls what it recalled before for as long as the
+# table's statistics hold (an ANALYZE that moves the planner's estimates may still change the
+# plan: README, Recall). Set once per connection, so no request spends a round trip on them;
+# a tool that runs the store's recall on its own connection sets them too, or it ranks another
+# pool.
+HNSW_SETTINGS = (
+    "SET hnsw.iterative_scan = relaxed_order; SET hnsw.ef_search = 100; "
+    "SET plan_cache_mode = force_custom_plan"
+)
 
 
 async def _configure(conn: psycopg.AsyncConnection[object]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from litestar.testing import TestClient
 
+from gateway.core.versions import ASSEMBLER
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import context, open_session, receipt_body
 
@@ -66,7 +67,7 @@ def test_two_writers_conflicting_facts_are_shown_together_and_replay_exactly(
     receipt = client.get(
         f"/v1/receipts/{original['receipt_id']}", headers=make_key(role="auditor").headers
     ).json()
-    assert receipt["body"]["assembler"]["version"] == "assemble/2026-12-04.1"
+    assert receipt["body"]["assembler"]["version"] == ASSEMBLER.version
     [recorded] = receipt["body"]["conflicts"]
     assert recorded["claim_key"] == "user.team"
     assert {s["agent_id"] for s in recorded["sides"]} == {"planner", "coder"}

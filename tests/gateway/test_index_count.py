@@ -9,13 +9,15 @@ from typing import Any
 import pytest
 from litestar.testing import TestClient
 
-from gateway.core.render import MORE_UNCOUNTED
+from gateway.core.render import more_line
 from gateway.core.versions import ASSEMBLER
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_memories_write import memory
 from tests.gateway.test_policies_api import activate
 
-COUNTED = re.compile(r"…(\d+) more, use search")
+# The index points where the full tier stops (assembler 2026-12-04.2): its "more" line.
+COUNTED = re.compile(r"…(\d+) more: search for them, or fetch a ref above in full")
+MORE_UNCOUNTED = more_line(0, with_count=False, pointing=True)
 # A small budget: the index cannot list the 20 ops memories, so it ends with a "more" line.
 ASK = {"task": "how do I roll back a deploy?", "budget_tokens": 300, "top_k": 2}
 
@@ -124,7 +126,8 @@ def test_without_an_enforced_deny_the_count_is_stated_as_before(
     body = context(client, agent)
     found = COUNTED.search(body["bundle"])
     assert found is not None and MORE_UNCOUNTED not in body["bundle"]
-    assert int(found.group(1)) == 28 - body["index"]["shown"]
+    # Every live memory neither listed nor shown in full.
+    assert int(found.group(1)) == 28 - body["index"]["shown"] - len(body["included"])
     assert body["index"]["count_withheld"] is False
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "check_as_of",
     "find",
     "readable_versions",
+    "recall_depth",
     "recall_limit",
     "resolve_namespaces",
     "search",
@@ -94,6 +95,17 @@ def recall_limit(top_k: int) -> int:
     return max(4 * top_k, 40)
 
 
+# The deepest recall a request asks for: that of the largest top_k the API takes.
+DEEPEST_RECALL = recall_limit(50)
+
+
+def recall_depth(request: ContextRequest) -> int:
+    """How many memories each retriever returns for `request`: `recall_limit` of its top_k;
+    with none, as deep as the largest top_k's recall, since a full tier sized by the budget
+    shows as many memories as fit."""
+    return DEEPEST_RECALL if request.top_k is None else recall_limit(request.top_k)
+
+
 async def _embed(embedder: Embedder, text: str) -> list[float]:
     if isinstance(embedder, HashEmbedder):  # microseconds: not worth a thread hop
         return embedder.embed([text])[0]
@@ -114,7 +126,7 @@ async def find(
     """The store's candidates, index entries and live count at `at` (`historical`: a past
     instant). Without `index_content`, index entries come without their content
     (`without_index_content`). `depth`: how many memories each retriever returns, by default
-    `recall_limit(request.top_k)`."""
+    `recall_depth(request)`."""
     scope = _scope(principal, request.namespaces, request.memory_types, at, historical)
     vector = await _embed(embedder, request.task)
     candidates, index, total_live = await retrieval.context_candidates(
@@ -123,7 +135,7 @@ async def find(
         task=request.task,
         query_vector=vector,
         embedding_model=embedder.model,
-        limit=recall_limit(request.top_k) if depth is None else depth,
+        limit=recall_depth(request) if depth is None else depth,
         index_reach=index_reach(request),
         index_content=index_content,
     )

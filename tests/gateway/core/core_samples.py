@@ -10,7 +10,7 @@ from gateway.core.assembly import assemble
 from gateway.core.model import Candidate, ContextRequest, FillMode, MemoryId, MemoryType
 from gateway.core.outcome import Assembly
 from gateway.core.tokens import load_tokenizer
-from gateway.core.versions import DEFAULT_PROFILE
+from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE, Assembler
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -64,7 +64,7 @@ def request(
     *,
     task: str = "why does the deploy fail?",
     budget_tokens: int = 4000,
-    top_k: int = 6,
+    top_k: int | None = 6,
     include_index: bool = True,
     index_budget_tokens: int | None = None,
     fill: FillMode = "skip",
@@ -104,7 +104,9 @@ def index_of(candidates: Sequence[Candidate]) -> list[Candidate]:
     return sorted(candidates, key=lambda c: (-c.confidence, c.memory_id))
 
 
-def sample_assembly(budget_tokens: int = 600, *, withhold_count: bool = False) -> Assembly:
+def sample_assembly(
+    budget_tokens: int = 600, *, withhold_count: bool = False, assembler: Assembler = ASSEMBLER
+) -> Assembly:
     memories = retrieved(8)
     extra = [memory(f"01JN{n:022d}", confidence=0.95) for n in range(3)]
     dead = [
@@ -120,4 +122,5 @@ def sample_assembly(budget_tokens: int = 600, *, withhold_count: bool = False) -
         tokenizer=load_tokenizer(),
         now=NOW,
         withhold_count=withhold_count,
+        assembler=assembler,
     )

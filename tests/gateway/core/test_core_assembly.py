@@ -16,7 +16,7 @@ from gateway.core.profile import RankingProfile
 from gateway.core.render import EMPTY_NAMESPACES, EMPTY_VISIBLE, HEADERS, MORE_UNCOUNTED
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
-from gateway.core.versions import DEFAULT_PROFILE
+from gateway.core.versions import ADMITTED, ASSEMBLER, DEFAULT_PROFILE, Assembler
 from tests.gateway.core.core_samples import NOW, index_of, memory, request, retrieved
 
 TOKENIZER = load_tokenizer()
@@ -31,6 +31,7 @@ def run(
     profile: RankingProfile = DEFAULT_PROFILE,
     withhold_count: bool = False,
     rewritten: Texts | None = None,
+    assembler: Assembler = ASSEMBLER,
 ) -> Assembly:
     live = (
         total_live if total_live is not None else len({c.memory_id for c in [*candidates, *index]})
@@ -46,6 +47,7 @@ def run(
         verdict=verdict,
         rewritten=rewritten or {},
         withhold_count=withhold_count,
+        assembler=assembler,
     )
 
 
@@ -112,8 +114,16 @@ def test_an_empty_namespace_says_so_plainly() -> None:
 
 
 def test_the_index_is_cut_with_a_more_line_and_the_rest_is_truncated() -> None:
+    # As assemblers before 2026-12-04.2 cut an index that does not fit whole: a prefix in index
+    # order (test_core_pointing.py: the current one points where the full tier stops).
     entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
-    out = run(request(budget_tokens=800, index_budget_tokens=200), [], entries, total_live=500)
+    out = run(
+        request(budget_tokens=800, index_budget_tokens=200),
+        [],
+        entries,
+        total_live=500,
+        assembler=ADMITTED,
+    )
     assert 0 < out.index.shown < 200
     assert list(out.index.entries) == [e.memory_id for e in entries[: out.index.shown]]
     assert f"…{500 - out.index.shown} more, use search" in out.bundle
@@ -125,8 +135,15 @@ def test_the_index_is_cut_with_a_more_line_and_the_rest_is_truncated() -> None:
 def test_room_the_memories_leave_flows_back_to_the_index() -> None:
     entries = index_of([memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(200)])
     big = [memory(f"m{n}", vector_rank=n + 1, content="word " * 250) for n in range(4)]
-    out = run(request(budget_tokens=800, top_k=4), big, entries, total_live=204)
-    fixed = run(request(budget_tokens=800, top_k=4, index_budget_tokens=200), big, entries, 204)
+    # As assemblers before 2026-12-04.2 grow an index that does not fit whole.
+    out = run(request(budget_tokens=800, top_k=4), big, entries, total_live=204, assembler=ADMITTED)
+    fixed = run(
+        request(budget_tokens=800, top_k=4, index_budget_tokens=200),
+        big,
+        entries,
+        204,
+        assembler=ADMITTED,
+    )
     assert [i.memory_id for i in out.included] == [i.memory_id for i in fixed.included] != []
     assert out.index.shown > fixed.index.shown and out.index.tokens > 200
     assert out.tokens_used <= 800 and out.utilization > fixed.utilization
@@ -225,8 +242,10 @@ def under_a_deny(
     hidden: int,
     *,
     withhold_count: bool = True,
+    assembler: Assembler = ADMITTED,
 ) -> Assembly:
-    """120 listable memories plus ``hidden`` denied ones, with 30 more live beyond the index."""
+    """120 listable memories plus ``hidden`` denied ones, with 30 more live beyond the index
+    (laid out by `assembler`: by default as before 2026-12-04.2, an index in index order)."""
     allowed = [memory(f"i{n:03d}", confidence=0.5 + n / 1000) for n in range(120)]
     denied = [memory(f"h{n:03d}", namespace="hr", confidence=0.9) for n in range(hidden)]
     verdict = Verdict(denied={d.memory_id: deny(d.memory_id) for d in denied})
@@ -237,6 +256,7 @@ def under_a_deny(
         total_live=150 + hidden,
         verdict=verdict,
         withhold_count=withhold_count,
+        assembler=assembler,
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gateway.core.assembly import assemble
 from gateway.core.tokens import load_tokenizer
-from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE
+from gateway.core.versions import ADMITTED, ASSEMBLER, DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, index_of, request, retrieved, sample_assembly
 
 HERE = Path(__file__).resolve().parent
@@ -72,11 +72,19 @@ def test_the_sample_bundles_are_pinned() -> None:
     # top_k, so bundles without a conflict are unchanged; 2026-12-02.3 shows a heading's label
     # alone when its words open the content, which no sample heading does; 2026-12-04.1 ranks
     # only what the policy admits, and the samples are judged by no policy.
-    assert ASSEMBLER.version == "assemble/2026-12-04.1"
-    assert sample_assembly(700).bundle_sha256 == (
+    assert sample_assembly(700, assembler=ADMITTED).bundle_sha256 == (
         "7a012b6f0873fc016528d25113844f380944f87b1f41895d12c1ec7e54800e27"
     )
     # Under a policy that can deny, the index's "more" line states no count.
-    assert sample_assembly(700, withhold_count=True).bundle_sha256 == (
+    assert sample_assembly(700, withhold_count=True, assembler=ADMITTED).bundle_sha256 == (
         "643e7e4a708eb8b4fc17c31aa96819fee605fb2eda505e704393d08fe0e53a60"
+    )
+    # 2026-12-04.2: the sample's index (11 of 40 live) does not fit whole, so it points where
+    # the full tier stops: the memories not in full, the most relevant first.
+    assert ASSEMBLER.version == "assemble/2026-12-04.2"
+    assert sample_assembly(700).bundle_sha256 == (
+        "85f8e8ee02dee15fe0738aad11262e2d58cfcfc2fcab365827fe98de92d8ab97"
+    )
+    assert sample_assembly(700, withhold_count=True).bundle_sha256 == (
+        "4ea2556b4475e4bfcf323f4f108a6b05695675124f7ecf09210b3804a41b59d8"
     )

@@ -17,7 +17,7 @@ from gateway.core.ranking import ranks_among
 from gateway.core.selection import select
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import Verdict, VerdictError
-from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE, LABELS, Assembler
+from gateway.core.versions import ADMITTED, ASSEMBLER, DEFAULT_PROFILE, LABELS, Assembler
 from tests.gateway.core.core_samples import NOW, memory, request
 
 
@@ -96,8 +96,9 @@ def test_an_assembler_ranks_what_the_policy_admits_only_from_its_version() -> No
         return assemble(request(), pool, [], 5, profile=DEFAULT_PROFILE, tokenizer=tokenizer,
                         now=NOW, verdict=verdict, assembler=assembler).bundle  # fmt: skip
 
-    # Without a denial, both build the same bytes; with one, only the current one reorders.
-    assert bundle(ASSEMBLER, Verdict()) == bundle(LABELS, Verdict())
+    # Without a denial, both build the same bytes; with one, only 2026-12-04.1 on reorders.
+    assert bundle(ADMITTED, Verdict()) == bundle(LABELS, Verdict())
+    assert bundle(ADMITTED, _denied("d")) != bundle(LABELS, _denied("d"))
     assert bundle(ASSEMBLER, _denied("d")) != bundle(LABELS, _denied("d"))
 
 

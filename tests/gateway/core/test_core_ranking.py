@@ -85,12 +85,21 @@ def test_digest_is_sha256_of_the_rfc8785_form_with_decimal_strings() -> None:
 
 
 def test_digest_is_stable_and_changes_with_any_weight() -> None:
-    again = RankingProfile(version=DEFAULT_PROFILE.version, recency_reference="newest")
+    again = RankingProfile(
+        version=DEFAULT_PROFILE.version, recency_reference="newest", full_tier_cut=0.2
+    )
     assert again.digest == DEFAULT_PROFILE.digest
     # Pinned: a change to the digest rule or the default profile must be deliberate.
     assert DEFAULT_PROFILE.digest == (
+        "sha256:9c3a1b68b89e4c9773eb2a6befbb86f7ba02acfc3b586440079d0b492412872c"
+    )
+    # rank/2026-12-02.2, which it extends by the full tier's cut, keeps its own: the cut is in
+    # the canonical form only when set.
+    previous = dataclasses.replace(DEFAULT_PROFILE, version="rank/2026-12-02.2", full_tier_cut=None)
+    assert previous.digest == (
         "sha256:43c785d26292ad6b3cf7cdd4e52768a63880e641c1d85eae1806963336b8660d"
     )
+    assert RankingProfile.from_canonical(DEFAULT_PROFILE.canonical()) == DEFAULT_PROFILE
     digests = {DEFAULT_PROFILE.digest}
     for name in SIGNALS:
         tuned = DEFAULT_PROFILE.with_weights(DEFAULT_PROFILE.version, **{name: 0.7})
@@ -161,7 +170,9 @@ def test_malformed_profiles_are_refused(build: object) -> None:
 
 
 def test_profiles_are_hashable_by_content() -> None:
-    same = RankingProfile(version=DEFAULT_PROFILE.version, recency_reference="newest")
+    same = RankingProfile(
+        version=DEFAULT_PROFILE.version, recency_reference="newest", full_tier_cut=0.2
+    )
     assert hash(same) == hash(DEFAULT_PROFILE)
     assert len({DEFAULT_PROFILE, same}) == 1
 

@@ -19,7 +19,7 @@ from gateway.core.render import index_line, memory_block
 from gateway.core.selection import Selection, select
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import ADMIT_ALL, Texts, Verdict, VerdictError
-from gateway.core.versions import DEFAULT_PROFILE
+from gateway.core.versions import ADMITTED, ASSEMBLER, DEFAULT_PROFILE, Assembler
 from tests.gateway.core.core_samples import NOW, index_of, memory, request
 
 TOKENIZER = load_tokenizer()
@@ -57,10 +57,12 @@ def scene() -> tuple[list[Candidate], list[Candidate]]:
     return retrieved, index_of([*retrieved, *index_only])
 
 
-def selection(req: ContextRequest, judged: Verdict = ADMIT_ALL) -> Selection:
+def selection(
+    req: ContextRequest, judged: Verdict = ADMIT_ALL, assembler: Assembler = ASSEMBLER
+) -> Selection:
     retrieved, index = scene()
     found = Found(tuple(retrieved), tuple(index), total_live=len(index) + 5)
-    return select(prepare(req, found, profile=DEFAULT_PROFILE, now=NOW), judged)
+    return select(prepare(req, found, profile=DEFAULT_PROFILE, now=NOW), judged, assembler)
 
 
 def run(
@@ -86,8 +88,13 @@ def run(
 
 
 def test_the_selection_names_the_index_members_and_the_top() -> None:
-    # r1 is capped (out of tier 2, keeps its line), i-b denied (neither), i-dead is dead.
-    chosen = selection(request(budget_tokens=4000, top_k=2), verdict(denied=["i-b"], capped=["r1"]))
+    # r1 is capped (out of tier 2, keeps its line), i-b denied (neither), i-dead is dead. As
+    # assemblers before 2026-12-04.2 list an index that does not fit whole: in index order.
+    chosen = selection(
+        request(budget_tokens=4000, top_k=2),
+        verdict(denied=["i-b"], capped=["r1"]),
+        ADMITTED,
+    )
     _, index = scene()
     # Every live, undenied index entry, in index order: capped and beyond-top_k ones too.
     assert list(chosen.headings) == [
@@ -107,7 +114,7 @@ def test_the_selection_names_the_index_members_and_the_top() -> None:
     assert {m: e.reason for m, e in chosen.excluded.items()} == expected
     # Nothing recalled but not shown may be shown in full.
     assert not {"r1", "r3", "r4", "r5", "i-a", "i-b"} & set(chosen.full)
-    out = lay_out(chosen, {}, tokenizer=TOKENIZER)
+    out = lay_out(chosen, {}, tokenizer=TOKENIZER, assembler=ADMITTED)
     assert [i.memory_id for i in out.included] == list(chosen.full)
     assert {e.memory_id: e.reason for e in out.excluded} == expected
     assert out.index.entries == chosen.headings
@@ -127,8 +134,8 @@ def test_lay_out_renders_exactly_the_texts_it_is_given() -> None:
         MemoryId("r3"): ("Ask [email] (r3)", ""),  # beyond top_k: its index line only
         MemoryId("i-a"): ("Index [email]", ""),
     }
-    chosen = selection(request(budget_tokens=4000, top_k=2))
-    out = lay_out(chosen, texts, tokenizer=TOKENIZER)
+    chosen = selection(request(budget_tokens=4000, top_k=2), ADMIT_ALL, ADMITTED)
+    out = lay_out(chosen, texts, tokenizer=TOKENIZER, assembler=ADMITTED)
     retrieved, index = scene()
     by_id: dict[str, Candidate] = {c.memory_id: c for c in [*retrieved, *index]}
     bundle = out.bundle

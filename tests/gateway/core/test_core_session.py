@@ -194,4 +194,4 @@ def test_a_recalling_step_gives_the_summary_a_sixth_and_the_memory_bundle_no_ind
     # Its retrievers return fewer than a six-memory bundle's, which the layouts before
     # 2026-12-03.1 kept.
     depths = [layout.recall_depth for layout in LAYOUTS.values()]
-    assert depths == [recall_limit(6)] * 3 + [32, 32] and 32 < recall_limit(6)
+    assert depths == [recall_limit(6)] * 3 + [32, 32] and recall_limit(6) > 32
