@@ -350,10 +350,13 @@ def _pointing_layout(
     # fixed one (`index_budget_tokens`).
     fixed = request.index_budget_tokens
     reach = budget if fixed is None else min(budget, tokens - fitted.tokens + fixed)
+    # No line costs fewer than five tokens ("[m9 semantic .8] x"): no more than a fifth of the
+    # room left can be listed, so no more are rendered.
+    listed = members[: max(0, reach - tokens) // 5 + 1]
     grown, tokens = grow_index(
         tokenizer,
         header,
-        [line_of(m) for m in members],
+        [line_of(m) for m in listed],
         left,
         fitted,
         rest,

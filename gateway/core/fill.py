@@ -129,13 +129,13 @@ def fit_index(
         more = more_line(left, with_count=with_count, pointing=pointing)
         return tokenizer.count("\n" + more) if left > 0 else 0
 
-    title_cost = tokenizer.count(INDEX_TITLE)
-    line_costs = [tokenizer.count("\n" + line) for line in lines]
     best = -1
-    running = title_cost
+    running = tokenizer.count(INDEX_TITLE)
     for shown in range(len(lines) + 1):
         if shown > 0:
-            running += line_costs[shown - 1]
+            running += tokenizer.count("\n" + lines[shown - 1])
+        if running > share:  # every longer prefix costs at least this much: none fits
+            break
         # With nothing to list and nothing to point at, there is no section at all.
         empty = shown == 0 and remaining(0) == 0
         estimate = 0 if empty else running + more_cost(shown)
