@@ -17,7 +17,7 @@ order, so a grown index still starts with the lines of the ungrown one (prompt c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.core.model import ContextRequest, FillMode
@@ -129,18 +129,7 @@ def fit_index(
         more = more_line(left, with_count=with_count, pointing=pointing)
         return tokenizer.count("\n" + more) if left > 0 else 0
 
-    best = -1
-    running = tokenizer.count(INDEX_TITLE)
-    for shown in range(len(lines) + 1):
-        if shown > 0:
-            running += tokenizer.count("\n" + lines[shown - 1])
-        if running > share:  # every longer prefix costs at least this much: none fits
-            break
-        # With nothing to list and nothing to point at, there is no section at all.
-        empty = shown == 0 and remaining(0) == 0
-        estimate = 0 if empty else running + more_cost(shown)
-        if estimate <= share:
-            best = shown
+    best = _estimated_prefix(tokenizer, lines, share, more_cost, listing=remaining(0) > 0)
     for shown in range(best, -1, -1):
         section = index_section(
             lines[:shown], remaining(shown), with_count=with_count, pointing=pointing
@@ -152,6 +141,32 @@ def fit_index(
             continue
         return IndexFit(shown=shown, section=section, tokens=tokens)
     return _NO_INDEX
+
+
+def _estimated_prefix(
+    tokenizer: Tokenizer,
+    lines: Sequence[str],
+    share: int,
+    more_cost: Callable[[int], int],
+    *,
+    listing: bool,
+) -> int:
+    """The longest prefix of ``lines`` whose section, estimated from its pieces' counts, fits
+    ``share`` (-1: not even the title); ``listing``: there is anything to point at past them.
+    Lines are counted only until the share is spent."""
+    best = -1
+    running = tokenizer.count(INDEX_TITLE)
+    for shown in range(len(lines) + 1):
+        if shown > 0:
+            running += tokenizer.count("\n" + lines[shown - 1])
+        if running > share:  # every longer prefix costs at least this much: none fits
+            break
+        # With nothing to list and nothing to point at, there is no section at all.
+        empty = shown == 0 and not listing
+        estimate = 0 if empty else running + more_cost(shown)
+        if estimate <= share:
+            best = shown
+    return best
 
 
 def grow_index(
