@@ -41,6 +41,8 @@ def add_parsers(commands: Any) -> None:
     search.add_argument("--budget", type=int, default=SEARCH_BUDGET, help="tokens (the output)")
     search.add_argument("--limit", type=int, default=8)
     for command in (context, search):
+        # Clients, like `mcp`: run without the gateway's settings (`cli.main` reads this).
+        command.set_defaults(agent_command=True)
         command.add_argument("--namespaces", help="comma-separated namespaces")
         command.add_argument("--purpose")
         command.add_argument("--url", help="gateway URL (default CTXGW_URL or local)")

@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args.policy_args)
     if args.command == "mcp":
         return run_mcp_command(args)
-    if args.command in ("context", "search"):  # clients, like mcp: no settings
+    if getattr(args, "agent_command", False):  # clients, like mcp: no settings
         return run_agent_command(args)
     try:
         settings = load_settings(os.environ)
