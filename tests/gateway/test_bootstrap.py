@@ -5,6 +5,7 @@ needs, a second run changes nothing, and the gateway serves through the URL it p
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,15 @@ def external() -> Iterator[EmbeddedPostgres]:
 
 
 def _bootstrap(url: str, database: str, capsys: pytest.CaptureFixture[str]) -> str:
-    assert main(["db", "bootstrap", "--url", url, "--database", database]) == 0
+    # The command configures logging to this test's captured stderr, which closes with the test:
+    # the root logger is put back, or every later log line meets a closed stream.
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        assert main(["db", "bootstrap", "--url", url, "--database", database]) == 0
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
     return capsys.readouterr().out
 
 

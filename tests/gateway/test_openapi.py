@@ -69,7 +69,10 @@ def test_a_body_schema_is_what_the_gateway_accepts(document: dict[str, Any]) -> 
         "minLength": 1,
         "pattern": NOT_WHITESPACE,  # more than whitespace
     }
-    assert properties["top_k"] == {"type": "integer", "minimum": 1, "maximum": 50, "default": 6}
+    # No default: without it the full tier is sized by the budget (assembler 2026-12-04.2).
+    assert properties["top_k"] == {
+        "anyOf": [{"type": "integer", "minimum": 1, "maximum": 50}, {"type": "null"}]
+    }
     assert properties["fill"]["enum"] == ["skip", "stop"]
     batch = _body(document, "/v1/memories/batch", "post")["content"]["application/json"]["schema"]
     item = batch["properties"]["items"]["items"]
