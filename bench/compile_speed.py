@@ -64,9 +64,12 @@ def _append(http: httpx.Client, session_id: str, turns: list[dict[str, Any]]) ->
             raise RuntimeError(f"append: {response.status_code} {response.text[:300]}")
 
 
-def _compile(http: httpx.Client, session_id: str) -> tuple[float, dict[str, Any]]:
+def _compile(
+    http: httpx.Client, session_id: str, extractor: str | None
+) -> tuple[float, dict[str, Any]]:
     started = time.perf_counter()
-    response = http.post("/v1/compile", json={"session_id": session_id})
+    ask = {"session_id": session_id} | ({} if extractor is None else {"extractor": extractor})
+    response = http.post("/v1/compile", json=ask)
     elapsed = time.perf_counter() - started
     if response.status_code != 200 or response.json()["status"] != "completed":
         raise RuntimeError(f"compile: {response.status_code} {response.text[:300]}")
@@ -86,6 +89,9 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench compile", description=__doc__)
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--extractor", default=None, help="e.g. rules/2026-12-03.1 (default: the gateway's)"
+    )
     args = parser.parse_args(argv)
     turns = _turns(args.turns + 10 * args.repeat)
     with embedded_postgres() as server:
@@ -99,13 +105,13 @@ def main(argv: list[str]) -> int:
             started = time.perf_counter()
             _append(http, session_id, turns[: args.turns])
             append_seconds = time.perf_counter() - started
-            full_seconds, full = _compile(http, session_id)
+            full_seconds, full = _compile(http, session_id, args.extractor)
             by_rule = _decisions_by_rule(database.url)
             rounds: list[float] = []
             for round_ in range(args.repeat):
                 start = args.turns + 10 * round_
                 _append(http, session_id, turns[start : start + 10])
-                seconds, _ = _compile(http, session_id)
+                seconds, _ = _compile(http, session_id, args.extractor)
                 rounds.append(seconds)
         info = machine(server)
     rows = [
@@ -128,6 +134,7 @@ def main(argv: list[str]) -> int:
         {
             "machine": info,
             "turns": args.turns,
+            "extractor": args.extractor,
             "full_seconds": full_seconds,
             "full": full,
             "incremental_seconds": rounds,

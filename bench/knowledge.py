@@ -8,9 +8,20 @@ appended with ``occurred_at`` (the session's date, a second per turn) and rememb
 memories (``remember_turns``). With ``--compile`` every session is compiled (``POST /v1/compile``,
 oldest first) before the question is asked. Then ``/v1/context`` with the question at 800 tokens.
 
-Also the 9 LongMemEval_S dev questions of type ``knowledge-update``: each haystack as one
-session (turns with their dates), compiled with ``--compile``, then ``/v1/context`` with the
-question at 2,000 tokens: is the answer string in the bundle?
+With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
+knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale
+and the current value annotated): each session a gateway session in date order, compiled with
+``--compile``, then ``/v1/context`` with the question at 2,000 tokens, scored as above.
+
+Folds (``--fold A`` or ``B``): a case is in fold A when the first byte of the SHA-256 of its id is
+even, else B; the same split in every process. Choose on one fold, report on the other; the
+tables give both folds' clean rate and their gap. ``--extractor`` names the extractor a compile
+uses (``rules``, or a version such as ``rules/2026-12-03.1``); default: the gateway's default.
+
+Also the 9 LongMemEval_S dev questions of type ``knowledge-update`` (unless
+``--no-longmemeval``): each haystack as one session (turns with their dates), compiled with
+``--compile``, then ``/v1/context`` with the question at 2,000 tokens: is the answer string in
+the bundle?
 
 Scores (judge-free, case-insensitive substring, as the data set defines its answers):
 - *gold present*: the current value is in the bundle;
@@ -23,11 +34,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gzip
+import hashlib
 import json
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +60,29 @@ from bench.sessions import Asked, _batches
 from bench.sessions import _answers as lme_answers
 from bench.sessions import _turns as lme_turns
 
-__all__ = ["DATASET", "Case", "load_cases", "main", "score"]
+__all__ = [
+    "DATASET",
+    "LME_DATASET",
+    "Case",
+    "fold_of",
+    "load_cases",
+    "load_lme_cases",
+    "main",
+    "score",
+]
 
-DATASET = Path(__file__).resolve().parents[1].parent / "shared/bench/knowledge_updates_dev.json"
+_SHARED = Path(__file__).resolve().parents[1].parent / "shared/bench"
+DATASET = _SHARED / "knowledge_updates_dev.json"
+LME_DATASET = _SHARED / "knowledge_updates_lme_dev.json.gz"
 TASK = "Chat with the user and remember what they tell you."
 BUDGET = 800
+LME_BUDGET = 2000
+
+
+def fold_of(case_id: str) -> str:
+    """A case's fold, the same in every process: A when the SHA-256 of its id opens with an
+    even byte, else B."""
+    return "A" if hashlib.sha256(case_id.encode("utf-8")).digest()[0] % 2 == 0 else "B"
 
 
 @dataclass(frozen=True)
@@ -61,10 +93,15 @@ class Case:
     question: str
     gold: str
     stale: str  # empty for no_update
+    budget: int = BUDGET
 
     @property
     def namespace(self) -> str:
         return f"ku-{self.case_id}"
+
+    @property
+    def fold(self) -> str:
+        return fold_of(self.case_id)
 
 
 def load_cases(path: Path = DATASET) -> list[Case]:
@@ -82,6 +119,42 @@ def load_cases(path: Path = DATASET) -> list[Case]:
     ]
 
 
+def _lme_day(stamp: str) -> str:
+    """A LongMemEval date (`2023/05/29 (Mon) 15:01`) as the ISO day and hour it names."""
+    day, _, clock = stamp.partition(" (")
+    hour = clock.partition(") ")[2] or "12:00"
+    at = datetime.strptime(f"{day} {hour}", "%Y/%m/%d %H:%M").replace(tzinfo=UTC)
+    return at.strftime("%Y-%m-%dT%H")
+
+
+def load_lme_cases(path: Path = LME_DATASET) -> list[Case]:
+    """The LongMemEval_S knowledge-update dev cases, sessions in date order, dates as ISO."""
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        raw = json.load(handle)
+    cases: list[Case] = []
+    for c in raw["cases"]:
+        sessions = [
+            {
+                **s,
+                "date": _lme_day(s["date"]),
+                "turns": [t for t in s["turns"] if t["content"].strip()],
+            }
+            for s in c["sessions"]
+        ]
+        cases.append(
+            Case(
+                case_id=c["case_id"],
+                category="lme",
+                sessions=tuple(sorted(sessions, key=lambda s: (s["date"], s["session_id"]))),
+                question=c["question"],
+                gold=c["gold_answer"],
+                stale=c.get("stale_answer") or "",
+                budget=LME_BUDGET,
+            )
+        )
+    return cases
+
+
 def score(case: Case, bundle: str) -> dict[str, bool]:
     text = bundle.casefold()
     gold = case.gold.casefold() in text
@@ -97,6 +170,13 @@ async def _post(client: httpx.AsyncClient, path: str, body: dict[str, Any]) -> d
     return result
 
 
+def _occurred(date: str, index: int) -> str:
+    # An ISO day, or a day and hour (LongMemEval): the session's turns a second apart.
+    if "T" in date:
+        return f"{date}:{index // 60:02d}:{index % 60:02d}Z"
+    return f"{date}T12:{index // 60:02d}:{index % 60:02d}Z"
+
+
 async def _import(client: httpx.AsyncClient, case: Case) -> list[str]:
     """Each session of the case as a gateway session with its turns; their ids, oldest first."""
     ids: list[str] = []
@@ -104,33 +184,38 @@ async def _import(client: httpx.AsyncClient, case: Case) -> list[str]:
         created = await _post(client, "/v1/sessions", {"namespace": case.namespace, "task": TASK})
         turns = [
             {
-                "role": t["role"],
-                "content": t["content"],
-                "occurred_at": f"{session['date']}T12:{index // 60:02d}:{index % 60:02d}Z",
+                "role": t["role"] if t["role"] in ("user", "assistant") else "user",
+                "content": t["content"][:16000],  # a turn's limit is 64 KiB
+                "occurred_at": _occurred(session["date"], index),
             }
             for index, t in enumerate(session["turns"])
         ]
-        await _post(client, f"/v1/sessions/{created['session_id']}/turns", {"turns": turns})
+        for batch in _batches(turns):
+            await _post(client, f"/v1/sessions/{created['session_id']}/turns", {"turns": batch})
         ids.append(str(created["session_id"]))
     return ids
 
 
-async def run_case(client: httpx.AsyncClient, case: Case, compile_: bool) -> dict[str, Any]:
+async def run_case(
+    client: httpx.AsyncClient, case: Case, compile_: bool, extractor: str | None = None
+) -> dict[str, Any]:
     session_ids = await _import(client, case)
     compile_seconds = 0.0
     if compile_:
         started = time.perf_counter()
+        ask: dict[str, Any] = {} if extractor is None else {"extractor": extractor}
         for session_id in session_ids:
-            await _post(client, "/v1/compile", {"session_id": session_id})
+            await _post(client, "/v1/compile", {"session_id": session_id, **ask})
         compile_seconds = time.perf_counter() - started
     context = await _post(
         client,
         "/v1/context",
-        {"task": case.question, "namespaces": [case.namespace], "budget_tokens": BUDGET},
+        {"task": case.question, "namespaces": [case.namespace], "budget_tokens": case.budget},
     )
     return {
         "case_id": case.case_id,
         "category": case.category,
+        "fold": case.fold,
         "compile_seconds": compile_seconds,
         **score(case, context["bundle"]),
         "bundle": context["bundle"],
@@ -184,19 +269,44 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[list[object]]:
     return rows
 
 
+def fold_rows(records: Sequence[dict[str, Any]]) -> list[list[object]]:
+    """One row per data set (dev, lme) and, for the dev set, its no_update cases: clean % on
+    fold A, on fold B, and the gap A - B (n per fold beside)."""
+    rows: list[list[object]] = []
+    sets = {
+        "dev (70 hand-written)": [r for r in records if r["category"] != "lme"],
+        "dev no_update": [r for r in records if r["category"] == "no_update"],
+        "lme dev (LongMemEval_S)": [r for r in records if r["category"] == "lme"],
+    }
+    for name, items in sets.items():
+        if not items:
+            continue
+        rate: dict[str, float | None] = {}
+        count: dict[str, int] = {}
+        for fold in ("A", "B"):
+            mine = [r for r in items if r["fold"] == fold]
+            count[fold] = len(mine)
+            rate[fold] = 100.0 * sum(r["clean"] for r in mine) / len(mine) if mine else None
+        a, b = rate["A"], rate["B"]
+        gap = a - b if a is not None and b is not None else None
+        rows.append([name, count["A"], a, count["B"], b, gap])
+    return rows
+
+
 async def _run(
     base_url: str,
     headers: dict[str, str],
     cases: Sequence[Case],
     questions: Sequence[Asked],
     compile_: bool,
+    extractor: str | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     async with httpx.AsyncClient(base_url=base_url, headers=headers, timeout=600) as client:
         limit = asyncio.Semaphore(4)
 
         async def one(case: Case) -> dict[str, Any]:
             async with limit:
-                return await run_case(client, case, compile_)
+                return await run_case(client, case, compile_, extractor)
 
         async def lme(asked: Asked) -> dict[str, Any]:
             async with limit:
@@ -226,19 +336,30 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--show", action="store_true", help="print the bundle of every case that is not clean"
     )
+    parser.add_argument("--fold", choices=("A", "B"), default=None, help="only this fold")
+    parser.add_argument(
+        "--lme-dev", action="store_true", help="also the 23 LongMemEval_S knowledge-update cases"
+    )
+    parser.add_argument("--no-dev", action="store_true", help="skip the 70 hand-written cases")
+    parser.add_argument("--extractor", default=None, help="the extractor compiles name")
     args = parser.parse_args(argv)
-    cases = load_cases()[: args.limit]
+    cases = [] if args.no_dev else load_cases()
+    if args.lme_dev:
+        cases += load_lme_cases()
+    cases = [c for c in cases if args.fold in (None, c.fold)][: args.limit]
     questions = [] if args.no_longmemeval else _knowledge_update_questions()
     with embedded_postgres() as server:
         database = new_database(server, "bench_knowledge")
         with serve(database) as app:
             records, answered = asyncio.run(
-                _run(app.base_url, app.headers, cases, questions, args.compile)
+                _run(app.base_url, app.headers, cases, questions, args.compile, args.extractor)
             )
         info = machine(server)
     rows = summarize(records)
     table = markdown_table(["category", "n", "clean %", "gold %", "stale as current %"], rows)
     print(table)
+    folds = fold_rows(records)
+    print(markdown_table(["set", "n A", "clean % A", "n B", "clean % B", "gap A-B"], folds))
     misses = [r["case_id"] for r in records if not r["clean"]]
     if args.show:
         for record in records:
@@ -257,6 +378,9 @@ def main(argv: list[str]) -> int:
         {
             "machine": info,
             "compile": args.compile,
+            "extractor": args.extractor,
+            "fold": args.fold,
+            "folds": folds,
             "records": [{k: v for k, v in r.items() if k != "bundle"} for r in records],
             "table": rows,
             "longmemeval": answered,

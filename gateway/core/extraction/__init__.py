@@ -53,18 +53,69 @@ The package, by what each module decides:
   attribute patterns, most specific first): the tables, tried in that order;
 - `claim_keys`: an attribute's name from its noun phrase, and the claim key of a match;
 - `clauses`: the clause a match stands in and the value it states;
-- `matching`: a sentence's facts, one per clause, and `extract`.
+- `matching`: a sentence's facts, one per clause, and the `extract` of 2026-12-03.1.
+
+Version 2026-12-05.1 (`generalized`) reads what the table does not, by structure rather than
+by phrasing: `typed_values` (a value and its dimension: money, a unit's quantity, a noun's
+count, a record, a day, a state word), `triples` (a clause's subject, attribute phrase and
+value; someone else's value is none of the user's), `resolution` (the claim a statement is a
+value of: the known claim of its subject and dimension whose attribute phrase is alike,
+lexically or, with an embedder, semantically), and `introductions` (identity from a
+self-introduction).
+
+Every version a compile job or a memory names is kept (:data:`EXTRACTS`): a stored job runs
+with the version it was opened with, and the same sources through the same version give the
+same facts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import MappingProxyType
+
+from gateway.core.extraction import generalized, matching
 from gateway.core.extraction.facts import Episode, Fact
-from gateway.core.extraction.matching import extract
+from gateway.core.extraction.resolution import PhraseSimilarity
 from gateway.core.known_claims import Known
 
-__all__ = ["RULES", "Episode", "Fact", "Known", "extract"]
+__all__ = [
+    "EXTRACTS",
+    "RULES",
+    "RULES_TABLE",
+    "Episode",
+    "Extract",
+    "Fact",
+    "Known",
+    "PhraseSimilarity",
+    "extract",
+]
+
+Extract = Callable[[Sequence[Episode], Iterable[Known], PhraseSimilarity | None], list[Fact]]
+
+
+def _table(
+    episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
+) -> list[Fact]:
+    del similar  # the table matches phrasings, not phrases by likeness
+    return matching.extract(episodes, known)
+
 
 # 2026-12-03.1: type lexicons (phones, schools, races), a role by its cue ("1:1 with Marcus"),
 # partners as one slot, a named place's state, an amount or a race named without its noun
 # resolved against the known claims, a request to save a value answered by the next sentence.
-RULES = ("rules", "2026-12-03.1")  # name, version: bump the version when an output can change
+RULES_TABLE = ("rules", "2026-12-03.1")
+# 2026-12-05.1: and statements split into subject, attribute phrase and typed value, resolved
+# to known claims by similarity; self-introductions. The default.
+RULES = ("rules", "2026-12-05.1")  # name, version: bump the version when an output can change
+EXTRACTS: Mapping[str, Extract] = MappingProxyType(
+    {RULES_TABLE[1]: _table, RULES[1]: generalized.extract}
+)
+
+
+def extract(
+    episodes: Sequence[Episode],
+    known: Iterable[Known] = (),
+    similar: PhraseSimilarity | None = None,
+) -> list[Fact]:
+    """The facts of `episodes` by the default version (:data:`RULES`)."""
+    return generalized.extract(episodes, known, similar)

@@ -16,7 +16,7 @@ from gateway.core.extraction.patterns import DECISIONS, PROCEDURES, Pattern
 from gateway.core.extraction.statements import statements
 from gateway.core.known_claims import Known, KnownClaims
 
-__all__ = ["extract"]
+__all__ = ["extract", "facts_of"]
 
 _STATE_CHANGE = re.compile(
     r"\b(now|switched|moved|upgraded|downgraded|cancell?ed|sold|renewed|reinstated|resumed|"
@@ -56,7 +56,7 @@ def _gate_words(text: str) -> frozenset[str]:
     return frozenset([*words, "#"] if any(c.isdigit() for c in text) else words)
 
 
-def _facts_of(
+def facts_of(
     sentence: str, stated: str, episode: Episode, confirmed: bool, claims: KnownClaims
 ) -> list[Fact]:
     """The facts of one sentence (`stated` is the part of it that states something): every
@@ -97,7 +97,7 @@ def _from_episode(episode: Episode, claims: KnownClaims) -> Iterable[Fact]:
         stated = judged(sentence)
         if stated is None:
             continue
-        for fact in _facts_of(sentence, stated, episode, confirmed, claims):
+        for fact in facts_of(sentence, stated, episode, confirmed, claims):
             # One value per claim per turn: the first statement of it (a turn restating a key
             # in a second sentence is elaborating, not changing it).
             if fact.claim_key is None or fact.claim_key not in seen:

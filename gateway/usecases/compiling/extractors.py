@@ -1,7 +1,10 @@
 """Extractors: turn episodes into facts (ARCHITECTURE §12). Pluggable and versioned: every
 memory a compile writes names its extractor as `name/version`.
 
-`rules` (`gateway.core.extraction`) is the default: deterministic, no model. `openai` asks an
+`rules` (`gateway.core.extraction`) is the default: deterministic, no model, its newest version
+(`RULES`) under the name `rules`, and every version kept (`EXTRACTS`) under `rules/<version>` as
+well, so a compile job stored with an earlier version (or a request naming one) runs with it.
+`openai` asks an
 OpenAI-compatible chat model for JSON facts and validates its answer against a schema
 (`_ModelFacts`): an answer that is not exactly that fails the job with `extractor_failed` and
 nothing of the chunk is written. Its version is the model's name (as the chat summarizer's).
@@ -17,18 +20,22 @@ import httpx
 import msgspec
 from msgspec import Meta
 
-from gateway.core.extraction import RULES, Episode, Fact, Known, extract
+from gateway.core.extraction import EXTRACTS, RULES, Episode, Fact, Known, PhraseSimilarity
 from gateway.core.supersession import CLAIM_KEY
 from gateway.domain.errors import GatewayError
+from gateway.embedding import Embedder
 from gateway.shell.settings import Settings
 
 __all__ = [
     "EXTRACTION_INSTRUCTIONS",
+    "EXTRACTION_PROMPT",
+    "EXTRACTION_SCHEMA",
     "Extractor",
     "ExtractorError",
     "OpenAIChatExtractor",
     "RulesExtractor",
     "build_extractors",
+    "embedder_similarity",
 ]
 
 
@@ -55,18 +62,45 @@ class Extractor(Protocol):
     async def aclose(self) -> None: ...
 
 
+def embedder_similarity(embedder: Embedder) -> PhraseSimilarity:
+    """Attribute phrases' likeness by `embedder`: the cosine of their unit vectors, each phrase
+    embedded once per process. Deterministic for one model. (Not wired by default: facts found
+    with it differ from those without, so a compile using it needs a version that names the
+    model, which `RULES` does not yet.)"""
+    vectors: dict[str, list[float]] = {}
+
+    def vector(phrase: str) -> list[float]:
+        if phrase not in vectors:
+            vectors[phrase] = embedder.embed([phrase])[0]
+        return vectors[phrase]
+
+    def similar(a: str, b: str) -> float:
+        return sum(x * y for x, y in zip(vector(a), vector(b), strict=True))
+
+    return similar
+
+
 @dataclass(frozen=True, slots=True)
 class RulesExtractor:
     name: str = RULES[0]
     version: str = RULES[1]
+    # Attribute phrases alike in meaning though not in words, when an embedder is configured.
+    similar: PhraseSimilarity | None = None
 
     async def extract(self, episodes: Sequence[Episode], known: Sequence[Known]) -> list[Fact]:
-        return extract(episodes, known)
+        return EXTRACTS[self.version](episodes, known, self.similar)
 
     async def aclose(self) -> None:
         return None
 
 
+# The model path's contract, versioned: the prompt (`EXTRACTION_INSTRUCTIONS`, sent as the
+# system message; the user message is the chunk's turns, one per line, `<n>. <role>: <text>`,
+# numbered from 0) and the answer's JSON schema (`EXTRACTION_SCHEMA`, the `_ModelFacts` below).
+# Any change to either bytes is a new `EXTRACTION_PROMPT` version; a test pins both by digest
+# (tests/gateway/test_compile_openai_replay.py). A job's extractor names the model
+# (`openai/<model>`): the prompt a model answered is the one of the gateway that ran the job.
+EXTRACTION_PROMPT = ("facts", "2026-12-02.1")
 EXTRACTION_INSTRUCTIONS = (
     "You extract durable facts from numbered conversation turns between a user and an "
     "assistant. Only what the user states as true, or what the assistant confirms it did. No "
@@ -93,6 +127,9 @@ class _ModelFacts(msgspec.Struct, forbid_unknown_fields=True):
 
 
 _DECODE = msgspec.json.Decoder(_ModelFacts)
+# The JSON Schema (2020-12) of an answer, for servers that take one (vLLM's guided decoding,
+# llama.cpp's grammar, OpenAI's `json_schema` response format) and for the documentation.
+EXTRACTION_SCHEMA: dict[str, object] = msgspec.json.schema(_ModelFacts)
 
 
 class OpenAIChatExtractor:
@@ -163,7 +200,8 @@ class OpenAIChatExtractor:
 
 def build_extractors(settings: Settings) -> Mapping[str, Extractor]:
     """The extractors `GATEWAY_EXTRACTORS` configures, by name, in its order (first: default):
-    `rules`, and `openai` at `GATEWAY_EXTRACTOR_BASE_URL` (default `GATEWAY_OPENAI_BASE_URL`)."""
+    `rules`, and `openai` at `GATEWAY_EXTRACTOR_BASE_URL` (default `GATEWAY_OPENAI_BASE_URL`);
+    with `rules`, each of its versions as `rules/<version>` too."""
     built: dict[str, Extractor] = {}
     for name in settings.extractors:
         if name == "rules":
@@ -175,4 +213,9 @@ def build_extractors(settings: Settings) -> Mapping[str, Extractor]:
                 settings.openai_api_key,
                 timeout_seconds=settings.openai_timeout_seconds,
             )
+    if "rules" in built:
+        # Every rules version by its full name, after the names configured (the first of
+        # which stays the default): what a stored job or a request naming one runs with.
+        for version in EXTRACTS:
+            built[f"rules/{version}"] = RulesExtractor(version=version)
     return built

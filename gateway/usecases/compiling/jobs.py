@@ -252,7 +252,8 @@ class Compiler:
         """Run a claimed job to its end: completed, or failed with the error (the chunk that
         failed left nothing; chunks before it stay, and a new compile resumes after them)."""
         name, _, version = job.extractor.partition("/")
-        extractor = self.extractors.get(name)
+        # The version the job was opened with (`rules/<version>`), else the name's current one.
+        extractor = self.extractors.get(job.extractor) or self.extractors.get(name)
         counts = store.JobCounts(job.created, job.superseded, job.conflicts, job.skipped)
         try:
             if extractor is None or extractor.version != version:

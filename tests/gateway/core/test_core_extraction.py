@@ -1,17 +1,24 @@
-"""The rules extractor: what is a fact (and its claim key), what is not, and that the same
-episodes always give the same facts."""
+"""The rules extractor of 2026-12-03.1 (the attribute table, still built for the jobs and
+requests that name it): what is a fact (and its claim key), what is not, and that the same
+episodes always give the same facts. Version 2026-12-05.1 keeps its non-facts
+(`test_core_extraction_statements.py`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.core.extraction import RULES, Episode, Known, extract
+from gateway.core.extraction import EXTRACTS, RULES, RULES_TABLE, Episode, Fact, Known
 
 AT = datetime(2024, 3, 5, 14, 30, tzinfo=UTC)
+
+
+def extract(episodes: Sequence[Episode], known: Iterable[Known] = ()) -> list[Fact]:
+    return EXTRACTS[RULES_TABLE[1]](episodes, known, None)
 
 
 def facts(text: str, role: str = "user") -> list[tuple[str | None, str]]:

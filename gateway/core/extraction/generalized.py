@@ -1,0 +1,221 @@
+"""The `rules` extractor of 2026-12-05.1: the attribute table of 2026-12-03.1, then statements
+split into subject, attribute phrase and typed value (`triples`), each resolved to the claim it
+states a value of by similarity (`resolution`), and self-introductions (`introductions`).
+
+Per sentence that states something (`statements`, `judgement`):
+
+1. the table's facts (`matching.facts_of`), each re-keyed to a known claim when its value has a
+   dimension, its key is new and a known claim of that dimension is alike (the table spells
+   "salary" and "base" as two keys; a raise states one);
+2. a fact for each statement the table did not state: its value's dimension, its subject (the
+   speaker, or a named thing's state) and its attribute phrase give its claim;
+3. a bare level ("we're at 5 now") of a count the sentence names ("two more engineers joined");
+4. identity from a self-introduction.
+
+A clause that hedges, or states a goal, states no value: "I want to get down to 170 pounds" is
+not a weight.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+
+from gateway.core.extraction.facts import Episode, Fact, build_fact
+from gateway.core.extraction.introductions import introductions
+from gateway.core.extraction.judgement import HEDGE, judged
+from gateway.core.extraction.matching import facts_of
+from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
+from gateway.core.extraction.statements import statements
+from gateway.core.extraction.triples import Triple, triples
+from gateway.core.extraction.typed_values import FUNCTION_WORDS, TypedValue, dimension_of, stem
+from gateway.core.known_claims import Known, KnownClaims
+from gateway.core.supersession import CLAIM_KEY
+
+__all__ = ["MAX_SENTENCE", "extract", "states_value"]
+
+_GOAL = re.compile(
+    r"\b(?:goal|target|aim|aiming|hope|hoping|wish|dream|ideal|ideally|trying to|try to|"
+    r"need to|want|wants|plan to|planning to|going to|gonna|if|would|could|should|might|"
+    r"maybe|recommend|suggest|average|typically|usually|each|per|every|thinking of|"
+    r"meaning to|planning|love to|like to|tend to|tends to|i'd|we'd|tell me|give me|show me)\b",
+    re.IGNORECASE,
+)
+_BARE = re.compile(
+    r"\b(?:we're|we are|i'm|i am|it's|we've got|now) (?:at|up to|down to|to) "
+    r"(?P<n>\d{1,6})(?![\w%$-]|[.,]\d)(?: (?P<after>[a-z]+))?",
+    re.IGNORECASE,
+)
+_WORDS = re.compile(r"[A-Za-z][\w'-]*")
+# A sentence longer than this is pasted text (an essay, a table, code): people state a fact of
+# their own in far fewer characters (the longest evidence sentence of fold A has 250).
+MAX_SENTENCE = 1000
+
+
+def _content_of(sentence: str, triple: Triple | None) -> str:
+    """What a fact says: its own clause (a fact never restates its neighbours' values, which
+    may be superseded), or the sentence for a fact of no one clause, cut at 240 characters."""
+    text = triple.clause if triple is not None else sentence
+    text = text[0].upper() + text[1:] if text else text
+    return text if len(text) <= 240 else text[:239] + "…"
+
+
+def states_value(clause: str) -> bool:
+    """Whether a clause states its value: no hedge, no goal, no request."""
+    return HEDGE.search(clause) is None and _GOAL.search(clause) is None
+
+
+class _Extraction:
+    """One compile's claims so far: the table's (`KnownClaims`) and the statements' registry."""
+
+    def __init__(self, known: Iterable[Known], similar: PhraseSimilarity | None) -> None:
+        known = list(known)
+        self.claims = KnownClaims(known)
+        self.registry = ClaimRegistry(known, similar)
+
+    def add(self, fact: Fact) -> None:
+        if fact.claim_key is not None and fact.value:
+            self.claims.add(fact.claim_key, fact.value)
+            self.registry.add(fact.claim_key, fact.value)
+
+    def rekeyed(self, fact: Fact, triple: Triple | None, sentence: str) -> Fact:
+        """A table fact whose key is new, re-keyed to the known claim its value is of: the
+        claim the same value's statement resolves to, or, without one, its key's words less
+        its value's own ("count.pound" of "172 pounds" names no attribute but the unit)."""
+        if fact.claim_key is None or not fact.value or fact.claim_key in self.registry:
+            return fact
+        if triple is None:
+            dimension = dimension_of(fact.value)
+            if dimension is None or dimension in {"day", "clock", "state"}:
+                return fact
+            subject, _, rest = fact.claim_key.partition(".")
+            own = {stem(w) for w in _WORDS.findall(fact.value)}
+            words = tuple(w for w in (stem(w) for w in rest.split("_") if w) if w not in own)
+            value = TypedValue(0, len(fact.value), fact.value, dimension, _size(fact.value))
+            triple = Triple("user" if subject == "count" else subject, words, value, sentence)
+        key = self.registry.resolve(triple, sentence)
+        if key is None:
+            return fact
+        narrowed = triple.narrower and triple.value.dimension != "money"
+        if key in self.registry or (narrowed and CLAIM_KEY.match(key)):
+            # A known claim, or what narrows it, which the table's key does not say.
+            return dataclasses.replace(fact, claim_key=key)
+        return fact
+
+    def sentence_facts(
+        self, sentence: str, stated: str, episode: Episode, confirmed: bool
+    ) -> list[Fact]:
+        stating = [t for t in triples(stated, episode.role) if states_value(t.clause)]
+        found: list[Fact] = []
+        values: list[str] = []
+        for fact in facts_of(sentence, stated, episode, confirmed, self.claims):
+            value = (fact.value or "").casefold()
+            if _empty(value):
+                continue  # "still", "few", "both": no value, and it would retire every turn
+            same = next((t for t in stating if _overlap(t.value.text.casefold(), value)), None)
+            found.append(self.rekeyed(fact, same, stated))
+            if value:
+                values.append(value)
+        stated_by_table = list(values)
+        for triple in stating:
+            text = triple.value.text.casefold()
+            clause = triple.clause.casefold()
+            if any(_overlap(text, v) or v in clause for v in stated_by_table):
+                continue  # the table stated it, or another value of its clause: one a clause
+            key = self.registry.resolve(triple, stated)
+            if key is None or not CLAIM_KEY.match(key):
+                continue
+            kind = "state" if triple.value.dimension == "state" else "quantity"
+            fact = build_fact(
+                kind, "semantic", key, _content_of(stated, triple), episode, confirmed
+            )
+            found.append(dataclasses.replace(fact, value=triple.value.text))
+            values.append(text)
+        found.extend(self._bare_levels(stated, episode, confirmed, values))
+        if any(f.claim_key for f in found):
+            # The table's fallback for a sentence it had no claim for ("... now": a state
+            # change without a key) restates what a claim now says, values and all.
+            found = [f for f in found if f.claim_key or not f.heading.startswith("state: ")]
+        if episode.role == "user":
+            found.extend(self._introduced(stated, episode, found, values))
+        return found
+
+    def _introduced(
+        self, stated: str, episode: Episode, found: list[Fact], values: list[str]
+    ) -> Iterable[Fact]:
+        """Identity from a self-introduction, for the claims the sentence has no fact of."""
+        taken = {f.claim_key for f in found}
+        for claim in introductions(stated):
+            if claim.claim_key not in taken and claim.value.casefold() not in values:
+                content = _content_of(stated, None)
+                fact = build_fact("identity", "semantic", claim.claim_key, content, episode, False)
+                yield dataclasses.replace(fact, value=claim.value)
+
+    def _bare_levels(
+        self, stated: str, episode: Episode, confirmed: bool, values: list[str]
+    ) -> Iterable[Fact]:
+        """ "Two more engineers joined the platform team, we're at 5 now": a level without its
+        noun, of the known count the sentence names."""
+        if episode.role != "user":
+            return
+        stems = {stem(w) for w in _WORDS.findall(stated)}
+        for match in _BARE.finditer(stated):
+            after = (match.group("after") or "").casefold()
+            if any(match.group("n") in v for v in values) or after not in FUNCTION_WORDS | {""}:
+                continue
+            key = self.registry.count_named(stems)
+            if key is None:
+                continue
+            noun = key.rpartition(".")[2].removeprefix("count_").split("_")[0]
+            value = f"{match.group('n')} {noun}s"
+            fact = build_fact(
+                "quantity", "semantic", key, _content_of(stated, None), episode, confirmed
+            )
+            yield dataclasses.replace(fact, value=value)
+
+
+def _empty(value: str) -> bool:
+    """A value of function words alone ("still", "few", "both")."""
+    words = _WORDS.findall(value)
+    return bool(words) and all(w in FUNCTION_WORDS for w in words) and not re.search(r"\d", value)
+
+
+def _overlap(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and (a in b or b in a)
+
+
+def _size(value: str) -> float | None:
+    found = re.search(r"\d[\d,]*(?:\.\d+)?", value)
+    return float(found.group(0).replace(",", "")) if found else None
+
+
+def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
+    seen: set[str | None] = set()
+    for sentence, confirmed in statements(episode):
+        if len(sentence) > MAX_SENTENCE:
+            continue  # pasted text, not a statement; and the table's patterns backtrack on it
+        stated = judged(sentence)
+        if stated is None:
+            continue
+        for fact in extraction.sentence_facts(sentence, stated, episode, confirmed):
+            # One value per claim per turn: the first statement of it.
+            if fact.claim_key is None or fact.claim_key not in seen:
+                seen.add(fact.claim_key)
+                if fact.claim_key is not None and fact.value:
+                    spelled = extraction.registry.spelled(fact.claim_key, fact.value)
+                    fact = dataclasses.replace(fact, value=spelled)  # noqa: PLW2901
+                extraction.add(fact)
+                yield fact
+
+
+def extract(
+    episodes: Sequence[Episode],
+    known: Iterable[Known] = (),
+    similar: PhraseSimilarity | None = None,
+) -> list[Fact]:
+    """The facts of `episodes`, in episode order then sentence order, given the live claims
+    `known` before them and, when the gateway has an embedder, a phrase similarity (`similar`)
+    for attribute phrases that share no word. Same input, same output."""
+    extraction = _Extraction(known, similar)
+    return [fact for episode in episodes for fact in _from_episode(episode, extraction)]

@@ -1,0 +1,261 @@
+"""A statement split into a subject, an attribute phrase and a typed value, by the sentence's
+structure rather than by a listed phrasing.
+
+- The value: each typed value of a clause (`typed_values`).
+- The subject: the nearest subject before the value in its clause. The speaker ("I", "we",
+  "my", "our", or no subject at all when a user's sentence opens with a verb: "Got promoted,
+  new base is $168,000") holds the attribute; another person ("she", "my sister", "Emma's")
+  does not, and gives no statement: someone else's value is not the user's. A named thing
+  opening the clause ("Project Atlas is in 'Active' status") holds its state.
+- The attribute phrase: the content words between the subject and the value ("my salary is",
+  "I've completed", "tried making it at home"), and what narrows a count after it ("3
+  engineers on the platform team", "2 cups of flour"). It is matched by similarity
+  (`resolution`), so it need not be spelled the same way twice.
+
+A clause is cut at a semicolon, a dash, or a comma (not inside a number); each clause holds its
+own values, so a second subject's value in the next clause is never this one's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gateway.core.extraction.typed_values import (
+    FUNCTION_WORDS,
+    TypedValue,
+    stem,
+    typed_values,
+)
+
+__all__ = ["MAX_VALUES", "Triple", "clauses", "triples"]
+
+# A clause with more values than this is a list (a pasted table, prices one after another):
+# it states no one attribute's value, and reading each would cost its length every time.
+MAX_VALUES = 6
+
+_CLAUSE = re.compile(r"\s*(?:[;:—–]|\s-\s|,(?!\d{3})|\(|\))\s*")
+_TOKEN = re.compile(r"[A-Za-z][\w'’-]*")
+_SPEAKER = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd"})
+_SPEAKER_OWNS = frozenset({"my", "our", "me", "us"})
+_OTHERS = frozenset(
+    {"he", "she", "they", "his", "her", "their", "he's", "she's", "they're", "someone"}
+    | {"somebody", "everyone", "people", "you", "your", "you're", "it's", "its"}
+)
+# People a possessive names: "my sister has 3 kids" is the sister's count, not the user's.
+_PEOPLE = frozenset(
+    {
+        *("sister", "brother", "mom", "mother", "dad", "father", "parent", "wife", "husband"),
+        *("son", "daughter", "kid", "child", "children", "friend", "boss", "manager"),
+        *("coworker", "colleague", "neighbor", "neighbour", "partner", "boyfriend"),
+        *("girlfriend", "cousin", "aunt", "uncle", "grandma", "grandpa", "grandmother"),
+        *("grandfather", "roommate", "client", "customer", "teacher", "coach", "doctor"),
+        *("fiance", "fiancé", "fiancée", "spouse", "niece", "nephew", "family", "team"),
+    }
+)
+_PEOPLE_STEMS = frozenset(stem(p) for p in _PEOPLE)
+_WHEN = re.compile(r"\b(?:on|at|is|are|every|to|for|moved to)\s*$", re.IGNORECASE)
+_DELTA = re.compile(
+    r"\b(?:lost|gained|gain|lose|losing|gaining|by|another|extra|additional|"
+    r"than|more|less|minus|plus)\s+(?:about |around |nearly |almost |roughly )?$",
+    re.IGNORECASE,
+)
+_WEEKDAYS = re.compile(r"^(?:every )?(?-i:[A-Z][a-z]+day)s?$")
+_RELATIVE = frozenset({"which", "that", "who", "whose", "where", "whom"})
+_WITH = re.compile(r"\bwith (?:a |an |the |about |around |only |just )?$", re.IGNORECASE)
+_SUBJECT_VERBS = frozenset(
+    {"has", "have", "had", "is", "was", "got", "did", "does", "tried", "made", "owns", "said"}
+)
+# A sentence whose subject is elided opens with one of these ("Got promoted", "Sold the Tesla",
+# "Just hit 172 pounds"); any word ending in -ed is taken as such a verb too.
+_ELIDED = frozenset(
+    {"got", "just", "finally", "sold", "bought", "hit", "ran", "paid", "made", "took", "spent"}
+)
+# Named things whose state a clause states: a capitalized name, optionally after "the".
+_NAMED = re.compile(r"^(?:the |our |my )?(?P<name>(?-i:[A-Z][\w'&-]*(?: [A-Z][\w'&-]*){0,3}))\b")
+_STATE_VERB = re.compile(
+    r"^(?:(?:'s|is|was|are|were|has been|have been|got|just got|went|stays|remains|became|"
+    r"is now|was just|got officially|is officially|has)\b(?: (?:now|officially|temporarily|"
+    r"currently|finally|just|been|back|in|put on|placed on|marked|set to|moved to))*)",
+    re.IGNORECASE,
+)
+# What narrows a count: "on the platform team", "of flour"; a span of time does not.
+_NARROWER = re.compile(
+    r"^\s*(?:(?:a|an|per|each|every) (?:month|year|week|day) )?"  # a cadence first
+    r"(?:on|in|at|for|of|from) (?:the |my |our |a |an )?(?P<words>(?:[A-Za-z][\w'-]* ?){1,3})"
+)
+# Verbs that say a value changed hands or is held, not what it is of ("paying $1,975").
+_LIGHT_VERBS = frozenset(
+    {"pay", "paid", "spend", "spent", "cost", "costs", "make", "made", "earn", "earned", "owe"}
+    | {"got", "get", "need", "needs", "save", "saved", "put", "bring", "brought", "charge"}
+)
+_TIME_WORDS = frozenset(
+    {"past", "last", "week", "weeks", "month", "months", "year", "years", "day", "days"}
+    | {"moment", "total", "row", "time", "times", "now", "far", "while", "morning", "night"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Triple:
+    """One statement: whose (`subject`: "user" or a named thing's slug), what (`words`: the
+    attribute phrase's stems), and the typed value."""
+
+    subject: str
+    words: tuple[str, ...]
+    value: TypedValue
+    clause: str
+    # What narrows it ("on the platform team", "of flour"): two statements narrowed to
+    # different things are two claims, whatever else they share.
+    narrower: tuple[str, ...] = ()
+    verbal: bool = False  # its attribute phrase is only verbs: it names no attribute
+
+
+def clauses(sentence: str) -> list[str]:
+    """The clauses of a sentence, each holding its own values."""
+    return [c for c in _CLAUSE.split(sentence) if c.strip()]
+
+
+def _content(tokens: list[str]) -> tuple[str, ...]:
+    words: list[str] = []
+    for token in tokens:
+        folded = token.casefold().replace("’", "'")
+        if folded in FUNCTION_WORDS or folded in _SPEAKER or len(folded) < 3:
+            continue
+        words.append(stem(folded))
+    return tuple(words)
+
+
+def _speaker_subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:
+    """Whether the nearest subject before a value is the speaker (for the assistant's
+    confirmation, the user it addresses: "your"), and where it stands: None when it is someone
+    else."""
+    owns = _SPEAKER_OWNS if role == "user" else frozenset({"your", "you", "you're", "you've"})
+    for index in range(len(left) - 1, -1, -1):
+        folded = left[index].casefold().replace("’", "'")
+        if folded in owns:
+            after = left[index + 1].casefold() if index + 1 < len(left) else ""
+            if stem(after) in _PEOPLE_STEMS and after not in {"team", "family"}:
+                return None
+            return True, index
+        if folded in _OTHERS or (role != "user" and folded in _SPEAKER | _SPEAKER_OWNS):
+            return None
+        if folded.endswith("'s") and index > 0 and left[index - 1].casefold() in owns:
+            return None  # "my sister's": another's
+        if folded in _SPEAKER and role == "user":
+            return True, index
+        following = left[index + 1].casefold() if index + 1 < len(left) else ""
+        if left[index][0].isupper() and index > 0 and following in _SUBJECT_VERBS:
+            return None  # a name as the subject: "Emma has tried 3"
+    if first_clause and left:
+        opening = left[0].casefold()
+        if opening in _ELIDED or (opening.endswith("ed") and len(opening) > 4):
+            return True, -1
+    return None
+
+
+def _has_subject(tokens: list[str]) -> bool:
+    """Whether a clause names a subject of its own (a pronoun, a possessive, a name)."""
+    return any(
+        t.casefold() in _SPEAKER | _SPEAKER_OWNS | _OTHERS or (i > 0 and t[0].isupper())
+        for i, t in enumerate(tokens)
+    )
+
+
+def _appositive(tokens: list[str]) -> bool:
+    """A clause that is only a name ("the Net Ninjas") renames the subject before it."""
+    named = tokens[1:] if tokens and tokens[0].casefold() == "the" else tokens
+    return bool(named) and all(t[0].isupper() for t in named)
+
+
+def _narrower(clause: str, value: TypedValue) -> tuple[str, ...]:
+    match = _NARROWER.match(clause[value.end :])
+    if match is None:
+        return ()
+    tokens: list[str] = []
+    for token in match.group("words").split():
+        folded = token.casefold()
+        if folded in _TIME_WORDS:
+            return ()  # "in the past few weeks": a time, not a narrower thing
+        if folded in FUNCTION_WORDS:
+            break
+        tokens.append(token)
+    return _content(tokens)
+
+
+def _verbal(tokens: list[str]) -> bool:
+    """Whether an attribute phrase is only verbs ("I'm paying", "got pre-approved"): it says
+    how a value was come by, not what it is the value of."""
+    named = [t.casefold() for t in tokens if _content([t])]
+    return all(t.endswith(("ing", "ed")) or t in _LIGHT_VERBS for t in named)
+
+
+def _named_state(clause: str, value: TypedValue) -> Triple | None:
+    """A named thing's state: "Project Atlas is in 'Active' status", "Project Atlas got
+    suspended pending budget review"."""
+    named = _NAMED.match(clause)
+    if named is None or value.start < named.end():
+        return None
+    name = named.group("name")
+    if name.split()[0].casefold() in _SPEAKER | _OTHERS | FUNCTION_WORDS:
+        return None
+    between = clause[named.end() : value.start].strip(" '\"‘“")
+    if not _STATE_VERB.fullmatch(between):
+        return None
+    slug = re.sub(r"[^a-z0-9]+", "_", name.casefold()).strip("_")
+    return Triple(slug, ("state",), value, clause) if slug else None
+
+
+def _speaker_triple(
+    clause: str, value: TypedValue, first: bool, carried: bool, role: str
+) -> Triple | None:
+    """The speaker's statement of `value`, or None when its subject is someone else."""
+    if _DELTA.search(clause, 0, value.start):
+        return None  # "lost 3 pounds", "by $200": a change by, not a value of
+    left = _TOKEN.findall(clause[: value.start])
+    subject = _speaker_subject(left, first and role == "user", role)
+    if subject is None and carried and not _has_subject(left):
+        subject = (True, -1)  # the subject of the clause before
+    if subject is None:
+        return None
+    phrase = left[subject[1] + 1 :]
+    if any(t.casefold() in _RELATIVE for t in phrase):
+        return None  # "a friend who's turning 30": the value is the relative clause's
+    words = _content(phrase)[-4:]
+    owned = subject[1] >= 0 and left[subject[1]].casefold() in _SPEAKER_OWNS | {"your"}
+    if value.dimension == "percent" and not owned:
+        return None  # "I got 20% off": a percentage is an attribute only as "my X is N%"
+    if value.dimension == "day" and not _WEEKDAYS.search(value.text):
+        return None  # a dated event, not a standing day; the table reads "X is on <date>"
+    if value.dimension in {"day", "clock"} and (
+        not words or not _WHEN.search(clause, 0, value.start)
+    ):
+        return None  # a bare day, or "by 4pm", says nothing of what it is the day of
+    return Triple("user", words, value, clause, _narrower(clause, value), _verbal(phrase))
+
+
+def triples(sentence: str, role: str) -> list[Triple]:
+    """The statements of a sentence that states something (judged before): one per typed value
+    whose subject is the speaker, or a named thing's state."""
+    found: list[Triple] = []
+    carried = False  # the speaker was the subject of the clause before: "I bought it, paid $X"
+    for position, clause in enumerate(clauses(sentence)):
+        opening = _TOKEN.findall(clause)
+        speaks = _speaker_subject(opening, position == 0 and role == "user", role)
+        carried_here = carried
+        if not _appositive(opening):  # "our team, the Net Ninjas, is 5-2": still the team
+            carried = speaks is not None or (carried and not _has_subject(opening))
+        if opening and opening[0].casefold() in _RELATIVE:
+            continue  # "which caps us at 10 seats" qualifies a noun before it
+        values = typed_values(clause)
+        if len(values) > MAX_VALUES:
+            continue  # a list of values, not a statement of one
+        for value in values:
+            if value.dimension.startswith("count_") and _WITH.search(clause, 0, value.start):
+                continue  # "the Premium plan with 25 seats": the plan's, not the subject's
+            if value.dimension == "state":
+                triple = _named_state(clause, value)
+            else:
+                triple = _speaker_triple(clause, value, position == 0, carried_here, role)
+            if triple is not None:
+                found.append(triple)
+    return found

@@ -1,0 +1,239 @@
+"""Typed values in running text, and the dimension each is a value of: an amount of money, a
+quantity with a unit (its dimension: weight, distance, score, ...), a count of a noun (its
+dimension: the noun), a win-loss record, a day, a clock time, a state word.
+
+The dimension is what two statements must share to be values of one attribute: "185 pounds"
+and "172 pounds" are both weights whatever the sentence calls them, "20 videos" and "30
+videos" both counts of videos, "$145,000" and "$168,000" both money. The units and state words
+are closed classes of English, not the vocabulary of any one conversation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gateway.core.extraction.vocabulary import DAY, MONEY, WEEKDAY
+
+__all__ = ["FUNCTION_WORDS", "STATES", "TypedValue", "dimension_of", "stem", "typed_values"]
+
+# English function words and light adverbs: what an attribute's name is not made of.
+FUNCTION_WORDS = frozenset(
+    {
+        *("a", "an", "the", "this", "that", "these", "those", "my", "our", "your", "his", "her"),
+        *("their", "its", "i", "we", "you", "he", "she", "they", "it", "me", "us", "them"),
+        *("is", "are", "was", "were", "be", "been", "being", "am", "'m", "'re", "'s", "'ve"),
+        *("have", "has", "had", "do", "does", "did", "got", "get", "gets", "will", "would"),
+        *("and", "or", "but", "so", "of", "in", "on", "at", "to", "for", "from", "with", "by"),
+        *("as", "about", "into", "over", "than", "then", "now", "just", "already", "still"),
+        *("currently", "actually", "really", "finally", "officially", "also", "too", "very"),
+        *("far", "up", "down", "out", "around", "roughly", "approximately", "only", "even"),
+        *("all", "some", "any", "more", "most", "much", "many", "lot", "lots", "total"),
+        *("since", "until", "after", "before", "while", "when", "where", "which", "who"),
+        *("what", "how", "why", "there", "here", "if", "because", "like", "including", "per"),
+        *("i'm", "i've", "we're", "we've", "it's", "i'd", "i'll", "we'll", "not", "no", "yes"),
+        *("by", "way", "anyway", "btw", "well", "oh", "hey", "hi", "thanks", "new", "current"),
+        *("at", "least", "almost", "nearly", "about", "recently", "lately", "today", "ago"),
+        *("few", "both", "several", "each", "either", "neither", "other", "others", "same"),
+    }
+)
+
+# A unit names the dimension of the quantity it follows.
+_UNITS = {
+    **dict.fromkeys(("pounds", "pound", "lbs", "lb", "kg", "kgs", "kilos", "kilograms"), "weight"),
+    **dict.fromkeys(("miles", "mile", "km", "kilometers", "kilometres"), "distance"),
+    **dict.fromkeys(("feet", "foot", "ft", "inches", "inch", "cm", "centimeters"), "length"),
+    **dict.fromkeys(("points", "pts"), "score"),
+    **dict.fromkeys(("percent", "%"), "percent"),
+    **dict.fromkeys(("degrees",), "degrees"),
+    **dict.fromkeys(("mph",), "speed"),
+    **dict.fromkeys(("times",), "times"),
+    **dict.fromkeys(("dozen",), "dozen"),
+    **dict.fromkeys(("stars",), "stars"),
+    **dict.fromkeys(("followers", "subscribers"), "followers"),
+}
+# Spans of time and words that follow a number without being what is counted.
+_NOT_COUNTED = frozenset(
+    {
+        *("second", "minute", "hour", "day", "week", "month", "year", "decade", "night"),
+        *("weekend", "ago", "morning", "evening", "afternoon", "century", "age"),
+        *("more", "other", "different", "few", "extra", "additional", "new", "of", "or", "and"),
+        *("to", "in", "on", "at", "for", "the", "a", "an", "and", "am", "pm", "ish", "or"),
+        *("way", "step", "tip", "idea", "thing", "option", "example", "reason", "type", "kind"),
+        *("part", "piece", "item", "point", "question", "time", "x", "k", "s"),
+    }
+)
+_NUMBER_WORDS = {
+    "one": 1,
+    "single": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+}
+# State words: what a thing's status is (a closed class, as the units are).
+STATES = frozenset(
+    {
+        *("active", "inactive", "suspended", "paused", "resumed", "cancelled", "canceled"),
+        *("closed", "reopened", "open", "completed", "complete", "finished", "approved"),
+        *("rejected", "pending", "enabled", "disabled", "archived", "shelved", "delayed"),
+        *("postponed", "launched", "live", "shipped", "deprecated", "retired", "frozen"),
+        *("terminated", "expired", "renewed", "reinstated", "blocked", "resolved", "abandoned"),
+        *("discontinued", "halted", "restarted", "on hold", "in progress", "under review"),
+    }
+)
+
+_DIGITS = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_QUANTITY = re.compile(
+    r"(?<![\w$€£¥.,:/-])(?P<n>" + _DIGITS + "|" + "|".join(_NUMBER_WORDS) + r")"
+    r"(?:\s?(?P<pct>%)| (?P<words>(?:(?-i:[A-Z][\w'-]*|[a-z][\w'-]*) ?){1,4}))",
+    re.IGNORECASE,
+)
+_MODEL = re.compile(r"(?-i:[A-Z][\w-]*) $")
+_DEFINITE = re.compile(r"\b(?:the|these|those|his|her|their|its|which|secondary|grade) $", re.I)
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_MONEY = re.compile(MONEY + r"(?![\d,])", re.IGNORECASE)
+# A win-loss record: "3-2 so far", "a 5-2 record", "went 7-3 this season"; not "3-4 pm".
+_RECORD = re.compile(
+    r"(?<![\w.:/-])(?P<w>[1-9]\d?|0)-(?P<l>[1-9]\d?|0)(?![\w.:/-])"
+    r"(?= (?:record|so far|this season|on the season|in the league)\b)"
+)
+_DAY = re.compile(r"\b(?:" + DAY + r")|\b" + WEEKDAY + r"\b", re.IGNORECASE)
+_CLOCK = re.compile(r"\b\d{1,2}(?::\d{2})?\s?[ap]\.?m\b\.?", re.IGNORECASE)
+_STATE = re.compile(
+    r"(?<![\w-])['\"‘“]?(?P<state>" + "|".join(sorted(STATES, key=len, reverse=True)) + r")"
+    r"['\"’”]?(?![\w-])",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TypedValue:
+    """A value found in a clause: where it stands, its text as stated, its dimension, and its
+    size for an amount (money, a quantity) or None."""
+
+    start: int
+    end: int
+    text: str
+    dimension: str
+    size: float | None = None
+
+
+def stem(word: str) -> str:
+    """A crude stem, enough to meet "tried"/"try", "videos"/"video", "making"/"make"."""
+    word = word.casefold().removesuffix("'s").removesuffix("’s")
+    for suffix, instead in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + instead
+            break
+    else:
+        if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+            word = word[:-1]
+    return word.rstrip("e") if len(word) > 3 else word
+
+
+_NOT_COUNTED_STEMS = frozenset({*_NOT_COUNTED, *(stem(w) for w in _NOT_COUNTED)})
+
+
+def _size(raw: str) -> float | None:
+    folded = raw.casefold().replace(",", "")
+    if folded in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[folded])
+    try:
+        return float(folded)
+    except ValueError:
+        return None
+
+
+def _money_size(text: str) -> float | None:
+    match = re.search(r"(\d[\d,]*(?:\.\d+)?)\s?(k|m|million|billion|thousand)?", text, re.I)
+    if match is None:
+        return None
+    number = float(match.group(1).replace(",", ""))
+    scale = {"k": 1e3, "thousand": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}
+    return number * scale.get((match.group(2) or "").casefold(), 1.0)
+
+
+def _quantity(match: re.Match[str]) -> TypedValue | None:
+    """A number and what follows it: a unit's dimension, or the noun counted, the last of the
+    content words after it ("15 Crash Course videos", "two free night's stays"); None for a
+    span of time or a number that counts nothing named."""
+    size = _size(match.group("n"))
+    before = match.string[: match.start()]
+    if size is None or _MODEL.search(before) or _DEFINITE.search(before):
+        return None  # "the Technics 1200 turntables", "the two people": no count stated
+    if match.group("pct"):
+        return TypedValue(match.start(), match.end(), match.group(0), "percent", size)
+    words = match.group("words").split()
+    offset = match.start("words")
+    run = 0
+    for index, word in enumerate(words):
+        folded = word.casefold().strip("'’")
+        if folded in _UNITS and index == 0:
+            end = offset + len(word)
+            return TypedValue(
+                match.start(), end, match.string[match.start() : end], _UNITS[folded], size
+            )
+        if folded in FUNCTION_WORDS or not folded.replace("'", "").replace("-", "").isalpha():
+            break
+        if stem(folded) in _NOT_COUNTED_STEMS and not folded.endswith(("'s", "’s")):
+            return None  # "40 year old": a span of time inside the phrase
+        run = index + 1
+    if run == 0 or _YEAR.fullmatch(match.group("n")) or match.group("n").casefold() == "one":
+        return None  # "a 2015 Toyota Camry": a year; "one shelf": no count worth a claim
+    noun = stem(words[run - 1].strip("'’"))
+    if noun in _NOT_COUNTED_STEMS or len(noun) < 3:
+        return None
+    end = offset + len(" ".join(words[:run]))
+    return TypedValue(match.start(), end, match.string[match.start() : end], f"count_{noun}", size)
+
+
+def dimension_of(value: str) -> str | None:
+    """The dimension of a stated value, read again from its text (a known claim's value)."""
+    if re.fullmatch(r"\d{1,2}-\d{1,2}", value.strip()):
+        return "record"  # its context ("so far", "record") is not in the value
+    found = typed_values(value)
+    return found[0].dimension if found else None
+
+
+def _plain(dimension: str) -> Callable[[re.Match[str]], TypedValue | None]:
+    def build(match: re.Match[str]) -> TypedValue | None:
+        text = match.group("state") if dimension == "state" else match.group(0).strip()
+        size = _money_size(text) if dimension == "money" else None
+        return TypedValue(match.start(), match.end(), text, dimension, size)
+
+    return build
+
+
+# Tried in this order, none overlapping: money and records before the bare numbers inside them.
+_FINDERS = (
+    (_MONEY, _plain("money")),
+    (_RECORD, _plain("record")),
+    (_CLOCK, _plain("clock")),
+    (_DAY, _plain("day")),
+    (_QUANTITY, _quantity),
+    (_STATE, _plain("state")),
+)
+
+
+def typed_values(clause: str) -> list[TypedValue]:
+    """The typed values of `clause`, in order, none overlapping."""
+    found: list[TypedValue] = []
+    taken = bytearray(len(clause) + 1)  # the characters a value found stands on
+    for regex, build in _FINDERS:
+        for match in regex.finditer(clause):
+            value = build(match)
+            if value is not None and not any(taken[value.start : value.end]):
+                found.append(value)
+                taken[value.start : value.end] = b"\x01" * (value.end - value.start)
+    return sorted(found, key=lambda v: v.start)

@@ -1,0 +1,267 @@
+"""The rules extractor of 2026-12-05.1: statements split into subject, attribute phrase and
+typed value, resolved to one claim by similarity; traps kept apart by structure;
+self-introductions; the earlier version still selectable and unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from gateway.core.extraction import EXTRACTS, RULES, RULES_TABLE, Episode, Fact, Known, extract
+from gateway.core.extraction.typed_values import typed_values
+from tests.gateway.core import test_core_extraction as table_tests
+
+AT = datetime(2024, 3, 5, 14, 30, tzinfo=UTC)
+
+
+def pair(older: str, newer: str, role: str = "user") -> list[Fact]:
+    return extract(
+        [
+            Episode(("t1",), "user", older, AT),
+            Episode(("t2",), role, newer, AT + timedelta(days=30)),
+        ]
+    )
+
+
+def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
+    return [(f.sources[0], f.claim_key, f.value) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "stale", "current"),
+    [
+        # The issue's misses, and reworded kin of them (none of these is in the dev sets).
+        ("My salary is $145,000 base.", "Got promoted, new base is $168,000.", "$145,000", "$168,000"),
+        ("I weigh 185 pounds.", "Three months of training and I'm down to 172 pounds now.", "185 pounds", "172 pounds"),
+        ("We have 3 engineers on the platform team.", "Two more engineers joined the platform team last week, we're at 5 now.", "3 engineers", "5 engineers"),
+        ("Project Atlas is in 'Active' status.", "Project Atlas got suspended pending budget review.", "Active", "suspended"),
+        ("I've run 40 miles this month.", "Up to 55 miles this month.", "40 miles", "55 miles"),
+        ("I have read 12 books this year.", "I've now read 14 books this year!", "12 books", "14 books"),
+        ("Our volleyball team is 3-2 so far.", "Our team, the Spikers, is doing well with a 5-2 record.", "3-2", "5-2"),
+        ("I have a pottery class on Tuesdays.", "My pottery class moved, I have a pottery class on Thursdays now.", "Tuesdays", "Thursdays"),
+    ],
+)  # fmt: skip
+def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
+    older: str, newer: str, stale: str, current: str
+) -> None:
+    found = claims(pair(older, newer))
+    first = [c for c in found if c[0] == "t1" and c[2] == stale]
+    second = [c for c in found if c[0] == "t2" and c[2] == current]
+    assert first and second, found
+    assert first[0][1] == second[0][1]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        # A narrower claim: another team's count is another claim.
+        ("We have 3 engineers on the platform team.", "We have 2 engineers on the data team."),
+        # Another thing counted of the same kind.
+        ("I need 2 cups of flour.", "I need 3 cups of sugar."),
+        # Someone else's value is not the user's.
+        ("I weigh 185 pounds.", "My brother weighs 210 pounds."),
+        ("I have two cats.", "My sister has 3 cats."),
+        ("I have two cats.", "She has 3 cats."),
+        # A goal or a hypothetical states no value.
+        ("I weigh 185 pounds.", "I want to get down to 170 pounds."),
+        ("I weigh 185 pounds.", "If I keep this up I would be 170 pounds by June."),
+        ("My salary is $145,000.", "Maybe they will offer $160,000."),
+        # A second subject's state.
+        ("Project Atlas is in 'Active' status.", "Project Hermes got suspended last week."),
+    ],
+)
+def test_traps_are_kept_apart_by_structure(older: str, newer: str) -> None:
+    found = pair(older, newer)
+    first = {f.claim_key for f in found if f.sources == ("t1",)}
+    second = {f.claim_key for f in found if f.sources == ("t2",)}
+    assert first, found
+    assert not first & second, found
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Hi, I'm Bob Martinez from Acme Inc. Enterprise plan. I can't reset my password.",
+            {"user.name": "Bob Martinez", "user.employer": "Acme Inc", "account.plan": "Enterprise"},
+        ),
+        ("Bob here, from Acme.", {"user.name": "Bob", "user.employer": "Acme"}),
+        ("Hey, this is Dana at Northwind.", {"user.name": "Dana", "user.employer": "Northwind"}),
+        (
+            "Hi, Dana Lee, head of IT at Northwind.",
+            {"user.name": "Dana Lee", "user.employer": "Northwind", "user.role": "head of IT"},
+        ),
+        ("I'm the IT admin at Globex.", {"user.role": "IT admin", "user.employer": "Globex"}),
+        ("My name's Priya and we're on the Pro plan.", {"user.name": "Priya", "account.plan": "Pro"}),
+        ("I work as a nurse.", {"user.role": "nurse"}),
+    ],
+)  # fmt: skip
+def test_self_introductions_in_every_common_shape(text: str, expected: dict[str, str]) -> None:
+    found = {f.claim_key: f.value for f in extract([Episode(("t1",), "user", text, AT)])}
+    assert {k: found.get(k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm not sure what to do.",
+        "I'm looking for a new job.",
+        "I'm thinking about Paris.",
+        "It's Monday again.",
+    ],
+)
+def test_phrases_like_an_introduction_introduce_no_one(text: str) -> None:
+    found = extract([Episode(("t1",), "user", text, AT)])
+    assert not [f for f in found if f.claim_key == "user.name"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ich wiege 85 Kilo und wohne seit 2019 in Berlin.",
+        "Je pèse 80 kilos et mon salaire est de 3 000 €.",
+        "私の給料は500万円です。体重は70キロです。",
+        "Мне 35 лет, я живу в Москве.",
+        "",
+        "   ",
+        "\u200b\u200b",
+    ],
+)
+def test_text_in_other_languages_gives_no_facts_and_no_errors(text: str) -> None:
+    assert extract([Episode(("t1",), "user", text, AT)]) == []
+
+
+def test_the_assistant_confirms_a_value_addressing_the_user() -> None:
+    found = claims(pair("I weigh 185 pounds.", "Noted: you're at 180 pounds now.", "assistant"))
+    keys = {c[1] for c in found if c[0] == "t1"}
+    assert any(c[0] == "t2" and c[1] in keys and c[2] == "180 pounds" for c in found), found
+
+
+def test_a_known_claim_from_an_earlier_compile_is_resolved_by_its_dimension() -> None:
+    known = [Known("user.weight", "185 pounds")]
+    found = extract([Episode(("t9",), "user", "I'm down to 172 pounds now.", AT)], known)
+    assert [(f.claim_key, f.value) for f in found] == [("user.weight", "172 pounds")]
+
+
+def test_a_semantic_similarity_joins_phrases_that_share_no_word() -> None:
+    money = [
+        Episode(("t1",), "user", "My rent is $1,850.", AT),
+        Episode(("t2",), "user", "My apartment costs $1,975.", AT + timedelta(days=30)),
+    ]
+    apart = {f.claim_key for f in extract(money)}
+    joined = {f.claim_key for f in extract(money, (), lambda a, b: 0.8)}
+    assert len(apart) == 2 and len(joined) == 1
+
+
+def test_typed_values_and_their_dimensions() -> None:
+    found = [
+        (v.text, v.dimension)
+        for v in typed_values("I weigh 185 pounds, paid $1,200.50 and we're 5-2 so far with 15 Crash Course videos")
+    ]  # fmt: skip
+    assert found == [
+        ("185 pounds", "weight"),
+        ("$1,200.50", "money"),
+        ("5-2", "record"),
+        ("15 Crash Course videos", "count_video"),
+    ]
+
+
+def test_every_version_is_kept_and_the_newest_is_the_default() -> None:
+    assert RULES == ("rules", "2026-12-05.1") and RULES_TABLE == ("rules", "2026-12-03.1")
+    assert set(EXTRACTS) == {RULES[1], RULES_TABLE[1]}
+    episodes = [Episode(("t1",), "user", "I weigh 185 pounds.", AT)]
+    assert EXTRACTS[RULES_TABLE[1]](episodes, (), None) == []
+    assert [f.claim_key for f in EXTRACTS[RULES[1]](episodes, (), None)] == ["user.weight_weigh"]
+
+
+_SAMPLE = [
+    "Hi, I'm Bob Martinez from Acme Inc. Enterprise plan.",
+    "I weigh 185 pounds and my salary is $145,000.",
+    "We have 3 engineers on the platform team.",
+    "Two more engineers joined the platform team, we're at 5 now.",
+    "Project Atlas got suspended pending budget review.",
+]
+
+
+def _facts_json() -> str:
+    episodes = [
+        Episode((f"t{i}",), "user", text, AT + timedelta(days=i)) for i, text in enumerate(_SAMPLE)
+    ]
+    return json.dumps([[f.claim_key, f.value, f.heading, f.content] for f in extract(episodes)])
+
+
+def test_the_same_input_gives_the_same_facts_across_processes() -> None:
+    script = (
+        "from tests.gateway.core.test_core_extraction_statements import _facts_json;"
+        "print(_facts_json())"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=os.environ | {"PYTHONHASHSEED": seed},
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
+    assert outputs == {_facts_json()}
+
+
+def _cases(test: object) -> list[object]:
+    marks = [m for m in getattr(test, "pytestmark", []) if m.name == "parametrize"]
+    return list(marks[0].args[1])
+
+
+# The table's non-facts (questions, hedges, negations, reported speech, each family's): the
+# statements of 2026-12-05.1 must not turn any of them into a fact either.
+NON_FACTS = [
+    *_cases(table_tests.test_questions_hedges_negations_and_reported_speech_are_not_facts),
+    *_cases(table_tests.test_negated_hedged_reported_and_asked_statements_of_new_families_are_not_facts),
+    *_cases(table_tests.test_negated_hedged_reported_and_asked_values_by_kind_or_cue_are_not_facts),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", NON_FACTS)
+def test_the_tables_non_facts_stay_non_facts(text: str) -> None:
+    assert extract([Episode(("t1",), "user", text, AT)]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "claim_key"),
+    _cases(table_tests.test_single_valued_facts_carry_their_claim_key),
+)
+def test_the_tables_claims_keep_their_keys(text: str, claim_key: str) -> None:
+    assert extract([Episode(("t1",), "user", text, AT)])[0].claim_key == claim_key
+
+
+def test_an_embedder_gives_the_phrase_similarity() -> None:
+    from gateway.embedding import HashEmbedder
+    from gateway.usecases.compiling.extractors import embedder_similarity
+
+    similar = embedder_similarity(HashEmbedder())
+    assert similar("salary base", "salary base") == pytest.approx(1.0, abs=1e-6)
+    assert similar("salary base", "weekend hike") < 0.5
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi, I'm " + "Bob " * 15000 + "from Acme",
+        "my rent is " + "$1,000 " * 8000,
+        "I'm " + "O'Brien's " * 6000,
+        ". ".join(["My rent is $1,000 and the fee is $20, with 3 cats"] * 1000),
+        "1 " * 30000,
+    ],
+)
+def test_long_hostile_turns_take_no_long_time(text: str) -> None:
+    import time
+
+    started = time.perf_counter()
+    extract([Episode(("t1",), "user", text, AT)])
+    assert time.perf_counter() - started < 5
