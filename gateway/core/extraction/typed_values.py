@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gateway.core.extraction.vocabulary import DAY, MONEY, WEEKDAY
+from gateway.core.extraction.vocabulary import DAY, MONEY, NUMBER_WORDS, WEEKDAY
 
 __all__ = ["FUNCTION_WORDS", "STATES", "TypedValue", "dimension_of", "stem", "typed_values"]
 
@@ -64,23 +64,8 @@ _NOT_COUNTED = frozenset(
         *("part", "piece", "item", "point", "question", "time", "x", "k", "s"),
     }
 )
-_NUMBER_WORDS = {
-    "one": 1,
-    "single": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-    "fifteen": 15,
-    "twenty": 20,
-}
+# The table's number words, and the few more a typed value reads ("a single seat").
+_NUMBER_WORDS = {**NUMBER_WORDS, "single": 1, "fifteen": 15, "twenty": 20}
 # State words: what a thing's status is (a closed class, as the units are).
 STATES = frozenset(
     {

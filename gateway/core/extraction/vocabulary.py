@@ -15,6 +15,7 @@ __all__ = [
     "MONEY",
     "NAME",
     "NUMBER",
+    "NUMBER_WORDS",
     "PARTNER_ROLES",
     "PHONES",
     "PREPOSITIONS",
@@ -28,7 +29,7 @@ __all__ = [
     "WEEKDAY",
 ]
 
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     "one": 1,
     "two": 2,
     "three": 3,
@@ -49,7 +50,7 @@ ADJECTIVES = (
     r"times|ways|steps|tips|ideas|things|options|examples|reasons|types|kinds|of)"
 )
 DIGITS = r"\d{1,3}(?:,\d{3})+|\d{1,7}"
-NUMBER = r"(?P<n>" + DIGITS + "|" + "|".join(_NUMBER_WORDS) + r")"
+NUMBER = r"(?P<n>" + DIGITS + "|" + "|".join(NUMBER_WORDS) + r")"
 # Typed values: what a stated quantity, date, time or version looks like in running text.
 MONEY = r"[$€£¥]\s?(?:" + DIGITS + r")(?:\.\d+)?(?:\s?(?:k|m|million|billion|thousand)\b)?"
 _MONTH = (
