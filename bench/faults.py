@@ -23,9 +23,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import httpx
@@ -73,9 +74,15 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_gateway(app_url: str, data_dir: Path, *, ready_within: float = 60) -> Iterator[Gateway]:
+def running_gateway(
+    app_url: str,
+    data_dir: Path,
+    *,
+    ready_within: float = 60,
+    settings: Mapping[str, str] = MappingProxyType({}),
+) -> Iterator[Gateway]:
     """`ctxgw serve` in a child process on a free loopback port, ready; stopped at the end
-    (SIGKILL if it ignores SIGTERM for 20 s)."""
+    (SIGKILL if it ignores SIGTERM for 20 s). `settings`: more `GATEWAY_*` variables."""
     port = _free_port()
     env = os.environ | {
         "GATEWAY_DATABASE_URL": app_url,
@@ -83,6 +90,7 @@ def running_gateway(app_url: str, data_dir: Path, *, ready_within: float = 60) -
         "GATEWAY_MIGRATE_ON_START": "false",
         "GATEWAY_LOG_LEVEL": "WARNING",
         "GATEWAY_CHECKPOINT_INTERVAL_SECONDS": "0.5",
+        **settings,
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "gateway", "serve", "--port", str(port)],

@@ -60,7 +60,7 @@ def _query(request: Request[Any, Any, Any]) -> ReceiptFilter:
 )
 async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ReceiptPage:
     return await inspection.page_of_receipts(
-        runtime.pool, request.headers.get("authorization"), _query(request)
+        runtime.pool, runtime.replica, request.headers.get("authorization"), _query(request)
     )
 
 
@@ -101,7 +101,7 @@ async def get_receipt(
     request: Request[Any, Any, Any], runtime: RuntimeDep, receipt_id: FromPath[str]
 ) -> ReceiptDetail:
     return await inspection.read_receipt(
-        runtime.pool, request.headers.get("authorization"), receipt_id
+        runtime.pool, runtime.replica, request.headers.get("authorization"), receipt_id
     )
 
 

@@ -24,6 +24,8 @@ from gateway.usecases.access.request_record import recording
 __all__ = ["REQUEST_ID_HEADER", "route_template", "with_request_log"]
 
 REQUEST_ID_HEADER = "x-request-id"
+# How far behind its primary the replica that served the request's reads was (seconds).
+REPLICA_LAG_HEADER = "ctxgw-replica-lag-seconds"
 # Room for a UUID, a ULID or a W3C trace id with a span; nothing that could break a log line.
 _SANE_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _log = logging.getLogger("ctxgw.request")
@@ -67,6 +69,9 @@ def with_request_log(app: ASGIApp) -> ASGIApp:
                     if k.lower() != REQUEST_ID_HEADER.encode()
                 ]
                 headers.append((REQUEST_ID_HEADER.encode(), request_id.encode()))
+                if record.replica_lag_seconds is not None:
+                    lag = f"{record.replica_lag_seconds:.3f}"
+                    headers.append((REPLICA_LAG_HEADER.encode(), lag.encode()))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -20,14 +20,13 @@ from dataclasses import dataclass
 from gateway.store.database import connect
 from gateway.store.dumps import (
     LogHeadRow,
-    ReplicaLag,
     StoredCheckpoint,
     StoredReceipt,
     log_heads,
     read_checkpoints,
     read_receipts,
-    replica_lag,
 )
+from gateway.store.replicas import ReplicaLag, replica_lag
 from receipts import (
     ConsistencyInvalidError,
     Envelope,

@@ -48,6 +48,7 @@ class Runtime:
     )
     pool: Pool
     receipt_pool: Pool  # the receipt log's group commit writes on its own connection
+    replica: Pool | None  # GATEWAY_READ_DATABASE_URL: audit reads, served by a standby
     embedder: Embedder
     tokenizer: Tokenizer
     clock: Clock
@@ -91,6 +92,11 @@ async def start_runtime(
         receipt_pool = open_pool(login, settings, size=1, name="ctxgw-receipts")
         await receipt_pool.open(wait=True, timeout=30)
         stack.push_async_callback(receipt_pool.close)
+        replica = None
+        if settings.read_database_url is not None:
+            replica = open_pool(settings.read_database_url, settings, name="ctxgw-replica")
+            await replica.open(wait=True, timeout=30)
+            stack.push_async_callback(replica.close)
         discloser = Discloser(
             embedder=embedder,
             tokenizer_name=tokenizer.name,
@@ -133,6 +139,7 @@ async def start_runtime(
             database_url=url,
             pool=pool,
             receipt_pool=receipt_pool,
+            replica=replica,
             embedder=embedder,
             tokenizer=tokenizer,
             clock=clock,

@@ -52,6 +52,10 @@ class SettingsError(Exception):
 @dataclass(frozen=True, slots=True)
 class Settings:
     database_url: str | None = None
+    # A read replica (a streaming standby) that serves the receipts' list and reads; keys are
+    # still looked up on the primary (their rate buckets are written), and verification,
+    # proofs, checkpoints and exports stay there (they may sign a new checkpoint).
+    read_database_url: str | None = None
     data_dir: Path = Path(".ctxgw")
     host: str = "127.0.0.1"
     port: int = 8080
@@ -117,6 +121,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
     defaults = Settings()
     settings = Settings(
         database_url=read("DATABASE_URL", _database_url, None),
+        read_database_url=read("READ_DATABASE_URL", _database_url, None),
         data_dir=read("DATA_DIR", Path, defaults.data_dir),
         host=read("HOST", str, defaults.host),
         port=read("PORT", _int_between(1, 65535), defaults.port),

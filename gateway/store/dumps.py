@@ -29,7 +29,6 @@ from gateway.store.errors import DatabaseUnavailableError
 __all__ = [
     "DumpError",
     "LogHeadRow",
-    "ReplicaLag",
     "StoredCheckpoint",
     "StoredReceipt",
     "applied_migrations",
@@ -39,7 +38,6 @@ __all__ = [
     "postgres_bin",
     "read_checkpoints",
     "read_receipts",
-    "replica_lag",
     "restore_database",
 ]
 
@@ -183,31 +181,3 @@ def read_checkpoints(
 ) -> list[StoredCheckpoint]:
     with conn.cursor(row_factory=class_row(StoredCheckpoint)) as cur:
         return cur.execute(_CHECKPOINTS, {"tenant_id": tenant_id}).fetchall()
-
-
-@dataclass(frozen=True, slots=True)
-class ReplicaLag:
-    """How far a standby's reads trail its primary."""
-
-    seconds: float  # since the last commit it replayed was made on the primary
-    unreplayed_bytes: int  # WAL received and not yet applied
-
-
-_LAG = """
-SELECT EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8,
-       pg_wal_lsn_diff(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn())::bigint
- WHERE pg_is_in_recovery()
-"""
-
-
-def replica_lag(conn: psycopg.Connection[tuple[object, ...]]) -> ReplicaLag | None:
-    """None on a primary; on a standby, its lag (an idle primary also ages `seconds`: it is
-    how old the newest replayed commit is, which bounds what a reader may miss)."""
-    row = conn.execute(_LAG).fetchone()
-    if row is None:
-        return None
-    seconds, unreplayed = row
-    return ReplicaLag(
-        seconds=float(seconds) if isinstance(seconds, float) else 0.0,
-        unreplayed_bytes=int(unreplayed) if isinstance(unreplayed, int) else 0,
-    )

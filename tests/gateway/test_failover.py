@@ -8,14 +8,18 @@ checkpoints commit to it (bench.failover, bounded to seconds)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from bench.failover import Ground, failover_ground, failover_round, verify_log
+from bench.faults import running_gateway
 from gateway.shell.backup import backup, restore
 from gateway.shell.settings import Settings, load_settings
+from gateway.store.database import APP_ROLE
 
 MULTI_HOST = (
     "postgresql://ctxgw_app@10.0.0.1:5432,10.0.0.2:5432/ctxgw?target_session_attrs=read-write"
@@ -66,3 +70,56 @@ def test_a_standby_is_backed_up_and_verified_with_its_lag_reported(
     assert restore(standby, tmp_path / "from-standby", settings, checkpoints=[], verify_only=True) == 0  # fmt: skip
     out = capsys.readouterr().out
     assert "read from a standby" in out and "verified" in out, out
+
+
+def test_audit_reads_are_served_by_a_replica_with_its_lag(ground: Ground, tmp_path: Path) -> None:
+    """`GATEWAY_READ_DATABASE_URL` names the standby: the receipts' list and reads come from it
+    (keys are still looked up on the primary), each answer says how far the replica trails,
+    and what the primary acknowledged reaches it. Verification stays on the primary (it may
+    sign a checkpoint)."""
+    primary = ground.pair.url("ctxgw", APP_ROLE)
+    standby = ground.pair.standby.url("ctxgw", APP_ROLE)
+    replica = {"GATEWAY_READ_DATABASE_URL": standby}
+    data = ground.keyring.parent.parent  # the same signing keys as the gateway of the ground
+    with running_gateway(primary, data, settings=replica) as gateway:
+        agent = {"Authorization": f"Bearer {ground.agent_key}"}
+        auditor = {"Authorization": f"Bearer {ground.auditor_key}"}
+        asked = httpx.post(
+            f"{gateway.base_url}/v1/context",
+            json={"task": "what was written?", "budget_tokens": 300},
+            headers=agent,
+            timeout=60,
+        )
+        assert asked.status_code == 200, asked.text
+        receipt_id = asked.json()["receipt_id"]
+        assert "ctxgw-replica-lag-seconds" not in asked.headers  # a disclosure: the primary
+        deadline = time.monotonic() + 30
+        while True:  # synchronous commit waits for the standby's flush, not its replay
+            read = httpx.get(
+                f"{gateway.base_url}/v1/receipts/{receipt_id}", headers=auditor, timeout=60
+            )
+            if read.status_code == 200 or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+        assert read.status_code == 200, read.text
+        assert float(read.headers["ctxgw-replica-lag-seconds"]) >= 0
+        cursor = str(read.json()["seq"] - 1)  # the page that starts with it
+        listed = httpx.get(
+            f"{gateway.base_url}/v1/receipts",
+            params={"cursor": cursor},
+            headers=auditor,
+            timeout=60,
+        )
+        assert listed.status_code == 200 and "ctxgw-replica-lag-seconds" in listed.headers
+        assert receipt_id in {r["receipt_id"] for r in listed.json()["receipts"]}
+        verified = httpx.get(
+            f"{gateway.base_url}/v1/receipts/{receipt_id}/verify", headers=auditor, timeout=60
+        )
+        assert verified.status_code == 200 and verified.json()["valid"] is True, verified.text
+        assert "ctxgw-replica-lag-seconds" not in verified.headers
+        # The replica cannot authenticate a key (its buckets are written): a bad key is still
+        # refused by the primary, as without a replica.
+        refused = httpx.get(
+            f"{gateway.base_url}/v1/receipts", headers={"Authorization": "Bearer x"}, timeout=60
+        )
+        assert refused.status_code == 401

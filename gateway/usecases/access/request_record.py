@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gateway.domain.principal import Principal
 
-__all__ = ["RequestRecord", "note_principal", "note_receipt", "recording"]
+__all__ = ["RequestRecord", "note_principal", "note_receipt", "note_replica_lag", "recording"]
 
 
 @dataclass(slots=True)
@@ -24,6 +24,7 @@ class RequestRecord:
     tenant_id: str | None = None
     key_id: str | None = None
     receipt_id: str | None = None
+    replica_lag_seconds: float | None = None  # the request read from a replica this far behind
 
 
 # A holder, not values set one by one: tasks spawned below (a thread, a child task) copy the
@@ -55,3 +56,10 @@ def note_receipt(receipt_id: str) -> None:
     record = _CURRENT.get()
     if record is not None:
         record.receipt_id = receipt_id
+
+
+def note_replica_lag(seconds: float) -> None:
+    """The request's reads were served by a replica trailing its primary by `seconds`."""
+    record = _CURRENT.get()
+    if record is not None:
+        record.replica_lag_seconds = seconds

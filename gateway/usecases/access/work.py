@@ -14,10 +14,12 @@ from gateway.domain.errors import PolicyRefusedError
 from gateway.domain.principal import Principal
 from gateway.store.database import Connection
 from gateway.store.pool import Pool, connection
+from gateway.store.replicas import read_replica_lag
+from gateway.store.transactions import begin
 from gateway.usecases.access.keys import authenticated
-from gateway.usecases.access.request_record import note_principal
+from gateway.usecases.access.request_record import note_principal, note_replica_lag
 
-__all__ = ["unit_of_work"]
+__all__ = ["reading_unit_of_work", "unit_of_work"]
 
 _log = logging.getLogger(__name__)
 
@@ -56,3 +58,25 @@ async def unit_of_work(
         raise refused from exc
     if refused is not None:
         raise refused
+
+
+@asynccontextmanager
+async def reading_unit_of_work(
+    pool: Pool, replica: Pool | None, authorization: str | None
+) -> AsyncIterator[tuple[Connection, Principal]]:
+    """A unit of work that only reads, served by `replica` when there is one
+    (`GATEWAY_READ_DATABASE_URL`): the key is looked up on the primary (its rate buckets are
+    written, which a standby cannot do) in a transaction that ends at once, then the reads run
+    in a transaction on the replica, in the key's tenant, and the replica's lag is noted for the
+    response (`Ctxgw-Replica-Lag-Seconds`). What they read may trail the primary by that much:
+    a receipt just acknowledged may not be there yet. Without a replica, `unit_of_work`."""
+    if replica is None:
+        async with unit_of_work(pool, authorization) as work:
+            yield work
+        return
+    async with unit_of_work(pool, authorization) as (_, principal):
+        pass
+    async with connection(replica) as conn, begin(conn, principal.tenant_id):
+        lag = await read_replica_lag(conn)
+        note_replica_lag(0.0 if lag is None else lag.seconds)
+        yield conn, principal

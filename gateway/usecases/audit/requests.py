@@ -22,7 +22,7 @@ from gateway.responses.receipts import (
 )
 from gateway.store.pool import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
-from gateway.usecases.access.work import unit_of_work
+from gateway.usecases.access.work import reading_unit_of_work, unit_of_work
 from gateway.usecases.audit.verification import (
     checked_rows,
     export_lines,
@@ -59,10 +59,13 @@ def _summary(row: ReceiptRow) -> ReceiptSummary:
     )
 
 
-async def read_receipt(pool: Pool, authorization: str | None, receipt_id: str) -> ReceiptDetail:
+async def read_receipt(
+    pool: Pool, replica: Pool | None, authorization: str | None, receipt_id: str
+) -> ReceiptDetail:
     """A receipt the caller may read (auditors and admins their tenant's, agents their own):
-    its row, and for auditors and admins its decoded body and its envelope."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
+    its row, and for auditors and admins its decoded body and its envelope. Read from the
+    `replica` when there is one (`reading_unit_of_work`)."""
+    async with reading_unit_of_work(pool, replica, authorization) as (conn, principal):
         row = await find_visible(conn, principal, receipt_id)
     summary = msgspec.structs.asdict(_summary(row))
     if principal.role == "agent":
@@ -75,10 +78,11 @@ async def read_receipt(pool: Pool, authorization: str | None, receipt_id: str) -
 
 
 async def page_of_receipts(
-    pool: Pool, authorization: str | None, where: ReceiptFilter
+    pool: Pool, replica: Pool | None, authorization: str | None, where: ReceiptFilter
 ) -> ReceiptPage:
-    """One page of the tenant's receipts in log order; a full page names the next cursor."""
-    async with unit_of_work(pool, authorization) as (conn, principal):
+    """One page of the tenant's receipts in log order; a full page names the next cursor. Read
+    from the `replica` when there is one."""
+    async with reading_unit_of_work(pool, replica, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
         rows = checked_rows(await list_receipts(conn, principal.tenant_id, where))
     return ReceiptPage(
@@ -90,7 +94,9 @@ async def page_of_receipts(
 async def verify_receipt(
     pool: Pool, signer: Signer, authorization: str | None, receipt_id: str
 ) -> Verification:
-    """Every check of a stored receipt, each with its stable code."""
+    """Every check of a stored receipt, each with its stable code. On the primary, as proofs
+    and checkpoints are: the inclusion check signs a checkpoint when none covers the receipt
+    yet, which a replica cannot write."""
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
         row = await find_visible(conn, principal, receipt_id)
