@@ -70,7 +70,8 @@ class AsOfForm(msgspec.Struct, forbid_unknown_fields=True):
     task: Task
     namespaces: Annotated[list[Namespace], Meta(min_length=1, max_length=64)] | None = None
     budget_tokens: Annotated[int, Meta(ge=1, le=128_000)] | None = None
-    top_k: Annotated[int, Meta(ge=1, le=50)] = 6
+    # Blank: as the API without top_k, a full tier sized by the budget.
+    top_k: Annotated[int, Meta(ge=1, le=50)] | None = None
 
 
 class WhatIfForm(msgspec.Struct, forbid_unknown_fields=True):
