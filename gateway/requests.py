@@ -11,6 +11,7 @@ import msgspec
 from msgspec import Meta
 
 __all__ = [
+    "NOT_WHITESPACE",
     "ContextIn",
     "FetchIn",
     "MemoryIdText",

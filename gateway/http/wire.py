@@ -10,7 +10,14 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from gateway.requests import MemoryIdText, MemoryTypeText, Namespace, ShortText, Task
+from gateway.requests import (
+    NOT_WHITESPACE,
+    MemoryIdText,
+    MemoryTypeText,
+    Namespace,
+    ShortText,
+    Task,
+)
 from gateway.usecases.receiptlog.kinds import KIND_NAMES
 
 __all__ = [
@@ -116,7 +123,7 @@ class SessionIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class TurnIn(msgspec.Struct, forbid_unknown_fields=True):
     role: RoleText
-    content: Annotated[str, Meta(min_length=1, pattern=r"\S")]
+    content: Annotated[str, Meta(min_length=1, pattern=NOT_WHITESPACE)]
     name: Annotated[str, Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")] | None = None
     occurred_at: Annotated[datetime, Meta(tz=True)] | None = None
 
