@@ -83,6 +83,7 @@ async def list_receipts(request: Request[Any, Any, Any], runtime: RuntimeDep) ->
 async def export(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Stream:
     lines = await inspection.export_receipts(
         runtime.pool,
+        runtime.replica,
         runtime.discloser.recorder.signer,
         request.headers.get("authorization"),
         _query(request),

@@ -10,7 +10,7 @@ import psycopg
 
 from gateway.store.database import Connection
 
-__all__ = ["ReplicaLag", "read_replica_lag", "replica_lag"]
+__all__ = ["ReplicaLag", "has_replayed", "read_replica_lag", "replica_lag", "wal_position"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,3 +50,22 @@ async def read_replica_lag(conn: Connection) -> ReplicaLag | None:
     cur = await conn.execute(_LAG)
     row = await cur.fetchone()
     return _lag(None if row is None else tuple(row))
+
+
+async def wal_position(conn: Connection) -> str:
+    """Where the primary's write-ahead log is now (an LSN, as text)."""
+    cur = await conn.execute("SELECT pg_current_wal_lsn()::text")
+    row = await cur.fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+async def has_replayed(conn: Connection, position: str) -> bool:
+    """Whether the server `conn` is on has replayed the primary's log up to `position` (a
+    primary has, by definition)."""
+    cur = await conn.execute(
+        "SELECT NOT pg_is_in_recovery() OR pg_last_wal_replay_lsn() >= %(lsn)s::pg_lsn",
+        {"lsn": position},
+    )
+    row = await cur.fetchone()
+    return row is not None and row[0] is True

@@ -8,6 +8,7 @@ checkpoints commit to it (bench.failover, bounded to seconds)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -76,7 +77,8 @@ def test_audit_reads_are_served_by_a_replica_with_its_lag(ground: Ground, tmp_pa
     """`GATEWAY_READ_DATABASE_URL` names the standby: the receipts' list and reads come from it
     (keys are still looked up on the primary), each answer says how far the replica trails,
     and what the primary acknowledged reaches it. Verification stays on the primary (it may
-    sign a checkpoint)."""
+    sign a checkpoint and store proof tiles); an export is anchored there and read from the
+    replica."""
     primary = ground.pair.url("ctxgw", APP_ROLE)
     standby = ground.pair.standby.url("ctxgw", APP_ROLE)
     replica = {"GATEWAY_READ_DATABASE_URL": standby}
@@ -117,6 +119,12 @@ def test_audit_reads_are_served_by_a_replica_with_its_lag(ground: Ground, tmp_pa
         )
         assert verified.status_code == 200 and verified.json()["valid"] is True, verified.text
         assert "ctxgw-replica-lag-seconds" not in verified.headers
+        # The export is anchored on the primary (it may sign a checkpoint) and read from the
+        # replica once it has replayed it.
+        exported = httpx.get(f"{gateway.base_url}/v1/receipts/export", headers=auditor, timeout=120)
+        assert exported.status_code == 200 and "ctxgw-replica-lag-seconds" in exported.headers
+        lines = exported.text.splitlines()
+        assert json.loads(lines[-1])["receipts"] == len(lines) - 1 >= 1  # the end line
         # The replica cannot authenticate a key (its buckets are written): a bad key is still
         # refused by the primary, as without a replica.
         refused = httpx.get(

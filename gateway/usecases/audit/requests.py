@@ -138,13 +138,18 @@ async def latest_checkpoint(pool: Pool, signer: Signer, authorization: str | Non
 
 
 async def export_receipts(
-    pool: Pool, signer: Signer, authorization: str | None, where: ReceiptFilter
+    pool: Pool,
+    replica: Pool | None,
+    signer: Signer,
+    authorization: str | None,
+    where: ReceiptFilter,
 ) -> AsyncIterator[bytes]:
     """The tenant's log as JSONL lines, verifiable offline (`receipts.export`). The caller is
-    authenticated before the first line; the lines are read page by page as they are sent."""
+    authenticated before the first line; the lines are read page by page as they are sent,
+    from the `replica` when there is one and it has caught up (`export_lines`)."""
     async with unit_of_work(pool, authorization) as (_, principal):
         principal.require_role(*AUDITORS)
-    return _encoded(await export_lines(pool, signer, principal.tenant_id, where))
+    return _encoded(await export_lines(pool, signer, principal.tenant_id, where, replica))
 
 
 async def _encoded(lines: AsyncIterator[str]) -> AsyncIterator[bytes]:

@@ -8,7 +8,9 @@ was signed, without asking them to trust the server's word for it (the export do
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +22,10 @@ from gateway.responses.receipts import Check
 from gateway.store import log_tree
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
-from gateway.store.pool import Pool
+from gateway.store.pool import Pool, connection
+from gateway.store.replicas import has_replayed, read_replica_lag, wal_position
 from gateway.store.transactions import transaction
+from gateway.usecases.access.request_record import note_replica_lag
 from gateway.usecases.receiptlog.checkpoints import checkpoint_tenant, store_tiles
 from receipts import (
     ChainBreakError,
@@ -48,7 +52,10 @@ from receipts.merkle import EMPTY_ROOT, TILE_SIZE, TiledTree
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["Proof", "export_lines", "find_visible", "prove", "verify_stored"]
+__all__ = ["REPLAY_WAIT_SECONDS", "Proof", "export_lines", "find_visible", "prove", "verify_stored"]
+
+# How long an export waits for a replica to replay the checkpoint it is anchored in.
+REPLAY_WAIT_SECONDS = 5.0
 
 EXPORT_PAGE = 500
 
@@ -225,7 +232,11 @@ async def _tiled_proof(
 
 
 async def export_lines(
-    pool: Pool, signer: Signer, tenant_id: str, where: ReceiptFilter
+    pool: Pool,
+    signer: Signer,
+    tenant_id: str,
+    where: ReceiptFilter,
+    replica: Pool | None = None,
 ) -> AsyncIterator[str]:
     """The tenant's log as JSONL (`receipts.export`), ending with the end line: its signed
     checkpoint and the number of receipt lines.
@@ -233,14 +244,35 @@ async def export_lines(
     Unfiltered, the export is the whole log up to a fresh checkpoint, so a verifier recomputes
     the root itself. Filtered, every line carries its inclusion proof to that checkpoint. The
     anchor (checkpoint and proving tree) is settled here, before the first line is sent, so that
-    a log that disagrees with itself is a 409 `ledger_inconsistent`, not a cut-off stream."""
+    a log that disagrees with itself is a 409 `ledger_inconsistent`, not a cut-off stream.
+
+    With a `replica`, the anchor is still settled on the primary (it may sign a checkpoint),
+    and the pages, the bulk of an export, are read from the replica once it has replayed that
+    checkpoint; one that does not within `REPLAY_WAIT_SECONDS` leaves them to the primary."""
     async with transaction(pool, tenant_id) as conn:
         checkpoint = await checkpoint_tenant(conn, signer, tenant_id)  # stores the tiles too
         if checkpoint is None:  # an empty log: anchored by the signed empty tree all the same
             note = signer.sign_checkpoint(log_origin(tenant_id), 0, EMPTY_ROOT)
             return _end_only(note)
         tree = await _proving_tree(conn, tenant_id, checkpoint)
-    return _export_pages(pool, tenant_id, where, checkpoint, tree)
+    reader = pool if replica is None else await _caught_up(pool, replica)
+    return _export_pages(reader, tenant_id, where, checkpoint, tree)
+
+
+async def _caught_up(pool: Pool, replica: Pool) -> Pool:
+    """The replica once it has replayed what the primary has written so far (noting its lag
+    for the response), or the primary when it does not within `REPLAY_WAIT_SECONDS`."""
+    async with connection(pool) as conn:
+        position = await wal_position(conn)
+    deadline = time.monotonic() + REPLAY_WAIT_SECONDS
+    async with connection(replica) as conn:
+        while not await has_replayed(conn, position):
+            if time.monotonic() > deadline:
+                return pool
+            await asyncio.sleep(0.05)
+        lag = await read_replica_lag(conn)
+    note_replica_lag(0.0 if lag is None else lag.seconds)
+    return replica
 
 
 async def _end_only(note: str) -> AsyncIterator[str]:
