@@ -118,6 +118,7 @@ async def verify(
 ) -> Verification:
     return await inspection.verify_receipt(
         runtime.pool,
+        runtime.replica,
         runtime.discloser.recorder.signer,
         request.headers.get("authorization"),
         receipt_id,

@@ -52,9 +52,10 @@ class SettingsError(Exception):
 @dataclass(frozen=True, slots=True)
 class Settings:
     database_url: str | None = None
-    # A read replica (a streaming standby) that serves the receipts' list, reads and export
-    # pages; keys are still looked up on the primary (their rate buckets are written), and
-    # verification, proofs and checkpoints stay there (they may sign a new checkpoint).
+    # A read replica (a streaming standby) that serves the receipts' list, reads, verification
+    # (once a replayed checkpoint covers the receipt) and export pages; keys are still looked up
+    # on the primary (their rate buckets are written), and proofs and checkpoints stay there
+    # (they may sign a new checkpoint).
     read_database_url: str | None = None
     data_dir: Path = Path(".ctxgw")
     host: str = "127.0.0.1"

@@ -128,7 +128,7 @@ async def receipt_screen(
     """A receipt with its live verification (signatures, chain link, inclusion in the latest
     checkpoint) and its ledger."""
     # The console reads the primary: what it shows next to a replay it just made must be there.
-    verification = await verify_receipt(pool, signer, authorization, receipt_id)
+    verification = await verify_receipt(pool, None, signer, authorization, receipt_id)
     detail = await read_receipt(pool, None, authorization, receipt_id)
     assert detail.body is not None  # an auditor's read: verify_receipt admitted only them
     body = read_loosely(detail.body)

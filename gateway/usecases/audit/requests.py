@@ -13,6 +13,7 @@ from gateway.domain.errors import NotFoundError
 from gateway.domain.principal import Role
 from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.responses.receipts import (
+    Check,
     InclusionProof,
     ReceiptDetail,
     ReceiptEnvelope,
@@ -24,6 +25,7 @@ from gateway.store.pool import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
 from gateway.usecases.access.work import reading_unit_of_work, unit_of_work
 from gateway.usecases.audit.verification import (
+    NOT_COVERED,
     checked_rows,
     export_lines,
     find_visible,
@@ -92,16 +94,27 @@ async def page_of_receipts(
 
 
 async def verify_receipt(
-    pool: Pool, signer: Signer, authorization: str | None, receipt_id: str
+    pool: Pool, replica: Pool | None, signer: Signer, authorization: str | None, receipt_id: str
 ) -> Verification:
-    """Every check of a stored receipt, each with its stable code. On the primary, as proofs
-    and checkpoints are: the inclusion check signs a checkpoint when none covers the receipt
-    yet, which a replica cannot write."""
+    """Every check of a stored receipt, each with its stable code. On the `replica` when there
+    is one and a checkpoint it has replayed covers the receipt (no checkpoint is signed there, no
+    tile stored); else on the primary, which signs one when none covers it yet."""
+    if replica is not None:
+        async with reading_unit_of_work(pool, replica, authorization) as (conn, principal):
+            principal.require_role(*AUDITORS)
+            row = await find_visible(conn, principal, receipt_id)
+            checks = await verify_stored(conn, row, signer, writes=False)
+        if not any(c.detail == NOT_COVERED for c in checks):
+            return _verification(receipt_id, checks)
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role(*AUDITORS)
         row = await find_visible(conn, principal, receipt_id)
         checks = await verify_stored(conn, row, signer)
-    return Verification(receipt_id=receipt_id, valid=all(c.ok for c in checks), checks=list(checks))
+    return _verification(receipt_id, checks)
+
+
+def _verification(receipt_id: str, checks: list[Check]) -> Verification:
+    return Verification(receipt_id=receipt_id, valid=all(c.ok for c in checks), checks=checks)
 
 
 async def prove_receipt(

@@ -52,10 +52,20 @@ from receipts.merkle import EMPTY_ROOT, TILE_SIZE, TiledTree
 
 _log = logging.getLogger(__name__)
 
-__all__ = ["REPLAY_WAIT_SECONDS", "Proof", "export_lines", "find_visible", "prove", "verify_stored"]
+__all__ = [
+    "NOT_COVERED",
+    "REPLAY_WAIT_SECONDS",
+    "Proof",
+    "export_lines",
+    "find_visible",
+    "prove",
+    "verify_stored",
+]
 
 # How long an export waits for a replica to replay the checkpoint it is anchored in.
 REPLAY_WAIT_SECONDS = 5.0
+# The inclusion check's detail when no stored checkpoint covers the receipt yet.
+NOT_COVERED = "no checkpoint covers it yet"
 
 EXPORT_PAGE = 500
 
@@ -104,9 +114,11 @@ def checked_rows(rows: list[receipt_store.ReceiptRow]) -> list[receipt_store.Rec
 
 
 async def verify_stored(  # noqa: C901  every check in report order, none stops the rest
-    conn: Connection, row: receipt_store.ReceiptRow, signer: Signer
+    conn: Connection, row: receipt_store.ReceiptRow, signer: Signer, *, writes: bool = True
 ) -> list[Check]:
-    """Every check, each reported with its stable code; never stops at the first failure."""
+    """Every check, each reported with its stable code; never stops at the first failure.
+    Without `writes` (a replica's read-only transaction) no checkpoint is signed and no tile
+    stored: a receipt no stored checkpoint covers yet fails `inclusion` as not covered."""
     checks: list[Check] = []
 
     def run(name: str, check: Any) -> None:
@@ -157,12 +169,12 @@ async def verify_stored(  # noqa: C901  every check in report order, none stops 
 
     run("chain", chain)
     try:
-        proof = await prove(conn, row, signer)
+        proof = await prove(conn, row, signer if writes else None, store_tiles=writes)
     except ConflictError as exc:  # the stored log disagrees with its checkpoint
         checks.append(Check("inclusion", False, exc.code, exc.detail))
         return checks
     if proof is None:
-        checks.append(Check("inclusion", False, "proof_invalid", "no checkpoint covers it yet"))
+        checks.append(Check("inclusion", False, "proof_invalid", NOT_COVERED))
     else:
 
         def included() -> None:
@@ -185,16 +197,21 @@ class Proof:
 
 
 async def prove(
-    conn: Connection, row: receipt_store.ReceiptRow, signer: Signer | None
+    conn: Connection,
+    row: receipt_store.ReceiptRow,
+    signer: Signer | None,
+    *,
+    store_tiles: bool = True,
 ) -> Proof | None:
     """An RFC 6962 inclusion proof of the receipt in the latest checkpoint; with a `signer`, a
-    fresh checkpoint is made when none covers the receipt yet."""
+    fresh checkpoint is made when none covers the receipt yet; without `store_tiles`, tiles a
+    log older than them lacks are not stored (the proof is then made from the leaves)."""
     latest = await log_tree.latest_checkpoint(conn, row.tenant_id)
     if (latest is None or latest.size < row.seq) and signer is not None:
         latest = await checkpoint_tenant(conn, signer, row.tenant_id)
     if latest is None or latest.size < row.seq:
         return None
-    hashes = await _tiled_proof(conn, row, latest)
+    hashes = await _tiled_proof(conn, row, latest, store=store_tiles)
     if hashes is None:  # tiles that do not prove the receipt: never trusted, rebuilt from leaves
         leaves = await log_tree.leaves(conn, row.tenant_id, latest.size)
         hashes = inclusion_proof(row.seq - 1, leaves)
@@ -208,13 +225,17 @@ async def prove(
 
 
 async def _tiled_proof(
-    conn: Connection, row: receipt_store.ReceiptRow, checkpoint: log_tree.CheckpointRow
+    conn: Connection,
+    row: receipt_store.ReceiptRow,
+    checkpoint: log_tree.CheckpointRow,
+    *,
+    store: bool = True,
 ) -> list[bytes] | None:
     """The receipt's inclusion proof from the log's tiles and two tiles of leaves (the one
     holding it, the incomplete last one): O(n / 256) hashes read, not O(n). None when the stored
     tiles do not give a proof that verifies against the checkpoint's root."""
     size, index = checkpoint.size, row.seq - 1
-    log = await _LogTiles.load(conn, row.tenant_id, size)
+    log = await _LogTiles.load(conn, row.tenant_id, size, store=store)
     if log is None:
         return None
     await log.read(conn, {index // TILE_SIZE})
@@ -329,11 +350,14 @@ class _LogTiles:
         self.tree = TiledTree(size, tiles, lambda lo, hi: self.leaves[lo // TILE_SIZE])
 
     @classmethod
-    async def load(cls, conn: Connection, tenant_id: str, size: int) -> _LogTiles | None:
-        """The log's first `size` receipts by their tiles (stored first where a log older than
-        its tiles lacks them) and the leaves of the incomplete last one, which the root and
-        every proof need; None when the stored tiles are not all there."""
-        await store_tiles(conn, tenant_id, size)
+    async def load(
+        cls, conn: Connection, tenant_id: str, size: int, *, store: bool = True
+    ) -> _LogTiles | None:
+        """The log's first `size` receipts by their tiles (stored first, unless not to `store`,
+        where a log older than its tiles lacks them) and the leaves of the incomplete last one,
+        which the root and every proof need; None when the stored tiles are not all there."""
+        if store:
+            await store_tiles(conn, tenant_id, size)
         tiles = await log_tree.tiles(conn, tenant_id, size // TILE_SIZE)
         if len(tiles) != size // TILE_SIZE:
             return None
