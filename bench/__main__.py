@@ -18,6 +18,10 @@ BENCHMARKS = {
     ),
     "policy": ("bench.policy_cost", "policy evaluation cost and enforce/log_only overhead"),
     "receipts": ("bench.receipt_cost", "receipt overhead, receipts/s, export + offline verify"),
+    "log": (
+        "bench.receipt_log",
+        "the receipt log alone: N processes appending to one tenant and to N, serial section",
+    ),
     "index": ("bench.index_fetch", "the index fetch with and without entries' contents, by budget"),
     "proofs": (
         "bench.proofs",

@@ -30,6 +30,7 @@ __all__ = ["LogHead", "SealedReceipt", "append_receipts", "lock_head"]
 class LogHead:
     size: int
     head: bytes
+    locked_at: datetime  # the server's clock when the lock was granted
     last_leaf: bytes | None = None  # the stored leaf of receipt `size`, which must be `head`
 
 
@@ -40,7 +41,7 @@ class LogHead:
 _LOCK_HEAD = """
 INSERT INTO receipt_logs (tenant_id) VALUES (%(tenant_id)s)
 ON CONFLICT (tenant_id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id
-RETURNING size, head,
+RETURNING size, head, clock_timestamp() AS locked_at,
           (SELECT r.leaf FROM receipts r
             WHERE r.tenant_id = receipt_logs.tenant_id AND r.seq = receipt_logs.size) AS last_leaf
 """

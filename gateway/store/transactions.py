@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -19,6 +21,7 @@ from gateway.store.pool import connection
 
 __all__ = [
     "ENTER_TENANT",
+    "EarlyRelease",
     "begin",
     "begin_after",
     "in_tenant",
@@ -110,12 +113,37 @@ async def transaction(pool: GatedPool, tenant_id: str | None = None) -> AsyncIte
         yield conn
 
 
+@dataclass(slots=True)
+class EarlyRelease:
+    """Asks `pipelined_transaction` to release its locks at COMMIT, before the WAL is flushed,
+    and to end its block only once a durable commit after it has flushed; `at` is then when the
+    locks went, by the server's clock."""
+
+    at: datetime | None = None
+
+
+# The durable barrier after a COMMIT that did not wait for the flush: a transaction that writes
+# one WAL record (a transactional logical message, which nothing here decodes) and commits
+# durably. PostgreSQL flushes its WAL in order, so the barrier's flush covers the commit before
+# it, and a synchronous standby's confirmation of the barrier covers it there too; a crash before
+# the flush loses both, so a commit is never durable without the one after it being so.
+_DURABLE_BARRIER = "SELECT clock_timestamp() FROM pg_logical_emit_message(true, 'ctxgw', '')"
+
+
 @asynccontextmanager
-async def pipelined_transaction(pool: GatedPool, tenant_id: str) -> AsyncIterator[Connection]:
+async def pipelined_transaction(
+    pool: GatedPool, tenant_id: str, *, early_release: EarlyRelease | None = None
+) -> AsyncIterator[Connection]:
     """As `transaction`, in a libpq pipeline (the pool's connections are in autocommit, so the
     transaction is spelled out): BEGIN and the tenant's entry travel with the first statement
     and COMMIT with the last, and a statement's answer is awaited only when it is read. Any
-    failure raises by the end of the block and rolls the whole transaction back."""
+    failure raises by the end of the block and rolls the whole transaction back.
+
+    With `early_release`, the transaction commits without waiting for the WAL flush (its row
+    locks go at once, so whoever waits for them does not also wait for the disk), followed in
+    the same round trip by the durable barrier: the block still ends only once the transaction
+    is durable. Others may read its rows in the moment between; a crash there loses them as it
+    loses every transaction after them, and nobody was told they were written."""
     if pool.shut:
         raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
     try:
@@ -123,9 +151,19 @@ async def pipelined_transaction(pool: GatedPool, tenant_id: str) -> AsyncIterato
             try:
                 async with conn.pipeline():
                     await conn.execute("BEGIN")
+                    if early_release is not None:
+                        await conn.execute("SET LOCAL synchronous_commit = off")
                     await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
                     yield conn
                     await conn.execute("COMMIT")
+                    if early_release is not None:
+                        await conn.execute("BEGIN")
+                        barrier = await conn.execute(_DURABLE_BARRIER)
+                        await conn.execute("COMMIT")
+                if early_release is not None:
+                    released = await barrier.fetchone()
+                    if released is not None and isinstance(released[0], datetime):
+                        early_release.at = released[0]
             except BaseException:
                 if not conn.closed:
                     with suppress(psycopg.Error):
@@ -139,11 +177,13 @@ async def pipelined_transaction(pool: GatedPool, tenant_id: str) -> AsyncIterato
 
 
 # Whether this login may write receipts now: the database answers, is not read-only, and the
-# grants to append a receipt and advance its log are in place.
+# grants to append a receipt, advance its log and raise the durable barrier are in place.
 _RECEIPTS_WRITABLE = """
 SELECT current_setting('transaction_read_only') = 'off'
        AND has_table_privilege('receipts', 'INSERT')
        AND has_table_privilege('receipt_logs', 'UPDATE')
+       AND COALESCE((SELECT bool_and(has_function_privilege(p.oid, 'EXECUTE'))
+                       FROM pg_proc p WHERE p.proname = 'pg_logical_emit_message'), false)
 """
 
 

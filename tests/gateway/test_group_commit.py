@@ -6,13 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import psycopg
 from litestar.testing import TestClient
+from psycopg import sql
 
-from receipts.canonical import decode_body
+from gateway.shell.clock import new_ulid
+from gateway.shell.settings import Settings
+from gateway.store.pool import open_pool
+from gateway.usecases.receiptlog.group_commit import GroupCommit, PendingReceipt
+from receipts import RECEIPT_SCHEMA, Signer, generate_keyring
+from receipts.canonical import CanonicalTemplate, decode_body
+from receipts.keyfiles import load_private_key
 from tests.conftest import Key
 from tests.gateway.test_memories_write import memory
 
@@ -79,3 +88,73 @@ def test_a_batch_that_cannot_be_written_answers_none_of_its_requests(
     again = asyncio.run(_ask_all(served, agent, 2))  # the writer recovers
     assert [r.status_code for r in again] == [200, 200]
     assert len(_log(database_url, agent.tenant_id)) == len(before) + 2
+
+
+def _pending(tenant_id: str) -> PendingReceipt:
+    issued_at = datetime.now(UTC)
+    receipt_id = new_ulid(issued_at)
+    body = {"schema": RECEIPT_SCHEMA, "receipt_id": receipt_id, "tenant_id": tenant_id}
+    return PendingReceipt(
+        template=CanonicalTemplate(body, "log"),
+        receipt_id=receipt_id,
+        kind="context",
+        agent_id="a",
+        key_id="k",
+        issued_at=issued_at,
+        bundle_sha256=None,
+        policy_digest=None,
+        parent_receipt_id=None,
+        disclosed_ids=(),
+    )
+
+
+FLUSH_DELAY = 0.1  # PostgreSQL's longest commit_delay: every WAL flush waits this long first
+
+
+def test_the_log_is_released_before_the_disk_is_written(
+    settings: Settings, agent: Key, database_url: str, app_database_url: str
+) -> None:
+    """Two writers (two processes' worth) append to one tenant while every flush takes 100 ms:
+    each is answered only after a flush (durable), yet neither holds the log across one, so
+    the second does not wait for the first's disk."""
+    name = database_url.partition("?")[0].rsplit("/", 1)[1]
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("ALTER ROLE ctxgw_app IN DATABASE {} SET commit_delay = 100000").format(
+                sql.Identifier(name)
+            )
+        )
+        conn.execute(
+            sql.SQL("ALTER ROLE ctxgw_app IN DATABASE {} SET commit_siblings = 0").format(
+                sql.Identifier(name)
+            )
+        )
+    keyring, pem = generate_keyring("k")
+    signer = Signer(keyring, load_private_key(pem))
+
+    async def append_from_two_writers() -> tuple[list[float], list[GroupCommit]]:
+        pools = [open_pool(app_database_url, settings, size=1) for _ in range(2)]
+        for pool in pools:
+            await pool.open(wait=True)
+        writers = [GroupCommit(pool, signer) for pool in pools]
+
+        async def timed(writer: GroupCommit) -> float:
+            started = time.monotonic()
+            await writer.append(agent.tenant_id, _pending(agent.tenant_id))
+            return time.monotonic() - started
+
+        try:
+            await writers[0].append(agent.tenant_id, _pending(agent.tenant_id))  # warm up
+            writers[0].held_seconds = 0.0
+            waits = await asyncio.gather(*(timed(w) for w in writers))
+        finally:
+            for pool in pools:
+                await pool.close()
+        return list(waits), writers
+
+    waits, writers = asyncio.run(append_from_two_writers())
+    assert all(wait >= FLUSH_DELAY for wait in waits)  # answered after the flush
+    assert max(waits) < 2 * FLUSH_DELAY  # the second did not queue behind the first's flush
+    assert all(w.held_seconds < FLUSH_DELAY / 2 for w in writers)
+    rows = _log(database_url, agent.tenant_id)
+    assert [row[0] for row in rows] == [1, 2, 3]
