@@ -12,7 +12,9 @@ from msgspec import Meta
 
 __all__ = [
     "NOT_WHITESPACE",
+    "ClaimKey",
     "ContextIn",
+    "FetchClaimsIn",
     "FetchIn",
     "MemoryIdText",
     "MemoryTypeText",
@@ -26,6 +28,8 @@ __all__ = [
 
 Namespace = Annotated[str, Meta(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")]
 MemoryIdText = Annotated[str, Meta(pattern=r"^[0-9A-HJKMNP-TV-Z]{26}$")]
+# A single-valued fact's name (ARCHITECTURE §12): `user.employer`, `account.plan`.
+ClaimKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_.]{0,63}$")]
 ShortText = Annotated[str, Meta(max_length=512)]
 MemoryTypeText = Literal["semantic", "episodic", "procedural", "working"]
 # More than whitespace: the schema says so, and the handlers check it again (`_require_text`).
@@ -37,6 +41,15 @@ Task = Annotated[str, Meta(min_length=1, max_length=8000, pattern=NOT_WHITESPACE
 
 class FetchIn(msgspec.Struct, forbid_unknown_fields=True):
     ids: Annotated[list[MemoryIdText], Meta(min_length=1, max_length=50)]
+    purpose: ShortText | None = None
+
+
+class FetchClaimsIn(msgspec.Struct, forbid_unknown_fields=True):
+    """Stage 3 by claim: the live memories of one namespace that hold these claim keys (a
+    key-value store's lookup by key, e.g. the LangGraph store's `get`)."""
+
+    namespace: Namespace
+    claim_keys: Annotated[list[ClaimKey], Meta(min_length=1, max_length=50)]
     purpose: ShortText | None = None
 
 

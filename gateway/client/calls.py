@@ -201,6 +201,15 @@ def fetch(ids: Sequence[str], *, purpose: str | None = None) -> Call[FetchedMemo
     return Call("POST", "/v1/fetch", _struct(FetchedMemories), resendable=False, body=body)
 
 
+def fetch_claims(
+    namespace: str, claim_keys: Sequence[str], *, purpose: str | None = None
+) -> Call[FetchedMemories]:
+    """The live memories of `namespace` holding any of `claim_keys` (at most 50), newest first
+    for each: a fetch by claim instead of by id, judged and receipted as a fetch."""
+    body = _json({"namespace": namespace, "claim_keys": list(claim_keys), "purpose": purpose})
+    return Call("POST", "/v1/fetch/claims", _struct(FetchedMemories), resendable=False, body=body)
+
+
 def receipt(receipt_id: str) -> Call[ReceiptDetail]:
     path = f"/v1/receipts/{_segment(receipt_id)}"
     return Call("GET", path, _struct(ReceiptDetail), resendable=True)

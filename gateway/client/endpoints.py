@@ -109,6 +109,7 @@ class Endpoints:
     search = endpoint(calls.search)
     timeline = endpoint(calls.timeline)
     fetch = endpoint(calls.fetch)
+    fetch_claims = endpoint(calls.fetch_claims)
     compile = endpoint(calls.compile_now)
     compile_later = endpoint(calls.compile_later)
     compile_job = endpoint(calls.compile_job)

@@ -10,9 +10,10 @@ any agent's would: nothing is read around the policy or the receipt log.
     docs = retriever.invoke("how do I roll back a deploy?")
     docs[0].metadata  # memory_id, heading, receipt_id (the fetch's), search_receipt_id, ...
 
-The retriever is the progressive disclosure of the API: a search (stage 1: pointers, receipted)
-then a fetch of the hits (stage 3: the memories in full as the policy lets them through,
-receipted); a hit the fetch withholds (deleted since, or denied) is no document. The history
+The retriever is the progressive disclosure of the API (`gateway.client.recall`): a search
+(stage 1: pointers, receipted) then a fetch of the hits (stage 3: the memories in full as the
+policy lets them through, receipted); a hit the fetch withholds (deleted since, or denied) is
+no document. The history
 appends turns to a session (`POST /v1/sessions/{id}/turns`) and reads them back as the policy
 shows them (`GET /v1/sessions/{id}/turns`, receipted `history`). A session's turns are never
 deleted through the API (an admin erases a turn's text, receipted), so `clear` refuses.
@@ -21,7 +22,6 @@ deleted through the API (an admin erases a turn's text, receipted), so `clear` r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -37,6 +37,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from gateway.client.options import NewTurn, Role
+from gateway.client.recall import recall
 from gateway.client.sync import Client
 
 __all__ = ["CtxgwChatHistory", "CtxgwRetriever"]
@@ -57,34 +58,25 @@ class CtxgwRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        options: dict[str, Any] = {"limit": self.k}
-        if self.namespaces:
-            options["namespaces"] = self.namespaces
-        if self.purpose:
-            options["purpose"] = self.purpose
-        hits = self.client.search(query, **options)
-        if not hits.results:
-            return []
-        scores = {hit.memory_id: hit.score for hit in hits.results}
-        fetched = self.client.fetch(list(scores), purpose=self.purpose)
-        found = {m.memory_id: m for m in fetched.memories}
+        recalled = recall(
+            self.client, query, namespaces=self.namespaces, limit=self.k, purpose=self.purpose
+        )
         return [
             Document(
-                page_content=memory.content,
-                id=memory.memory_id,
+                page_content=r.memory.content,
+                id=r.memory.memory_id,
                 metadata={
-                    "memory_id": memory.memory_id,
-                    "heading": memory.heading,
-                    "namespace": memory.namespace,
-                    "memory_type": memory.memory_type,
-                    "confidence": memory.confidence,
-                    "score": scores[memory.memory_id],
-                    "receipt_id": fetched.receipt_id,
-                    "search_receipt_id": hits.receipt_id,
+                    "memory_id": r.memory.memory_id,
+                    "heading": r.memory.heading,
+                    "namespace": r.memory.namespace,
+                    "memory_type": r.memory.memory_type,
+                    "confidence": r.memory.confidence,
+                    "score": r.score,
+                    "receipt_id": r.receipt_id,
+                    "search_receipt_id": r.search_receipt_id,
                 },
             )
-            for memory_id in scores  # the search's order, best first
-            if (memory := found.get(memory_id)) is not None
+            for r in recalled  # the search's order, best first
         ]
 
 

@@ -13,7 +13,6 @@ from litestar import Litestar, Request, get
 from litestar.datastructures import State
 from litestar.di import Provide
 from litestar.logging.config import LoggingConfig
-from litestar.openapi import OpenAPIConfig
 
 from gateway import __version__
 from gateway.domain.errors import FieldError, InvalidRequestError, UnauthenticatedError
@@ -24,7 +23,14 @@ from gateway.http.console import CONSOLE
 from gateway.http.context import ROUTES as CONTEXT_ROUTES
 from gateway.http.memories import ROUTES as MEMORY_ROUTES
 from gateway.http.metrics import Metrics, metrics_route, multiprocess_mode, observe_disclosure
-from gateway.http.openapi import OPERATIONS, PROBLEM_SCHEMA, TAGS, components, documented
+from gateway.http.openapi import (
+    OPERATIONS,
+    PROBLEM_SCHEMA,
+    TAGS,
+    DocumentConfig,
+    components,
+    documented,
+)
 from gateway.http.policies import ROUTES as POLICY_ROUTES
 from gateway.http.problems import EXCEPTION_HANDLERS
 from gateway.http.receipts import ROUTES as RECEIPT_ROUTES
@@ -188,7 +194,7 @@ def create_app(
         # Litestar's default would hand the root logger an INFO handler of its own.
         logging_config=LoggingConfig(configure_root_logger=False),
         request_max_body_size=settings.max_body_bytes,
-        openapi_config=OpenAPIConfig(
+        openapi_config=DocumentConfig(
             title="ctxgw",
             version=__version__,
             path="/schema",

@@ -1,4 +1,5 @@
-"""Memory endpoints: write, batch write, soft delete, fetch (stage 3 of disclosure)."""
+"""Memory endpoints: write, batch write, soft delete, fetch (stage 3 of disclosure) by id or by
+claim key."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DISCLOSURE, MEMORIES, json_body
 from gateway.http.validation import collect_errors, decode_struct, read_json
 from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, MemoryIn
-from gateway.requests import FetchIn
+from gateway.requests import FetchClaimsIn, FetchIn
 from gateway.responses.disclosures import FetchedMemories
 from gateway.responses.memories import BatchWrite, Deleted, Erased, Written
 from gateway.usecases.memories import writer as memories
@@ -162,4 +163,17 @@ async def fetch(request: Request[Any, Any, Any], runtime: RuntimeDep) -> Fetched
     return await runtime.disclosures.fetch(request.headers.get("authorization"), fetch_in)
 
 
-ROUTES = [write_memory, write_batch, remove_memory, erase_memory, fetch]
+@post(
+    "/v1/fetch/claims",
+    status_code=200,
+    summary="Stage 3 by claim key: the live memories of a namespace that hold them (at most 50 keys)",
+    operation_class=json_body(FetchClaimsIn),
+    operation_id="fetchMemoriesByClaim",
+    tags=[DISCLOSURE],
+)
+async def fetch_claims(request: Request[Any, Any, Any], runtime: RuntimeDep) -> FetchedMemories:
+    claims_in = decode_struct(await read_json(request), FetchClaimsIn)
+    return await runtime.disclosures.fetch_claims(request.headers.get("authorization"), claims_in)
+
+
+ROUTES = [write_memory, write_batch, remove_memory, erase_memory, fetch, fetch_claims]

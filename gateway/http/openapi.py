@@ -5,7 +5,11 @@ Handlers read raw bodies and decode them with msgspec themselves, so that a bad 
 every bad field at once (RFC 9457, `gateway.http.validation`); that hides their shapes from
 Litestar's schema generation. Each route names its wire type instead (``operation_class=``), and
 the type's JSON Schema, as msgspec derives it from the very type that decodes the request, goes
-into the operation: the document cannot drift from what the gateway accepts.
+into the document: it cannot drift from what the gateway accepts. Each body is a named schema
+component (`#/components/schemas/ContextIn`, the Struct's name, its nested Structs named too),
+so that a generated client has one `ContextIn` model rather than a name made of the operation's
+and the type's (`GetContextContextIn`). Litestar makes `components/schemas` from the types it
+documents itself; `DocumentConfig` makes a `Document` that adds the bodies' when serialized.
 
 Response bodies are the `gateway.responses` Structs the handlers return, which Litestar documents
 itself. What it cannot see is added here: the bodies of text media types (the export's JSONL, the
@@ -21,15 +25,17 @@ test_openapi.py` holds every operation of the document to it).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 from litestar.enums import ParamType
-from litestar.openapi import ResponseSpec
+from litestar.openapi import OpenAPIConfig, ResponseSpec
 from litestar.openapi.spec import (
     Components,
+    OpenAPI,
     OpenAPIMediaType,
     OpenAPIResponse,
     OpenAPIType,
@@ -57,7 +63,10 @@ __all__ = [
     "RECEIPTS",
     "SESSIONS",
     "TAGS",
+    "Document",
+    "DocumentConfig",
     "TextResponse",
+    "body_components",
     "components",
     "documented",
     "json_body",
@@ -134,14 +143,35 @@ _SAME = frozenset(
 )
 
 
+_COMPONENT = "#/components/schemas/{name}"
+
+
 def schema_of(struct: type[msgspec.Struct]) -> Schema:
     """The JSON Schema of ``struct`` (msgspec's), as Litestar's `Schema`, definitions inlined."""
     document = msgspec.json.schema(struct)
-    return _converted(document, document.get("$defs", {}))
+    converted = _converted(document, document.get("$defs", {}))
+    assert isinstance(converted, Schema)  # inlined: no reference left
+    return converted
 
 
-def _converted(node: dict[str, Any], defs: dict[str, Any]) -> Schema:  # noqa: C901  one branch per JSON Schema keyword
-    if "$ref" in node:  # wire types are not recursive: inline the definition
+def body_components(structs: Iterable[type[msgspec.Struct]]) -> dict[str, dict[str, Any]]:
+    """The schema components of request bodies (msgspec's JSON Schema, as OpenAPI writes it),
+    by name: each Struct and the Structs it holds, referring to one another by name."""
+    _, defs = msgspec.json.schema_components(
+        sorted(set(structs), key=_name), ref_template=_COMPONENT
+    )
+    return {name: _converted(node, None).to_schema() for name, node in defs.items()}
+
+
+def _name(struct: type[msgspec.Struct]) -> str:
+    return struct.__name__
+
+
+def _converted(node: dict[str, Any], defs: dict[str, Any] | None) -> Schema | Reference:  # noqa: C901  one branch per JSON Schema keyword
+    """`node` as Litestar's `Schema`; a reference inlined from `defs`, or kept without them."""
+    if "$ref" in node:  # wire types are not recursive: a definition can be inlined
+        if defs is None:
+            return Reference(ref=node["$ref"])
         return _converted(defs[node["$ref"].rsplit("/", 1)[1]], defs)
     fields: dict[str, Any] = {}
     for key, value in node.items():
@@ -217,6 +247,7 @@ def _documented(
     text: TextResponse | None = None,
     also: Iterable[int] = (),
     keyed: bool = True,
+    body: type[msgspec.Struct] | None = None,
 ) -> type[Operation]:
     named = frozenset(also)
     unknown = named - PROBLEM_STATUSES.keys()
@@ -225,6 +256,9 @@ def _documented(
 
     @dataclass
     class Documented(Operation):
+        # The Struct of the JSON body, a schema component of the document (`Document`).
+        body_struct: ClassVar[type[msgspec.Struct] | None] = body
+
         def __post_init__(self) -> None:
             if request_body is not None:
                 self.request_body = request_body
@@ -280,9 +314,10 @@ DOCUMENTED = _documented()  # a keyed operation that reads no body and answers J
 def json_body(
     struct: type[msgspec.Struct], description: str | None = None, *, also: Iterable[int] = ()
 ) -> type[Operation]:
-    """An operation whose request body is ``struct`` as JSON."""
+    """An operation whose request body is ``struct`` as JSON, the component of its name."""
+    schema = Reference(ref=_COMPONENT.format(name=_name(struct)))
     return _documented(
-        request_body=_body("application/json", schema_of(struct), description), also=also
+        request_body=_body("application/json", schema, description), also=also, body=struct
     )
 
 
@@ -298,7 +333,7 @@ def text_response(
     return _documented(text=TextResponse(media_type, description), also=also, keyed=keyed)
 
 
-def _body(media_type: str, schema: Schema, description: str | None) -> RequestBody:
+def _body(media_type: str, schema: Schema | Reference, description: str | None) -> RequestBody:
     return RequestBody(
         content={media_type: OpenAPIMediaType(schema=schema)},
         description=description,
@@ -319,3 +354,39 @@ def query_parameters(
         if isinstance(field, Schema)
     ]
     return _documented(parameters=parameters, text=text, also=also)
+
+
+@dataclass
+class Document(OpenAPI):
+    """The OpenAPI document, whose `components/schemas` hold the request bodies' besides the
+    types Litestar documents itself (it sets those when it builds the document)."""
+
+    def to_schema(self) -> dict[str, Any]:
+        document = super().to_schema()
+        structs = [
+            operation.body_struct
+            for item in (self.paths or {}).values()
+            for operation in _operations(item)
+            if getattr(operation, "body_struct", None) is not None
+        ]
+        schemas: dict[str, Any] = document.setdefault("components", {}).setdefault("schemas", {})
+        for name, schema in body_components(structs).items():
+            if schemas.get(name, schema) != schema:
+                raise ValueError(f"two schemas are named {name!r}: a request body and another")
+            schemas[name] = schema
+        document["components"]["schemas"] = dict(sorted(schemas.items()))
+        return document
+
+
+def _operations(item: Any) -> list[Any]:
+    methods = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+    return [o for o in (getattr(item, m, None) for m in methods) if o is not None]
+
+
+@dataclass
+class DocumentConfig(OpenAPIConfig):
+    """Litestar's OpenAPI configuration, making a `Document` (request bodies named)."""
+
+    def to_openapi_schema(self) -> OpenAPI:
+        made = super().to_openapi_schema()
+        return Document(**{f.name: getattr(made, f.name) for f in dataclasses.fields(made)})

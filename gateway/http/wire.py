@@ -12,6 +12,7 @@ from msgspec import Meta
 
 from gateway.requests import (
     NOT_WHITESPACE,
+    ClaimKey,
     MemoryIdText,
     MemoryTypeText,
     Namespace,
@@ -32,8 +33,6 @@ __all__ = [
     "Task",
 ]
 
-# A single-valued fact's name (ARCHITECTURE §12): `user.employer`, `account.plan`.
-ClaimKey = Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_.]{0,63}$")]
 Label = Annotated[str, Meta(min_length=1, max_length=64)]
 # The largest integer a receipt body can hold: RFC 8785 numbers are IEEE 754 doubles (§3.2.2.3),
 # so a request field recorded in a receipt is bounded by it (2^53 - 1).

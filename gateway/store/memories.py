@@ -20,6 +20,7 @@ __all__ = [
     "find_idempotent_write",
     "find_idempotent_writes",
     "insert_versions",
+    "live_by_claim",
     "lock_for_retire",
     "retire",
 ]
@@ -235,3 +236,23 @@ async def fetch_versions(conn: Conn, tenant_id: str, ids: Sequence[str]) -> list
     async with conn.cursor(row_factory=class_row(MemoryVersion)) as cur:
         await cur.execute(_FETCH, {"tenant_id": tenant_id, "ids": list(ids)})
         return await cur.fetchall()
+
+
+# The claims' partial index (migration 0009) holds exactly the versions not retired.
+_LIVE_BY_CLAIM = """
+SELECT memory_id FROM memories
+ WHERE tenant_id = %(tenant_id)s AND namespace = %(namespace)s
+   AND claim_key = ANY(%(claim_keys)s) AND claim_key IS NOT NULL AND deleted_at IS NULL
+ ORDER BY claim_key, created_at DESC, memory_id DESC
+"""
+
+
+async def live_by_claim(
+    conn: Conn, tenant_id: str, namespace: str, claim_keys: Sequence[str]
+) -> list[str]:
+    """The ids of the versions of `namespace` holding any of `claim_keys` that are not retired
+    (deleted or superseded), by claim key, newest first. Expiry is not judged here: the
+    disclosure that reads them withholds an expired one with its reason."""
+    params = {"tenant_id": tenant_id, "namespace": namespace, "claim_keys": list(claim_keys)}
+    cur = await conn.execute(_LIVE_BY_CLAIM, params)
+    return [str(memory_id) for (memory_id,) in await cur.fetchall()]

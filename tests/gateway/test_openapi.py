@@ -18,6 +18,7 @@ BODIES = {
     ("/v1/memories/batch", "post"): "application/json",
     ("/v1/memories/{memory_id}", "delete"): "application/json",
     ("/v1/fetch", "post"): "application/json",
+    ("/v1/fetch/claims", "post"): "application/json",
     ("/v1/context", "post"): "application/json",
     ("/v1/search", "post"): "application/json",
     ("/v1/timeline", "post"): "application/json",
@@ -48,6 +49,13 @@ def _body(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
     return body
 
 
+def _body_schema(document: dict[str, Any], path: str, method: str) -> dict[str, Any]:
+    """The JSON body's schema: the component it names."""
+    return _resolve(
+        document, _body(document, path, method)["content"]["application/json"]["schema"]
+    )
+
+
 def test_every_operation_that_reads_a_body_describes_it(document: dict[str, Any]) -> None:
     for (path, method), media_type in BODIES.items():
         body = _body(document, path, method)
@@ -60,7 +68,7 @@ def test_every_operation_that_reads_a_body_describes_it(document: dict[str, Any]
 
 
 def test_a_body_schema_is_what_the_gateway_accepts(document: dict[str, Any]) -> None:
-    context = _body(document, "/v1/context", "post")["content"]["application/json"]["schema"]
+    context = _body_schema(document, "/v1/context", "post")
     assert context["required"] == ["task"] and context["additionalProperties"] is False
     properties = context["properties"]
     assert properties["task"] == {
@@ -74,10 +82,24 @@ def test_a_body_schema_is_what_the_gateway_accepts(document: dict[str, Any]) -> 
         "anyOf": [{"type": "integer", "minimum": 1, "maximum": 50}, {"type": "null"}]
     }
     assert properties["fill"]["enum"] == ["skip", "stop"]
-    batch = _body(document, "/v1/memories/batch", "post")["content"]["application/json"]["schema"]
-    item = batch["properties"]["items"]["items"]
+    batch = _body_schema(document, "/v1/memories/batch", "post")
+    item = _resolve(document, batch["properties"]["items"]["items"])
     assert item["required"] == ["namespace", "heading", "content"]
     assert item["properties"]["confidence"]["maximum"] == 1.0
+
+
+def test_every_json_body_is_a_named_component(document: dict[str, Any]) -> None:
+    """A generated client names a body's model after its type (`ContextIn`), not after the
+    operation and the type (`GetContextContextIn`)."""
+    for (path, method), media_type in BODIES.items():
+        if media_type == "application/json":
+            schema = _body(document, path, method)["content"][media_type]["schema"]
+            assert set(schema) == {"$ref"} and schema["$ref"].startswith("#/components/schemas/")
+    assert _body(document, "/v1/context", "post")["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ContextIn"
+    }
+    batch = document["components"]["schemas"]["BatchShape"]
+    assert batch["properties"]["items"]["items"] == {"$ref": "#/components/schemas/MemoryIn"}
 
 
 def test_the_receipt_listing_documents_its_query(document: dict[str, Any]) -> None:
@@ -92,15 +114,18 @@ def test_the_session_history_documents_its_paging(document: dict[str, Any]) -> N
     parameters = {p["name"]: p for p in operation["parameters"] if p["in"] == "query"}
     assert set(parameters) == {"after", "limit", "purpose"}
     append = _body(document, "/v1/sessions/{session_id}/turns", "post")
-    turns = append["content"]["application/json"]["schema"]["properties"]["turns"]
-    assert turns["maxItems"] == 100 and turns["items"]["required"] == ["role", "content"]
+    turns = _resolve(document, append["content"]["application/json"]["schema"])["properties"][
+        "turns"
+    ]
+    assert turns["maxItems"] == 100
+    assert _resolve(document, turns["items"])["required"] == ["role", "content"]
 
 
 def test_a_body_built_from_the_documented_fields_is_accepted(
     client: TestClient[Any], agent: Key, document: dict[str, Any]
 ) -> None:
     """Every documented property of a memory is one the gateway takes (and no other is)."""
-    schema = _body(document, "/v1/memories", "post")["content"]["application/json"]["schema"]
+    schema = _body_schema(document, "/v1/memories", "post")
     written = memory()
     assert set(written) <= set(schema["properties"])
     assert client.post("/v1/memories", json=written, headers=agent.headers).status_code == 201

@@ -66,14 +66,14 @@ def test_a_generated_client_makes_an_authenticated_call(
 
     client = generated.AuthenticatedClient(base_url=served, token=agent.key)
     with client:
-        memory = models.WriteMemoryMemoryIn(
+        memory = models.MemoryIn(
             namespace="ops", heading="Rollback", content="Run atlasctl rollback, then verify."
         )
         written = write_memory.sync_detailed(client=client, body=memory)
         assert written.status_code == 201
         assert isinstance(written.parsed, models.Written) and written.parsed.created
 
-        task = models.GetContextContextIn(task="how do I roll back", budget_tokens=300)
+        task = models.ContextIn(task="how do I roll back", budget_tokens=300)
         bundle = get_context.sync(client=client, body=task)
         assert isinstance(bundle, models.ContextBundle)
         assert [m.memory_id for m in bundle.included] == [written.parsed.memory_id]

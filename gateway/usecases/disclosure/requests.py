@@ -8,9 +8,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+import msgspec
+
 from gateway.core.model import ContextRequest, MemoryType
 from gateway.domain.principal import Role
-from gateway.requests import ContextIn, FetchIn, ReplayIn, SearchIn, TimelineIn
+from gateway.requests import ContextIn, FetchClaimsIn, FetchIn, ReplayIn, SearchIn, TimelineIn
 from gateway.responses.disclosures import (
     ContextBundle,
     ContextReplay,
@@ -20,6 +22,7 @@ from gateway.responses.disclosures import (
     Timeline,
 )
 from gateway.responses.sessions import SessionContextReplay
+from gateway.store import memories as memory_store
 from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.replay import Replayer
@@ -90,6 +93,22 @@ class Disclosures:
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
             return await lookup.fetch(self.discloser, conn, principal, ask.ids, ask.purpose, now)
+
+    async def fetch_claims(self, authorization: str | None, ask: FetchClaimsIn) -> FetchedMemories:
+        """A fetch of the live memories holding the claim keys in one namespace: the claims
+        resolve to ids under the tenant's wall (RLS) in the key's own namespace, then it is a
+        fetch of those ids like any other (judged, redacted, receipted `fetch`, the ids in the
+        receipt's request). The agent named no id, so `missing` names none: a memory the policy
+        withholds from it is, to it, a claim no memory holds."""
+        now = self.clock()
+        async with unit_of_work(self.pool, authorization) as (conn, principal):
+            principal.require_role("agent", "admin")
+            principal.require_namespace(ask.namespace)
+            ids = await memory_store.live_by_claim(
+                conn, principal.tenant_id, ask.namespace, sorted(set(ask.claim_keys))
+            )
+            fetched = await lookup.fetch(self.discloser, conn, principal, ids, ask.purpose, now)
+            return msgspec.structs.replace(fetched, missing=[])
 
     async def replay(
         self, authorization: str | None, receipt_id: str, ask: ReplayIn
