@@ -199,7 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--concurrency", type=int, default=32, help="requests per process")
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--body-bytes", type=int, default=2000)
-    parser.add_argument("--tenants", type=int, default=8, help="for the spread-out run")
+    parser.add_argument(
+        "--tenants", type=int, default=8, help="for the spread-out run (0: one tenant only)"
+    )
     parser.add_argument(
         "--flush-ms",
         type=float,
@@ -219,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
                 issue_key(conn, tenant_id=tenant, role="agent", namespaces=["*"])
         results = []
         for processes in args.processes:
-            for tenants in ((db.tenant_id,), spread):
+            for tenants in ((db.tenant_id,), spread) if spread else ((db.tenant_id,),):
                 run = argparse.Namespace(**{**vars(args), "processes": processes})
                 result = _run(db.url, db.app_url, data_dir, tenants, run)
                 results.append(result)

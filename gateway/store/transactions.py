@@ -152,14 +152,17 @@ async def pipelined_transaction(
                 async with conn.pipeline():
                     await conn.execute("BEGIN")
                     if early_release is not None:
-                        await conn.execute("SET LOCAL synchronous_commit = off")
+                        # Never prepared, nor is the barrier: psycopg counts a statement that a
+                        # failed pipeline skipped as run, and may believe prepared one the
+                        # server never saw ("prepared statement _pg3_0 does not exist" after).
+                        await conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
                     await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
                     yield conn
                     await conn.execute("COMMIT")
                     if early_release is not None:
-                        await conn.execute("BEGIN")
-                        barrier = await conn.execute(_DURABLE_BARRIER)
-                        await conn.execute("COMMIT")
+                        await conn.execute("BEGIN", prepare=False)
+                        barrier = await conn.execute(_DURABLE_BARRIER, prepare=False)
+                        await conn.execute("COMMIT", prepare=False)
                 if early_release is not None:
                     released = await barrier.fetchone()
                     if released is not None and isinstance(released[0], datetime):

@@ -86,7 +86,7 @@ def test_a_batch_that_cannot_be_written_answers_none_of_its_requests(
     with psycopg.connect(database_url, autocommit=True) as conn:
         conn.execute("GRANT INSERT ON receipts TO ctxgw_app")
     again = asyncio.run(_ask_all(served, agent, 2))  # the writer recovers
-    assert [r.status_code for r in again] == [200, 200]
+    assert [r.status_code for r in again] == [200, 200], [r.text for r in again]
     assert len(_log(database_url, agent.tenant_id)) == len(before) + 2
 
 
