@@ -386,3 +386,35 @@ def test_facts_of_one_instant_conflict_until_resolved(client: TestClient[Any], a
         path, json={"winner": fraud, "reason": "x"}, headers={"Authorization": "Bearer nope"}
     )
     assert other.status_code == 401
+
+
+NOT_ENGLISH = (
+    "Ich heiße Jonas und arbeite seit 2021 bei der Firma Nordlicht in Hamburg.",
+    "Mein Gehalt beträgt jetzt 85.000 € im Jahr, vorher waren es 72.000 €.",
+    "私は東京に住んでいて、毎朝七時に起きます。犬を二匹飼っています。",
+    "أعيش في القاهرة منذ خمس سنوات وأعمل مهندسًا.",
+    "Сейчас я живу в Казани, раньше жил в Москве.",
+    "🙂🙂 ¿Dónde está la biblioteca? Está cerca del parque, a 300 metros.",
+)
+
+
+def test_a_conversation_in_other_languages_compiles_without_error_or_invented_facts(
+    client: TestClient[Any], agent: Key
+) -> None:
+    """The rules read English; other languages pass through a compile as text they cannot read:
+    the job completes, and no fact is written from a sentence it did not understand."""
+    session_id: str = open_session(client, agent, namespace="abroad")["session_id"]
+    turns(
+        client,
+        agent,
+        session_id,
+        *(("user", text, f"2024-03-0{n + 1}T10:00:00Z") for n, text in enumerate(NOT_ENGLISH)),
+    )
+    done = compile_(client, agent, session_id=session_id)
+    assert done.status_code == 200, done.text
+    assert done.json()["status"] == "completed"
+    assert (done.json()["created"], done.json()["superseded"], done.json()["conflicts"]) == (
+        0,
+        0,
+        0,
+    )
