@@ -1,7 +1,7 @@
 """Assembling a context bundle, in stages that each take the previous one's value:
 
-    prepare (liveness, ranking) -> the policy judges `Prepared.judged` -> select (verdict, top_k,
-    index lines) -> the policy redacts `Selection.headings` / `Selection.full` -> lay_out (fill,
+    prepare (liveness, ranking) -> the policy judges `Prepared.judged` -> select (verdict,
+    earlier values, top_k, index lines) -> the policy redacts `Selection.headings` / `Selection.full` -> lay_out (fill,
     render) -> Assembly
 
 each stage in its module (:mod:`gateway.core.preparation`, :mod:`gateway.core.selection`,
@@ -16,8 +16,10 @@ once) ends up in exactly one of:
 - ``index.entries`` only: an index-only entry whose line is shown (tier 1 is its whole role);
 - ``excluded``, with the first reason that applies, in this order:
   ``superseded`` / ``deleted`` / ``expired`` (dead at ``now``), ``policy_denied``, then for
-  retrieval candidates ``policy_capped``, ``below_top_k``, ``over_budget``, and for index-only
-  entries ``index_truncated`` (also when the request turned the index off).
+  retrieval candidates ``policy_capped``, ``superseded_in_bundle`` (another admitted candidate
+  states a newer value of its claim: :mod:`gateway.core.current_values`, assemblers with
+  ``current_values``), ``below_top_k``, ``over_budget``, and for index-only entries
+  ``index_truncated`` (also when the request turned the index off).
 
 A retrieval candidate is judged by its tier-2 role: if it is not delivered in full it is excluded
 with its reason even when its line is shown in the index (``index.entries`` still lists it). A

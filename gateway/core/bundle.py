@@ -193,6 +193,7 @@ def lay_out(
         ranking_input=prepared.pool,
         prefix_chars=layout.prefix_chars,
         refs=shown_refs,
+        earlier=selection.earlier,
     )
 
 

@@ -38,6 +38,7 @@ ExclusionReason = Literal[
     "deleted",
     "index_truncated",
     "not_authorized",
+    "superseded_in_bundle",
 ]
 EXCLUSION_REASONS: tuple[ExclusionReason, ...] = (
     "over_budget",
@@ -49,6 +50,7 @@ EXCLUSION_REASONS: tuple[ExclusionReason, ...] = (
     "deleted",
     "index_truncated",
     "not_authorized",
+    "superseded_in_bundle",
 )
 
 

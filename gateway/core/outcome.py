@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gateway.core.current_values import EarlierValue
 from gateway.core.fixed import JSONValue, basis_points
 from gateway.core.model import Exclusion, MemoryId
 from gateway.core.ranking import PoolStatistics
@@ -119,6 +120,9 @@ class Assembly:
     ranking_input: PoolStatistics  # the statistics of the candidates the profile ranked by
     prefix_chars: int
     refs: tuple[tuple[str, MemoryId], ...]
+    # The admitted candidates left out as another states a newer value of their claim
+    # (assemblers with `current_values`), by the earlier one's id.
+    earlier: tuple[EarlierValue, ...] = ()
 
     @property
     def prefix(self) -> str:
@@ -130,8 +134,9 @@ class Assembly:
         return basis_points(self.tokens_used, self.budget_tokens)
 
     def to_record(self) -> dict[str, JSONValue]:
-        """A JSON-safe dict without floats, ready for RFC 8785 canonicalization."""
-        return {
+        """A JSON-safe dict without floats, ready for RFC 8785 canonicalization (a decision's
+        score as its decimal text; no member for decisions when there are none)."""
+        record: dict[str, JSONValue] = {
             "bundle_sha256": self.bundle_sha256,
             "bundle_bytes": len(self.bundle.encode("utf-8")),
             "prefix_bytes": len(self.prefix.encode("utf-8")),
@@ -146,3 +151,15 @@ class Assembly:
             "ranking_input": self.ranking_input.to_record(),
             "refs": dict(self.refs),
         }
+        if self.earlier:
+            record["earlier_values"] = [
+                {
+                    "rule": d.rule,
+                    "current": d.current,
+                    "earlier": d.earlier,
+                    "claim_key": d.claim_key,
+                    "score": repr(d.score),
+                }
+                for d in self.earlier
+            ]
+        return record

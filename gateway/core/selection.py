@@ -1,6 +1,8 @@
 """The second stage of assembling a bundle (:mod:`gateway.core.assembly`): the policy's
-verdict applied to what was prepared, then top_k (with the partners of the open conflicts in
-them, as the assembler says) and the index lines that may be shown.
+verdict applied to what was prepared, then, as the assembler says, the admitted candidates that
+state an earlier value of a claim another admitted one states newer left out
+(:mod:`gateway.core.current_values`), top_k (with the partners of the open conflicts in them)
+and the index lines that may be shown.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from gateway.core.current_values import EarlierValue, earlier_values
 from gateway.core.errors import CoreError
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Prepared
@@ -37,6 +40,9 @@ class Selection:
     # `pointing_index`): the admitted candidates in rank order, then the index members not
     # among them in index order; the layout leaves out those it shows in full.
     pointers: tuple[Candidate, ...] = ()
+    # The admitted candidates left out as another admitted one states a newer value of their
+    # claim (under an assembler with `current_values`), by the earlier one's id.
+    earlier: tuple[EarlierValue, ...] = ()
 
     @property
     def headings(self) -> tuple[MemoryId, ...]:
@@ -53,8 +59,10 @@ class Selection:
 def select(
     prepared: Prepared, verdict: Verdict = ADMIT_ALL, assembler: Assembler = ASSEMBLER
 ) -> Selection:
-    """Apply the policy's verdict on :attr:`Prepared.judged`, then top_k (with the partners of
-    the conflicts in them, as ``assembler`` says)."""
+    """Apply the policy's verdict on :attr:`Prepared.judged`, then (as ``assembler`` says)
+    leave out the admitted candidates stating an earlier value of a claim another admitted one
+    states newer, then top_k (with the newer in the place of an earlier one it replaces, and
+    the partners of the conflicts in them)."""
     request = prepared.request
     check_verdict(verdict, {c.memory_id for c in prepared.judged})
     _check_unranked(prepared, verdict)
@@ -74,7 +82,10 @@ def select(
             excluded[memory_id] = cap
         else:
             admitted.append(r)
-    top, rest, why = _full_tier(prepared, admitted, assembler)
+    earlier = _earlier(prepared, admitted, assembler)
+    excluded.update((d.earlier, _left_out(d)) for d in earlier)
+    left_out = {d.earlier for d in earlier}
+    admitted, top, rest, why = _current_tier(prepared, admitted, left_out, earlier, assembler)
     if assembler.conflict_partners:
         top += _partners(top, rest, prepared.conflicts)
     chosen = {r.candidate.memory_id for r in top}
@@ -89,14 +100,58 @@ def select(
     index_members = tuple(
         prepared.retrieved.get(entry.memory_id, entry)
         for entry in (prepared.index_order if request.include_index else ())
-        if entry.memory_id not in dead_ids and entry.memory_id not in verdict.denied
+        if entry.memory_id not in dead_ids
+        and entry.memory_id not in verdict.denied
+        and entry.memory_id not in left_out
     )
     pointers: tuple[Candidate, ...] = ()
     if assembler.pointing_index and request.include_index:
         ranked = {r.candidate.memory_id: r.candidate for r in admitted}
         pointers = (*ranked.values(), *(m for m in index_members if m.memory_id not in ranked))
     return Selection(
-        prepared, verdict, tuple(top), index_members, MappingProxyType(excluded), pointers
+        prepared, verdict, tuple(top), index_members, MappingProxyType(excluded), pointers, earlier
+    )
+
+
+def _earlier(
+    prepared: Prepared, admitted: Sequence[Ranked], assembler: Assembler
+) -> tuple[EarlierValue, ...]:
+    """The admitted candidates that state an earlier value of a claim another admitted one
+    states newer, under an assembler with `current_values` (none otherwise): read from the
+    admitted alone, so nothing of a memory the policy withholds moves or names them; the sides
+    of an open conflict are never decided between."""
+    if not assembler.current_values:
+        return ()
+    apart = [(c.sides[0].memory_id, c.sides[1].memory_id) for c in prepared.conflicts]
+    unsettled = {c.claim_key for c in prepared.conflicts}
+    return earlier_values([r.candidate for r in admitted], apart, unsettled)
+
+
+def _current_tier(
+    prepared: Prepared,
+    admitted: list[Ranked],
+    left_out: set[MemoryId],
+    earlier: Sequence[EarlierValue],
+    assembler: Assembler,
+) -> tuple[list[Ranked], list[Ranked], list[Ranked], str]:
+    """The admitted candidates without those `left_out`, then `_full_tier` of them, where the
+    newer value takes the place of an earlier one it replaces among the memories in full: the
+    agent is shown the current value where it would have read the stale one."""
+    if not left_out:
+        return (admitted, *_full_tier(prepared, admitted, assembler))
+    shown_before = {r.candidate.memory_id for r in _full_tier(prepared, admitted, assembler)[0]}
+    kept = [r for r in admitted if r.candidate.memory_id not in left_out]
+    top, rest, why = _full_tier(prepared, kept, assembler)
+    wanted = {d.current for d in earlier if d.earlier in shown_before}
+    top += [r for r in rest if r.candidate.memory_id in wanted]
+    return kept, top, [r for r in rest if r.candidate.memory_id not in wanted], why
+
+
+def _left_out(decision: EarlierValue) -> Exclusion:
+    return Exclusion(
+        decision.earlier,
+        "superseded_in_bundle",
+        f"{decision.current}, newer, states another value of what it states (rule {decision.rule})",
     )
 
 

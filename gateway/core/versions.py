@@ -41,6 +41,7 @@ __all__ = [
     "ADMITTED",
     "ASSEMBLER",
     "ASSEMBLERS",
+    "BUDGET_SIZED",
     "COMPACT",
     "CONFLICTS",
     "DEFAULT_PROFILE",
@@ -120,6 +121,11 @@ class Assembler:
     # relevant memories not shown in full (by the same ranking), then the rest in the index's
     # order, in the room the memories in full leave. One that fits whole stays whole.
     pointing_index: bool = False
+    # Of two admitted candidates stating different values of one claim (as the compile
+    # extractor reads them: `gateway.core.current_values`), the newer is current and the older
+    # is left out (`superseded_in_bundle`), its decision recorded; when the older was among the
+    # memories in full, the newer joins them.
+    current_values: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -148,8 +154,8 @@ ADMITTED = Assembler(
 )
 # 2026-12-04.2: and the defaults deliver the ranking: a full tier sized by the budget when no
 # top_k is named, an index that points where it stops. A request with a top_k whose index
-# fits whole has the bytes 2026-12-04.1 gave it. The current one.
-ASSEMBLER = Assembler(
+# fits whole has the bytes 2026-12-04.1 gave it.
+BUDGET_SIZED = Assembler(
     version="assemble/2026-12-04.2",
     conflicts_section=True,
     conflict_partners=True,
@@ -158,9 +164,25 @@ ASSEMBLER = Assembler(
     budget_sized=True,
     pointing_index=True,
 )
+# 2026-12-05.1: and of two admitted memories stating different values of one claim, the older
+# is left out and the newer shown (issue 33). A bundle in which no two admitted candidates do
+# has the bytes 2026-12-04.2 gave it. The current one.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-05.1",
+    conflicts_section=True,
+    conflict_partners=True,
+    heading_labels=True,
+    rank_admitted=True,
+    budget_sized=True,
+    pointing_index=True,
+    current_values=True,
+)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
-    ((a.version, a) for a in (COMPACT, CONFLICTS, PARTNERS, LABELS, ADMITTED, ASSEMBLER)),
+    (
+        (a.version, a)
+        for a in (COMPACT, CONFLICTS, PARTNERS, LABELS, ADMITTED, BUDGET_SIZED, ASSEMBLER)
+    ),
 )
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "ConflictSideRecord",
     "ContextRequestRecord",
     "Delivery",
+    "EarlierValueRecord",
     "EmbedderRecord",
     "ExclusionRecord",
     "IncludedRecord",
@@ -163,6 +164,19 @@ class ConflictRecord(Record, frozen=True, kw_only=True):
     sides: list[ConflictSideRecord]
 
 
+class EarlierValueRecord(Record, frozen=True, kw_only=True):
+    """A decision of an assembler that leaves out the older of two memories stating different
+    values of one claim (`superseded_in_bundle`, assemble/2026-12-05.1 on): the rule, the
+    memory whose value is current, the one left out, the claim, and how alike the two texts
+    are (a decimal string, as the other scores)."""
+
+    rule: str
+    current: str
+    earlier: str
+    claim_key: str
+    score: str
+
+
 class ExclusionRecord(Record, frozen=True, kw_only=True):
     """A candidate left out, with its reason (ARCHITECTURE §5's closed set); `extra` names
     what decided it where there is such a thing (the supersession that retired it)."""
@@ -233,6 +247,8 @@ class BundleMembers(Record, frozen=True, kw_only=True):
     ranking_input: RankingInputRecord
     budget: BudgetRecord
     conflicts: list[ConflictRecord] | UnsetType = UNSET
+    # Absent when the assembler made no such decision (and always before 2026-12-05.1).
+    earlier_values: list[EarlierValueRecord] | UnsetType = UNSET
 
 
 class JudgedRecord(Record, frozen=True, kw_only=True):

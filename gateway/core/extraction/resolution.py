@@ -29,14 +29,14 @@ from gateway.core.extraction.triples import Triple
 from gateway.core.extraction.typed_values import dimension_of, stem
 from gateway.core.known_claims import AMOUNT_FACTOR, Known, money
 
-__all__ = ["ALIKE", "ClaimRegistry", "PhraseSimilarity", "key_for", "lexical"]
+__all__ = ["ALIKE", "CHANGE", "ClaimRegistry", "PhraseSimilarity", "key_for", "lexical"]
 
 PhraseSimilarity = Callable[[str, str], float]
 # Attribute phrases at least this alike name one attribute. Half the shorter phrase: "tried
 # making it at home" and "making it at home" meet, "completed videos" and "watched videos" do
 # not on their words alone (they meet by their dimension when one names nothing else).
 ALIKE = 0.5
-_CHANGE = re.compile(
+CHANGE = re.compile(
     r"\b(?:new|now|anymore|instead|these days|currently|down to|up to|raised|dropped|"
     r"increased|decreased|went (?:up|down)|changed|updated|switched|moved|promoted|bumped|cut|"
     r"lowered|reduced|latest|most recent|recently|just)\b",
@@ -185,7 +185,7 @@ class ClaimRegistry:
         if (
             dimension == "money"
             and not triple.narrower  # "$1,975 a month for the new studio": the studio's
-            and _CHANGE.search(sentence)
+            and CHANGE.search(sentence)
             and triple.value.size
         ):
             near = [

@@ -33,6 +33,7 @@ from gateway.responses.receipt_parts import (
     ConflictRecord,
     ConflictSideRecord,
     ContextRequestRecord,
+    EarlierValueRecord,
     ExclusionRecord,
     IncludedRecord,
     IndexInput,
@@ -186,7 +187,25 @@ def bundle_members(
             prefix_bytes=len(assembly.prefix.encode("utf-8")),
         ),
         conflicts=_conflict_records(found.conflicts),
+        earlier_values=_earlier_records(assembly),
     )
+
+
+def _earlier_records(assembly: Assembly) -> list[EarlierValueRecord] | UnsetType:
+    """The decisions that left out a memory stating an earlier value of a claim another states
+    newer (replay makes them again from the same candidates); absent when there were none."""
+    if not assembly.earlier:
+        return UNSET
+    return [
+        EarlierValueRecord(
+            rule=d.rule,
+            current=d.current,
+            earlier=d.earlier,
+            claim_key=d.claim_key,
+            score=str(float_text(d.score)),
+        )
+        for d in assembly.earlier
+    ]
 
 
 def ranking_input(assembly: Assembly) -> RankingInputRecord:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gateway.core.assembly import assemble
 from gateway.core.tokens import load_tokenizer
-from gateway.core.versions import ADMITTED, ASSEMBLER, DEFAULT_PROFILE
+from gateway.core.versions import ADMITTED, ASSEMBLER, BUDGET_SIZED, DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, index_of, request, retrieved, sample_assembly
 
 HERE = Path(__file__).resolve().parent
@@ -81,7 +81,16 @@ def test_the_sample_bundles_are_pinned() -> None:
     )
     # 2026-12-04.2: the sample's index (11 of 40 live) does not fit whole, so it points where
     # the full tier stops: the memories not in full, the most relevant first.
-    assert ASSEMBLER.version == "assemble/2026-12-04.2"
+    assert BUDGET_SIZED.version == "assemble/2026-12-04.2"
+    assert sample_assembly(700, assembler=BUDGET_SIZED).bundle_sha256 == (
+        "85f8e8ee02dee15fe0738aad11262e2d58cfcfc2fcab365827fe98de92d8ab97"
+    )
+    assert sample_assembly(700, withhold_count=True, assembler=BUDGET_SIZED).bundle_sha256 == (
+        "4ea2556b4475e4bfcf323f4f108a6b05695675124f7ecf09210b3804a41b59d8"
+    )
+    # 2026-12-05.1 leaves out the older of two memories stating different values of one claim;
+    # no sample memory states one (none is a turn or a compiled fact): the same bytes.
+    assert ASSEMBLER.version == "assemble/2026-12-05.1"
     assert sample_assembly(700).bundle_sha256 == (
         "85f8e8ee02dee15fe0738aad11262e2d58cfcfc2fcab365827fe98de92d8ab97"
     )

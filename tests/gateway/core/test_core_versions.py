@@ -8,6 +8,7 @@ from gateway.core.versions import (
     ADMITTED,
     ASSEMBLER,
     ASSEMBLERS,
+    BUDGET_SIZED,
     COMPACT,
     CONFLICTS,
     DEFAULT_PROFILE,
@@ -22,20 +23,23 @@ from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
 
 def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert ASSEMBLERS.resolve("assemble/2026-12-04.2") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-05.1") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-04.2") is BUDGET_SIZED
     assert ASSEMBLERS.resolve("assemble/2026-12-04.1") is ADMITTED
     # The versions before are still built: their receipts replay exactly.
     assert ASSEMBLERS.resolve("assemble/2026-12-02.3") is LABELS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
     assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
-    assert len(ASSEMBLERS.by_version) == 6
-    # Only the last two rank what the policy admits alone; only the current one sizes the full
-    # tier by the budget and points its index where it stops.
-    assert [a.rank_admitted for a in ASSEMBLERS.by_version.values()] == [False] * 4 + [True] * 2
+    assert len(ASSEMBLERS.by_version) == 7
+    # Only the last three rank what the policy admits alone; only the last two size the full
+    # tier by the budget and point their index where it stops; only the current one leaves out
+    # the older of two memories stating different values of one claim.
+    assert [a.rank_admitted for a in ASSEMBLERS.by_version.values()] == [False] * 4 + [True] * 3
     assert [a.budget_sized and a.pointing_index for a in ASSEMBLERS.by_version.values()] == [
         False
-    ] * 5 + [True]
+    ] * 5 + [True] * 2
+    assert [a.current_values for a in ASSEMBLERS.by_version.values()] == [False] * 6 + [True]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
@@ -60,7 +64,7 @@ def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
 
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
-    assert ASSEMBLER.version == "assemble/2026-12-04.2"
+    assert ASSEMBLER.version == "assemble/2026-12-05.1"
     assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
     assert DEFAULT_PROFILE.full_tier_cut == 0.2

@@ -1,0 +1,194 @@
+"""Which of two remembered turns in one bundle states the current value of an attribute (issue
+33's second line of defence, after compile's supersession; ARCHITECTURE §12). Pure: candidates
+in, decisions out.
+
+Compile retires a stale turn when it recognizes the claim the turn states; a turn it never read
+(no compile yet) or whose claim it did not resolve reaches the bundle live. Here the turns an
+assembly may show are read again, oldest first, by the `rules` extractor of compile (the
+attribute table, then subject, attribute phrase and typed value by structure:
+`gateway.core.extraction`), each with the turns before it as its known claims. Two turns whose
+statements resolve to one claim key with different values: the newer states the current value,
+the older an earlier one, and the older is left out of the bundle (`superseded_in_bundle`).
+
+Conservative by construction, since leaving out a memory that still holds costs the agent a
+fact:
+
+- only remembered turns are read (their role from their heading). A compiled fact was judged
+  by compile's supersession against the namespace's whole history (a newer fact of its claim
+  key retires it in the store; two that cannot be ordered are an open conflict): read again
+  here from its one clause, it would be judged on less. Any other memory states nothing here,
+  since whose statement it is cannot be told;
+- the extractor's structure keeps traps apart: another person's value, a second subject, a
+  narrower claim ("on the data team"), a hedge, a goal or a hypothetical states no value of
+  the user's attribute, and a value restated in another spelling is no change;
+- two turns are compared only within one namespace and only when they were written at
+  different instants (turns are written in the order they were said); an open conflict stays
+  a conflict (its two sides, and any statement of its claim);
+- the newer statement must read as replacing the older value: a change word, the assistant's
+  confirmation of an action, two typed values of one dimension, or two names (`_replaces`);
+- a turn that states the current value of any claim is never left out, even when it states an
+  earlier value of another.
+
+The caller passes only the candidates the policy admits, in rank order, so no decision reads,
+names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from gateway.core.extraction.facts import Episode, Fact
+from gateway.core.extraction.generalized import extract
+from gateway.core.extraction.resolution import CHANGE
+from gateway.core.extraction.typed_values import dimension_of, typed_values
+from gateway.core.model import Candidate, MemoryId
+from gateway.core.supersession import jaccard, words
+
+__all__ = ["READ_DEPTH", "RULE", "EarlierValue", "earlier_values", "statement_of"]
+
+RULE: Literal["stated_value"] = "stated_value"
+# The candidates read, best ranked first: reading costs a fraction of a millisecond a turn (the
+# attribute table, then the statements' structure), and a bundle shows the best ranked.
+READ_DEPTH = 40
+
+_TURN = re.compile(r"^(?P<role>user|assistant), turn \d+: ")
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierValue:
+    """A decision: `earlier` states a value of `claim_key` that `current`, newer, replaces.
+    `score` is how alike the two memories' texts are (token-set Jaccard, dates aside, as the
+    `similarity` rule of compile measures it; rounded to three places), for an auditor to weigh
+    the decision by: the claim key decides it."""
+
+    current: MemoryId
+    earlier: MemoryId
+    claim_key: str
+    score: float
+    rule: Literal["stated_value"] = RULE
+
+
+def statement_of(candidate: Candidate) -> tuple[str, str] | None:
+    """Who states a remembered turn and what it says (its role from the heading the session
+    writer gave it); None for any other memory."""
+    if candidate.source_type != "turn" or candidate.memory_type != "episodic":
+        return None
+    turn = _TURN.match(candidate.heading)
+    return (turn.group("role"), candidate.content) if turn else None
+
+
+def _order(candidate: Candidate) -> tuple[datetime, str]:
+    return (candidate.created_at, candidate.memory_id)
+
+
+def _same(a: str, b: str) -> bool:
+    """One value in two spellings: "Fridays" / "Friday" (case, a trailing period), or one
+    amount of one dimension however the words after it run ("five bullets", "five bulleted
+    statements")."""
+
+    def folded(text: str) -> str:
+        return re.sub(r"(?<=\w)s\b", "", " ".join(text.casefold().strip(" .!'\"").split()))
+
+    if folded(a) == folded(b):
+        return True
+    typed_a, typed_b = typed_values(a), typed_values(b)
+    return (
+        len(typed_a) == len(typed_b) == 1
+        and typed_a[0].dimension == typed_b[0].dimension
+        and typed_a[0].size is not None
+        and typed_a[0].size == typed_b[0].size
+    )
+
+
+def _replaces(newer: Fact, older: Fact) -> bool:
+    """Whether the newer statement reads as replacing the older value: it says it is a change
+    ("now", "new", "switched", "instead", "down to": the words compile resolves an amount's
+    change by; or "from X to Y"), it is the assistant's confirmation of an action, or the two
+    values are alike in kind: typed values of one dimension ("185 pounds" then "172 pounds": a
+    weight has one value at a time) or two names ("Pixel" then "iPhone"). A value read by the
+    table alone, in common words and without any of these ("my partner is definitely key"),
+    may be another thing said with the same words, not a new value."""
+    who, _, said = newer.content.partition(": ")
+    if who.endswith("the assistant confirmed") or newer.previous or CHANGE.search(said):
+        return True
+    new, old = newer.value or "", older.value or ""
+    dimension = dimension_of(new)
+    if dimension is not None:
+        return dimension == dimension_of(old)
+    return _named(new) and _named(old)
+
+
+def _named(value: str) -> bool:
+    """A name: every word capitalized or with a capital inside ("iPhone", "Team Nimbus")."""
+    tokens = value.split()
+    return bool(tokens) and all(any(c.isupper() for c in t) for t in tokens)
+
+
+def _words(candidate: Candidate) -> frozenset[str]:
+    return words(f"{candidate.heading}\n{candidate.content}")
+
+
+def _in_one_namespace(
+    turns: Sequence[Candidate], apart: Collection[frozenset[str]], unsettled: Collection[str]
+) -> list[EarlierValue]:
+    ordered = sorted(turns, key=_order)
+    by_id = {c.memory_id: c for c in ordered}
+    episodes = []
+    for turn in ordered:
+        read = statement_of(turn)
+        if read is not None:
+            episodes.append(Episode((turn.memory_id,), read[0], read[1], turn.created_at))
+    # Each fact names its turn (its episode's only source); in episode order, so the last of a
+    # claim key is the newest turn's.
+    stated: dict[str, list[Fact]] = {}
+    for fact in extract(episodes):
+        if fact.claim_key is not None and fact.value:
+            stated.setdefault(fact.claim_key, []).append(fact)
+    holders = {facts[-1].sources[0] for facts in stated.values()}
+    found: dict[str, EarlierValue] = {}
+    for key in sorted(stated.keys() - set(unsettled)):
+        newest = stated[key][-1]
+        winner = by_id[MemoryId(newest.sources[0])]
+        for fact in stated[key][:-1]:
+            loser = by_id[MemoryId(fact.sources[0])]
+            if (
+                loser.memory_id in holders
+                or loser.memory_id in found
+                or loser.created_at == winner.created_at
+                or frozenset((loser.memory_id, winner.memory_id)) in apart
+                or _same(fact.value or "", newest.value or "")
+                or not _replaces(newest, fact)
+            ):
+                continue
+            score = round(jaccard(_words(loser), _words(winner)), 3)
+            found[loser.memory_id] = EarlierValue(winner.memory_id, loser.memory_id, key, score)
+    return list(found.values())
+
+
+def earlier_values(
+    admitted: Sequence[Candidate],
+    apart: Collection[tuple[str, str]] = (),
+    unsettled: Collection[str] = (),
+) -> tuple[EarlierValue, ...]:
+    """The turns among the first `READ_DEPTH` of `admitted` (the candidates the policy admits,
+    each once, best ranked first) that state an earlier value of a claim another of them states
+    newer, each with the turn that states the current value; sorted by the earlier one's id.
+    `apart`: pairs never decided between; `unsettled`: claim keys never decided (the sides and
+    the claims of the open conflicts, which the bundle shows together as the rules could not
+    order them). Same input, same output."""
+    pairs = {frozenset(pair) for pair in apart}
+    # A namespace's turns apart from another's (another user's, another project's).
+    namespaces: dict[str, list[Candidate]] = {}
+    for candidate in admitted[:READ_DEPTH]:
+        if statement_of(candidate) is not None:
+            namespaces.setdefault(candidate.namespace, []).append(candidate)
+    decisions = [
+        decision
+        for namespace in sorted(namespaces)
+        for decision in _in_one_namespace(namespaces[namespace], pairs, unsettled)
+    ]
+    return tuple(sorted(decisions, key=lambda d: d.earlier))

@@ -1,0 +1,58 @@
+"""The assembler's second line of defence through real HTTP and a real PostgreSQL (issue 33):
+two remembered turns stating different values of one claim, never compiled, reach the bundle
+as the newer alone; the receipt records the decision (rule, both ids, score) and an exact replay
+rebuilds the same bytes and the same decision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar.testing import TestClient
+
+from gateway.core.versions import ASSEMBLER
+from tests.conftest import KeyFactory
+from tests.gateway.sessions_helpers import append, open_session, receipt_body
+
+ASK = {"task": "What is my monthly rent?", "namespaces": ["home"], "budget_tokens": 800}
+
+
+def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    ids = []
+    for text in ("My monthly rent is $1,850.", "My landlord raised it, my rent is now $1,975."):
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        appended = append(client, agent, session_id, ("user", text))
+        assert appended.status_code == 200, appended.text
+        [memory_id] = appended.json()["memory_ids"]
+        ids.append(memory_id)
+    stale, current = ids
+
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    assert "$1,975" in original["bundle"] and "$1,850" not in original["bundle"]
+    assert [m["memory_id"] for m in original["included"]] == [current]
+    excluded = {e["memory_id"]: e for e in original["excluded"]}
+    assert excluded[stale]["reason"] == "superseded_in_bundle"
+
+    body = receipt_body(client, make_key, original["receipt_id"])
+    assert body["assembler"]["version"] == ASSEMBLER.version
+    [decision] = body["earlier_values"]
+    assert decision["rule"] == "stated_value"
+    assert (decision["current"], decision["earlier"]) == (current, stale)
+    assert decision["claim_key"] == "user.rent"
+    assert isinstance(decision["score"], str) and 0 < float(decision["score"]) < 1
+
+    replayed = client.post(
+        f"/v1/receipts/{original['receipt_id']}/replay",
+        json={"mode": "exact"},
+        headers=auditor.headers,
+    )
+    assert replayed.status_code == 200, replayed.text
+    result = replayed.json()
+    assert result["identical"] is True, result["problems"]
+    assert result["replayed"]["bundle_sha256"] == original["bundle_sha256"]
+    again = receipt_body(client, make_key, result["receipt_id"])
+    assert again["earlier_values"] == body["earlier_values"]
+    assert again["excluded"] == body["excluded"]
