@@ -64,7 +64,8 @@ BATCH_BYTES = 600_000  # under the gateway's 1 MiB body limit with room for JSON
 TOKENIZER = load_tokenizer()
 HEAD = fixed_messages(SYSTEM, TASK)
 ADVERSARIAL = "5"  # LoCoMo's category of questions whose premise is false
-_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")  # what a turn's name may not hold (gateway.http.wire)
+# What a turn's name may not hold (gateway.requests.TurnIn).
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The context path in-process, stage by stage, on the gateway's own runtime (pool, discloser).
 
-It runs the same calls as ``Discloser.context`` (policy in force, recall, index, live count, the
+It runs the same calls as ``Disclosures.context`` (policy in force, recall, index, live count, the
 pure core, the receipt) inside one pooled transaction and times each, so that costs which the
 gateway cannot switch off (receipts, the policy) can be measured against the same work
 without them. Nothing here changes gateway behaviour; it only calls its public functions.

@@ -8,11 +8,10 @@ from litestar import Request, Response, get, post
 from litestar.openapi import ResponseSpec
 from litestar.params import FromPath
 
-from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import COMPILING, DOCUMENTED, json_body, query_parameters
 from gateway.http.validation import decode_json, decode_struct
-from gateway.http.wire import CompileIn, ConflictsQuery, ResolveIn
+from gateway.requests import CompileIn, ConflictsQuery, ResolveIn
 from gateway.responses.compiling import (
     CompileAccepted,
     CompileJob,
@@ -20,7 +19,6 @@ from gateway.responses.compiling import (
     ConflictEntry,
     ConflictPage,
 )
-from gateway.usecases.compiling.jobs import CompileAsk
 
 __all__ = ["ROUTES"]
 
@@ -42,16 +40,7 @@ async def compile_scope(
     request: Request[Any, Any, Any], runtime: RuntimeDep
 ) -> Response[CompileResult]:
     body = decode_struct(decode_json(await request.body()), CompileIn)
-    if (body.session_id is None) == (body.namespace is None):
-        raise InvalidRequestError(
-            "name exactly one scope: session_id or namespace",
-            tuple(
-                FieldError(name, "give exactly one of session_id and namespace")
-                for name in ("session_id", "namespace")
-            ),
-        )
-    ask = CompileAsk(body.session_id, body.namespace, body.run_async, body.extractor)
-    job = await runtime.compiler.start(request.headers.get("authorization"), ask)
+    job = await runtime.compiler.start(request.headers.get("authorization"), body)
     if body.run_async:
         # (documented as the 202 response above; the annotation names the 200 one)
         return Response(CompileAccepted(job.job_id, job.status), status_code=202)  # type: ignore[arg-type]
@@ -97,13 +86,8 @@ def _conflicts_query(request: Request[Any, Any, Any]) -> ConflictsQuery:
     tags=[COMPILING],
 )
 async def list_conflicts(request: Request[Any, Any, Any], runtime: RuntimeDep) -> ConflictPage:
-    query = _conflicts_query(request)
     return await runtime.conflicts.page(
-        request.headers.get("authorization"),
-        namespace=query.namespace,
-        open_only=query.status == "open",
-        after=query.after,
-        limit=query.limit,
+        request.headers.get("authorization"), _conflicts_query(request)
     )
 
 
@@ -119,9 +103,7 @@ async def resolve_conflict(
     request: Request[Any, Any, Any], runtime: RuntimeDep, conflict_id: FromPath[str]
 ) -> ConflictEntry:
     body = decode_struct(decode_json(await request.body()), ResolveIn)
-    return await runtime.conflicts.resolve(
-        request.headers.get("authorization"), conflict_id, body.winner, body.reason
-    )
+    return await runtime.conflicts.resolve(request.headers.get("authorization"), conflict_id, body)
 
 
 ROUTES = [compile_scope, compile_status, list_conflicts, resolve_conflict]

@@ -14,8 +14,8 @@ from gateway.domain.memory import MemoryDraft
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DISCLOSURE, MEMORIES, json_body
 from gateway.http.validation import collect_errors, decode_struct, read_json
-from gateway.http.wire import BatchIn, BatchShape, DeleteIn, EraseIn, MemoryIn
-from gateway.requests import FetchClaimsIn, FetchIn
+from gateway.http.wire import BatchIn, BatchShape
+from gateway.requests import DeleteIn, EraseIn, FetchClaimsIn, FetchIn, MemoryIn
 from gateway.responses.disclosures import FetchedMemories
 from gateway.responses.memories import BatchWrite, Deleted, Erased, Written
 from gateway.usecases.memories import writer as memories

@@ -11,7 +11,7 @@ from litestar.params import FromPath
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, POLICIES, json_body, text_body
 from gateway.http.validation import JSON_MEDIA_TYPES, decode_struct, read_json, require_media_type
-from gateway.http.wire import ActivateIn
+from gateway.requests import ActivateIn
 from gateway.responses.policies import Activated, ActivePolicy, PolicyUploaded, StoredPolicy
 from gateway.usecases.access.policy_bundles import (
     activate_bundle,

@@ -21,14 +21,14 @@ from gateway.http.openapi import (
     text_response,
 )
 from gateway.http.validation import decode_struct, read_json
-from gateway.http.wire import ReceiptQuery, WhatIfIn
-from gateway.requests import ReplayIn
+from gateway.http.wire import ReceiptQuery
+from gateway.requests import ReplayIn, WhatIfIn
 from gateway.responses.disclosures import ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.receipts import InclusionProof, ReceiptDetail, ReceiptPage, Verification
 from gateway.responses.sessions import SessionContextReplay
 from gateway.usecases.audit import requests as inspection
-from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
+from gateway.usecases.audit.what_if import what_if_report
 
 __all__ = ["ROUTES"]
 
@@ -190,15 +190,8 @@ async def replay(
 )
 async def what_if(request: Request[Any, Any, Any], runtime: RuntimeDep) -> WhatIfReport:
     body = decode_struct(await read_json(request), WhatIfIn)
-    window = WhatIfWindow(
-        policy_digest=body.policy_digest,
-        policy_yaml=body.policy_yaml,
-        last=body.last,
-        since=body.since,
-        until=body.until,
-    )
     return await what_if_report(
-        runtime.pool, runtime.replayer, request.headers.get("authorization"), window
+        runtime.pool, runtime.replayer, request.headers.get("authorization"), body
     )
 
 

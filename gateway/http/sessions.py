@@ -13,19 +13,17 @@ from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import DOCUMENTED, SESSIONS, json_body, query_parameters
 from gateway.http.validation import collect_errors, decode_struct, read_json
-from gateway.http.wire import (
+from gateway.http.wire import TurnsIn
+from gateway.requests import (
     EraseIn,
     HistoryQuery,
     SessionContextIn,
     SessionIn,
     TurnIn,
-    TurnsIn,
     TurnsShape,
 )
 from gateway.responses.memories import Erased
 from gateway.responses.sessions import Appended, HistoryPage, SessionContext, SessionInfo
-from gateway.usecases.sessions import sessions
-from gateway.usecases.sessions.context import ContextStep
 
 __all__ = ["ROUTES"]
 
@@ -60,18 +58,7 @@ async def create_session(
 ) -> Response[SessionInfo]:
     body = decode_struct(await read_json(request), SessionIn)
     _raise(_require_text(body.task, "task"))
-    ask = sessions.NewSession(
-        namespace=body.namespace,
-        task=body.task,
-        system_prompt=body.system_prompt,
-        budget_tokens=body.budget_tokens,
-        keep_last=body.keep_last,
-        memory_budget_tokens=body.memory_budget_tokens,
-        remember_turns=body.remember_turns,
-        labels=tuple(sorted(set(body.labels))),
-        idempotency_key=body.idempotency_key,
-    )
-    info = await runtime.sessions.create(request.headers.get("authorization"), ask)
+    info = await runtime.sessions.create(request.headers.get("authorization"), body)
     return Response(info, status_code=201 if info.created else 200)
 
 
@@ -103,10 +90,7 @@ async def append_turns(
                 errors.append(FieldError(f"{prefix}content", "must contain more than whitespace"))
     _raise(errors)
     turns = [decode_struct(item, TurnIn) for item in batch.turns]
-    ask = sessions.AppendAsk(
-        turns=[sessions.TurnIn(t.role, t.content, t.name, t.occurred_at) for t in turns],
-        idempotency_key=batch.idempotency_key,
-    )
+    ask = TurnsShape(turns, batch.idempotency_key)
     return await runtime.sessions.append(request.headers.get("authorization"), session_id, ask)
 
 
@@ -123,9 +107,8 @@ async def session_context(
 ) -> SessionContext:
     body = decode_struct(await read_json(request), SessionContextIn)
     _raise(_require_text(body.query, "query"))
-    step = ContextStep(body.budget_tokens, body.query, body.purpose)
     return await runtime.session_contexts.context(
-        request.headers.get("authorization"), session_id, step
+        request.headers.get("authorization"), session_id, body
     )
 
 
@@ -161,13 +144,8 @@ def _history_query(request: Request[Any, Any, Any]) -> HistoryQuery:
 async def history(
     request: Request[Any, Any, Any], runtime: RuntimeDep, session_id: FromPath[str]
 ) -> HistoryPage:
-    query = _history_query(request)
     return await runtime.sessions.history(
-        request.headers.get("authorization"),
-        session_id,
-        after=query.after,
-        limit=query.limit,
-        purpose=query.purpose,
+        request.headers.get("authorization"), session_id, _history_query(request)
     )
 
 

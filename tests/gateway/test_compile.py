@@ -238,11 +238,11 @@ def test_an_interrupted_job_is_reclaimed_and_resumed(
     async def run() -> tuple[str, int]:
         async with start_runtime(settings) as runtime:
             auth = f"Bearer {agent.key}"
-            from gateway.usecases.sessions.sessions import AppendAsk, NewSession, TurnIn
+            from gateway.requests import SessionIn, TurnIn, TurnsShape
 
-            info = await runtime.sessions.create(auth, NewSession("chat", "plan"))
+            info = await runtime.sessions.create(auth, SessionIn("chat", "plan"))
             await runtime.sessions.append(
-                auth, info.session_id, AppendAsk([TurnIn("user", "My name is Ana Souza.")])
+                auth, info.session_id, TurnsShape([TurnIn("user", "My name is Ana Souza.")])
             )
             # A job some process claimed, then died: running, its heartbeat long silent.
             stale = datetime.now(UTC) - timedelta(hours=1)

@@ -60,13 +60,13 @@ def test_a_stored_job_naming_the_old_version_runs_with_it(
     async def run() -> str:
         async with start_runtime(settings) as runtime:
             auth = f"Bearer {agent.key}"
-            from gateway.usecases.sessions.sessions import AppendAsk, NewSession, TurnIn
+            from gateway.requests import SessionIn, TurnIn, TurnsShape
 
-            info = await runtime.sessions.create(auth, NewSession("stored", "plan"))
+            info = await runtime.sessions.create(auth, SessionIn("stored", "plan"))
             await runtime.sessions.append(
                 auth,
                 info.session_id,
-                AppendAsk([TurnIn("user", "We're on the Starter plan. I weigh 185 pounds.")]),
+                TurnsShape([TurnIn("user", "We're on the Starter plan. I weigh 185 pounds.")]),
             )
             stale = datetime.now(UTC) - timedelta(hours=1)
             with psycopg.connect(database_url, autocommit=True) as conn:

@@ -10,10 +10,10 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
+from gateway.requests import SessionIn, TurnIn, TurnsShape
 from gateway.shell.clock import new_ulid, system_clock
 from gateway.shell.runtime import start_runtime
 from gateway.shell.settings import Settings
-from gateway.usecases.sessions.sessions import AppendAsk, NewSession, TurnIn
 from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, open_session, receipt_body
 
@@ -228,14 +228,14 @@ def test_concurrent_appends_never_share_nor_skip_a_seq(settings: Settings, agent
         async with start_runtime(settings) as runtime:
             auth = f"Bearer {agent.key}"
             info = await runtime.sessions.create(
-                auth, NewSession("chat", "race", remember_turns=False)
+                auth, SessionIn("chat", "race", remember_turns=False)
             )
 
             async def writer(w: int) -> list[int]:
                 seqs: list[int] = []
                 for b in range(batches):
                     turns = [TurnIn("user", f"w{w} b{b} t{t}") for t in range(per_batch)]
-                    done = await runtime.sessions.append(auth, info.session_id, AppendAsk(turns))
+                    done = await runtime.sessions.append(auth, info.session_id, TurnsShape(turns))
                     seqs.extend(range(done.first_seq, done.last_seq + 1))
                 return seqs
 

@@ -17,7 +17,8 @@ import msgspec
 from msgspec import Meta
 
 from gateway.http.validation import decode_struct
-from gateway.http.wire import KindText, LogPositionText, MemoryIdText, Namespace, Task
+from gateway.http.wire import KindText, LogPositionText
+from gateway.requests import MemoryIdText, Namespace, Task
 
 __all__ = [
     "CSRF_FIELD",

@@ -37,13 +37,13 @@ from gateway.http.console.render import (
 )
 from gateway.http.console.session import COOKIE, SESSION_SECONDS, Credentials, SessionSealer
 from gateway.http.problems import EXCEPTION_HANDLERS
-from gateway.requests import ContextIn, ReplayIn
+from gateway.requests import ContextIn, ReplayIn, WhatIfIn
 from gateway.responses.disclosures import ContextBundle, ContextReplay, RefusalReplay
 from gateway.responses.policies import WhatIfReport
 from gateway.responses.sessions import SessionContextReplay
 from gateway.shell.runtime import Runtime
 from gateway.usecases.audit import console
-from gateway.usecases.audit.what_if import WhatIfWindow, what_if_report
+from gateway.usecases.audit.what_if import what_if_report
 from gateway.usecases.receiptlog.kinds import KINDS
 from receipts import Signer
 
@@ -312,14 +312,8 @@ async def policies(request: Req, runtime: RuntimeDep) -> Response[str]:
 async def policies_what_if(request: Req, runtime: RuntimeDep) -> Response[str]:
     credentials = _credentials(request, runtime)
     form = decode_form(await _form(request, runtime, credentials), WhatIfForm)
-    window = WhatIfWindow(
-        policy_digest=form.policy_digest,
-        policy_yaml=form.policy_yaml,
-        last=form.last,
-        since=None,
-        until=None,
-    )
-    report = await what_if_report(runtime.pool, runtime.replayer, credentials.authorization, window)
+    ask = WhatIfIn(policy_digest=form.policy_digest, policy_yaml=form.policy_yaml, last=form.last)
+    report = await what_if_report(runtime.pool, runtime.replayer, credentials.authorization, ask)
     return await _policies_page(runtime, credentials, report, form)
 
 

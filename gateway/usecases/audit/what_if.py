@@ -9,10 +9,9 @@ past refusal, the recorded request stage is judged again: would the candidate le
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
 
 from gateway.domain.principal import Principal
+from gateway.requests import WhatIfIn
 from gateway.responses.disclosures import ReplayProblem
 from gateway.responses.policies import WhatIfReceipt, WhatIfReport
 from gateway.store import receipts as receipt_store
@@ -33,41 +32,31 @@ from gateway.usecases.disclosure.retrieval import without_index_content
 from gateway.usecases.receiptlog.kinds import KINDS, REFUSAL, kind_named
 from policies import Evaluation
 
-__all__ = ["WhatIfWindow", "what_if_report", "what_if_window"]
+__all__ = ["what_if_report", "what_if_window"]
 
 # The past receipts a candidate policy judges again: bundles (rebuilt from their candidates)
 # and refusals (their request stage).
 _JUDGED_AGAIN = tuple(k.name for k in KINDS if k.replay_as in ("bundle", "refusal"))
 
 
-@dataclass(frozen=True, slots=True)
-class WhatIfWindow:
-    """A candidate policy (stored digest or inline YAML, exactly one) and the past receipts to
-    judge under it: the last `last` between `since` and `until`."""
-
-    policy_digest: str | None
-    policy_yaml: str | None
-    last: int
-    since: datetime | None
-    until: datetime | None
-
-
 async def what_if_report(
-    pool: Pool, replayer: Replayer, authorization: str | None, window: WhatIfWindow
+    pool: Pool, replayer: Replayer, authorization: str | None, ask: WhatIfIn
 ) -> WhatIfReport:
-    """The candidate against the tenant's recent bundles and refusals; nothing is written."""
+    """A candidate policy (stored digest or inline YAML, exactly one) against the tenant's
+    recent bundles and refusals: the last `last` between `since` and `until`. Nothing is
+    written."""
     async with unit_of_work(pool, authorization) as (conn, principal):
         principal.require_role("admin", "auditor")
         policy = await replayer.candidate_policy(
-            conn, principal.tenant_id, window.policy_digest, window.policy_yaml
+            conn, principal.tenant_id, ask.policy_digest, ask.policy_yaml
         )
         rows = await receipt_store.recent_receipts(
             conn,
             principal.tenant_id,
             _JUDGED_AGAIN,
-            since=window.since,
-            until=window.until,
-            limit=window.last,
+            since=ask.since,
+            until=ask.until,
+            limit=ask.last,
         )
         return await what_if_window(conn, principal, rows, policy)
 

@@ -40,6 +40,7 @@ from gateway.domain.errors import (
 )
 from gateway.domain.memory import MemoryDraft
 from gateway.domain.principal import Principal
+from gateway.requests import CompileIn
 from gateway.responses.compiling import CompileCounts, CompileJob
 from gateway.store import compile_inputs
 from gateway.store import compiling as store
@@ -54,19 +55,11 @@ from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
 from gateway.usecases.sessions.sessions import seen_session
 
-__all__ = ["CHUNK_EPISODES", "CompileAsk", "Compiler", "ExtractorError"]
+__all__ = ["CHUNK_EPISODES", "Compiler", "ExtractorError"]
 
 _log = logging.getLogger(__name__)
 CHUNK_EPISODES = 500
 _TOKENIZER = load_tokenizer()  # the summarizer's, for a digest's share
-
-
-@dataclass(frozen=True, slots=True)
-class CompileAsk:
-    session_id: str | None
-    namespace: str | None
-    run_async: bool
-    extractor: str | None
 
 
 def _job_view(job: store.JobRow) -> CompileJob:
@@ -192,8 +185,16 @@ class Compiler:
             )
         return extractor
 
-    async def start(self, authorization: str | None, ask: CompileAsk) -> CompileJob:
+    async def start(self, authorization: str | None, ask: CompileIn) -> CompileJob:
         """Open a job for the scope and, unless asked to run it later, run it to the end."""
+        if (ask.session_id is None) == (ask.namespace is None):
+            raise InvalidRequestError(
+                "name exactly one scope: session_id or namespace",
+                tuple(
+                    FieldError(name, "give exactly one of session_id and namespace")
+                    for name in ("session_id", "namespace")
+                ),
+            )
         extractor = self._extractor(ask.extractor)
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
@@ -210,7 +211,7 @@ class Compiler:
                 )
                 namespace = session.row.namespace
             else:
-                assert ask.namespace is not None
+                assert ask.namespace is not None  # exactly one scope, checked above
                 namespace = ask.namespace
                 principal.require_namespace(namespace)
             job = await store.insert_job(

@@ -8,8 +8,10 @@ request stage once (a refusal is receipted, then raised: `gateway.usecases.discl
 stages follow from that same judgement. `compose` is the pure middle of a context bundle: the core
 prepares and ranks, the policy judges what could be shown, the core selects, the policy redacts
 exactly the selected texts, the core lays the bundle out. `Discloser.record` writes the receipt in
-the request's transaction before anything is answered. The list disclosures (search, timeline,
-fetch) share the admission, the verdict and the record: `gateway.usecases.disclosure.listing`.
+the request's transaction before anything is answered. A context request runs the stages in
+order from its front, `gateway.usecases.disclosure.requests.Disclosures.context`. The list
+disclosures (search, timeline, fetch) share the admission, the verdict and the record:
+`gateway.usecases.disclosure.listing`.
 """
 
 from __future__ import annotations
@@ -49,14 +51,12 @@ from gateway.usecases.access.policy import (
     PolicyRegistry,
     may_deny,
     memory_view,
-    reads_content,
     request_stage,
     request_view,
     shown_evaluation,
     shown_texts,
     verdict_of,
 )
-from gateway.usecases.disclosure import retrieval
 from gateway.usecases.disclosure.records import (
     bundle_members,
     context_request,
@@ -263,43 +263,6 @@ class Discloser:
                 issued_at=issued_at,
             )
         return Admitted(policy, judging)
-
-    async def context(
-        self,
-        conn: Connection,
-        principal: Principal,
-        request: ContextRequest,
-        now: datetime,
-        as_of: datetime | None = None,
-    ) -> ContextBundle:
-        """A bundle for the task at `now`, or as the memory state stood at `as_of` (auditors):
-        liveness, the policy in force and its time predicates are all pinned to that instant."""
-        at = as_of or now
-        admitted = await self.admit(
-            conn,
-            principal,
-            context_view(principal, request),
-            disclosure=CONTEXT,
-            request=context_request(request, as_of),
-            purpose=request.purpose,
-            at=at,
-            issued_at=now,
-        )
-        with stage("ctxgw.recall") as span:
-            found = await retrieval.find(
-                conn,
-                self.embedder,
-                principal,
-                request,
-                at,
-                historical=as_of is not None,
-                index_content=reads_content(admitted.policy.bundle),
-            )
-            span.label("ctxgw.candidates", len(found.candidates))
-        with stage("ctxgw.assembly") as span:
-            composed = compose(request, found, admitted, self.makers, at=at)
-            span.label("ctxgw.tokens_used", composed.assembly.tokens_used)
-        return await self.record(conn, principal, composed, issued_at=now, as_of=as_of)
 
     async def record(
         self,

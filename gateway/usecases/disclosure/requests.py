@@ -1,6 +1,8 @@
-"""The disclosure use cases as the edge calls them: each takes the caller's `Authorization`
-header and a parsed request, opens its unit of work (`gateway.usecases.access.work`), checks the role,
-resolves what the key leaves to defaults, runs the pipeline and returns the response body."""
+"""The disclosure use cases as the edge calls them, one front per request: each takes the
+caller's `Authorization` header and the request as decoded (`gateway.requests`), opens its unit of
+work (`gateway.usecases.access.work`), checks the role, resolves what the key leaves to defaults,
+runs the pipeline's stages (`gateway.usecases.disclosure.pipeline`) and returns the response
+body."""
 
 from __future__ import annotations
 
@@ -24,11 +26,15 @@ from gateway.responses.disclosures import (
 from gateway.responses.sessions import SessionContextReplay
 from gateway.store import memories as memory_store
 from gateway.store.pool import Pool
+from gateway.usecases.access.policy import reads_content
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.replay import Replayer
-from gateway.usecases.disclosure import listing, lookup
-from gateway.usecases.disclosure.pipeline import Discloser
+from gateway.usecases.disclosure import listing, lookup, retrieval
+from gateway.usecases.disclosure.pipeline import Discloser, compose, context_view
+from gateway.usecases.disclosure.records import context_request
 from gateway.usecases.disclosure.retrieval import check_as_of, resolve_namespaces
+from gateway.usecases.receiptlog.kinds import CONTEXT
+from gateway.usecases.tracing import stage
 
 __all__ = ["Disclosures"]
 
@@ -46,6 +52,9 @@ class Disclosures:
     default_budget: Callable[[Role], int]  # the budget of a request that names none
 
     async def context(self, authorization: str | None, ask: ContextIn) -> ContextBundle:
+        """A bundle for the task at now, or as the memory state stood at `as_of` (auditors):
+        liveness, the policy in force and its time predicates are all pinned to that instant.
+        The pipeline's stages in order: admission, recall, composition, record."""
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             if ask.as_of is None:
@@ -64,7 +73,33 @@ class Disclosures:
                 index_budget_tokens=ask.index_budget_tokens,
                 fill=ask.fill,
             )
-            return await self.discloser.context(conn, principal, request, now, as_of=ask.as_of)
+            at = ask.as_of or now
+            discloser = self.discloser
+            admitted = await discloser.admit(
+                conn,
+                principal,
+                context_view(principal, request),
+                disclosure=CONTEXT,
+                request=context_request(request, ask.as_of),
+                purpose=request.purpose,
+                at=at,
+                issued_at=now,
+            )
+            with stage("ctxgw.recall") as span:
+                found = await retrieval.find(
+                    conn,
+                    discloser.embedder,
+                    principal,
+                    request,
+                    at,
+                    historical=ask.as_of is not None,
+                    index_content=reads_content(admitted.policy.bundle),
+                )
+                span.label("ctxgw.candidates", len(found.candidates))
+            with stage("ctxgw.assembly") as span:
+                composed = compose(request, found, admitted, discloser.makers, at=at)
+                span.label("ctxgw.tokens_used", composed.assembly.tokens_used)
+            return await discloser.record(conn, principal, composed, issued_at=now, as_of=ask.as_of)
 
     async def search(self, authorization: str | None, ask: SearchIn) -> SearchResults:
         now = self.clock()

@@ -20,6 +20,7 @@ from gateway.domain.clock import Clock
 from gateway.domain.errors import ConflictError, FieldError, InvalidRequestError, NotFoundError
 from gateway.domain.memory import MemoryVersion
 from gateway.domain.principal import Principal
+from gateway.requests import ConflictsQuery, ResolveIn
 from gateway.responses.compiling import ConflictEntry, ConflictPage, ConflictSide
 from gateway.store import memories as memory_store
 from gateway.store import supersessions as store
@@ -98,17 +99,10 @@ class Conflicts:
     # The policy in force judges which sides a caller may see (the disclosures' registry).
     policies: PolicyRegistry = field(default_factory=PolicyRegistry)
 
-    async def page(
-        self,
-        authorization: str | None,
-        *,
-        namespace: str | None,
-        open_only: bool,
-        after: str,
-        limit: int,
-    ) -> ConflictPage:
+    async def page(self, authorization: str | None, query: ConflictsQuery) -> ConflictPage:
+        open_only, after, limit = query.status == "open", query.after, query.limit
         async with unit_of_work(self.pool, authorization) as (conn, principal):
-            namespaces = _namespaces(principal, namespace)
+            namespaces = _namespaces(principal, query.namespace)
             sight = await sight_of(
                 conn, self.policies, principal, self.clock(), namespaces=namespaces or ()
             )
@@ -133,9 +127,10 @@ class Conflicts:
         return ConflictPage(entries, entries[-1].conflict_id if more else None)
 
     async def resolve(
-        self, authorization: str | None, conflict_id: str, winner: str, reason: str
+        self, authorization: str | None, conflict_id: str, ask: ResolveIn
     ) -> ConflictEntry:
         """The winner stands, the other side is superseded by it (rule `resolved`)."""
+        winner, reason = ask.winner, ask.reason
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
             row = await store.conflict(conn, principal.tenant_id, conflict_id)

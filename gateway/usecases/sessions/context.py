@@ -35,6 +35,7 @@ from gateway.core.tokens import Tokenizer
 from gateway.core.versions import LAYOUT, SessionLayout
 from gateway.domain.clock import Clock, IdFactory
 from gateway.domain.principal import Principal
+from gateway.requests import SessionContextIn
 from gateway.responses.receipt_bodies import SessionRequestRecord
 from gateway.responses.sessions import Compaction, SessionContext
 from gateway.store import sessions as store
@@ -64,7 +65,6 @@ from gateway.usecases.sessions.sessions import seen_session
 from gateway.usecases.sessions.summarizers import Summarizer
 
 __all__ = [
-    "ContextStep",
     "SessionContexts",
 ]
 
@@ -80,15 +80,6 @@ class Judged:
 
     conversation: Conversation
     tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class ContextStep:
-    """POST /v1/sessions/{id}/context as validated."""
-
-    budget_tokens: int | None = None
-    query: str | None = None
-    purpose: str | None = None
 
 
 def _covered_sha256(hashes: Sequence[str]) -> str:
@@ -116,7 +107,7 @@ def without_verbatim(found: Found, shown: set[str]) -> Found:
 def _memory_request(
     session: store.SessionRow,
     pinned: Pinned,
-    step: ContextStep,
+    step: SessionContextIn,
     share: int,
     turns: Sequence[ShownTurn],
     layout: SessionLayout,
@@ -151,7 +142,7 @@ class SessionContexts:
     layout: SessionLayout = LAYOUT  # the rules new contexts are cut by (replay reads its own)
 
     async def context(
-        self, authorization: str | None, session_id: str, step: ContextStep
+        self, authorization: str | None, session_id: str, step: SessionContextIn
     ) -> SessionContext:
         """POST /v1/sessions/{id}/context in its own unit of work: the summary it folds and
         its receipt commit together, before the context is answered."""
@@ -164,7 +155,7 @@ class SessionContexts:
         conn: Connection,
         principal: Principal,
         session_id: str,
-        step: ContextStep,
+        step: SessionContextIn,
         now: datetime,
     ) -> SessionContext:
         principal.require_role("agent", "admin")
@@ -306,7 +297,7 @@ class SessionContexts:
         principal: Principal,
         session: store.SessionRow,
         pinned: Pinned,
-        step: ContextStep,
+        step: SessionContextIn,
         admitted: Admitted,
         cut: Shares,
         conversation: Conversation,

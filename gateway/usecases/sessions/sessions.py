@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
+import msgspec
 import rfc8785
 
 from gateway.core.tokens import Tokenizer
@@ -23,6 +24,7 @@ from gateway.domain.clock import Clock, IdFactory
 from gateway.domain.errors import ConflictError, FieldError, InvalidRequestError, NotFoundError
 from gateway.domain.memory import MemoryDraft
 from gateway.domain.principal import Principal
+from gateway.requests import HistoryQuery, SessionIn, TurnIn, TurnsShape
 from gateway.responses.sessions import (
     Appended,
     HistoryPage,
@@ -51,47 +53,14 @@ from gateway.usecases.sessions.conversation import (
 from gateway.usecases.sessions.history import page_history
 
 __all__ = [
-    "AppendAsk",
-    "NewSession",
     "Seen",
     "Sessions",
-    "TurnIn",
     "open_session",
     "seen_session",
     "summary_ref",
 ]
 
-Role = Literal["system", "user", "assistant", "tool"]
 TURN_CONFIDENCE = 0.6  # a remembered turn is what was said, not a distilled fact
-
-
-@dataclass(frozen=True, slots=True)
-class NewSession:
-    """POST /v1/sessions as validated."""
-
-    namespace: str
-    task: str
-    system_prompt: str | None = None
-    budget_tokens: int = 4000
-    keep_last: int = 3
-    memory_budget_tokens: int | None = None  # None: a quarter of the budget
-    remember_turns: bool = True
-    labels: tuple[str, ...] = ()
-    idempotency_key: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TurnIn:
-    role: Role
-    content: str
-    name: str | None = None
-    occurred_at: datetime | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AppendAsk:
-    turns: Sequence[TurnIn]
-    idempotency_key: str | None = None
 
 
 def _sha256(payload: Any) -> str:
@@ -199,7 +168,7 @@ class Sessions:
     clock: Clock
     new_id: IdFactory
 
-    async def create(self, authorization: str | None, ask: NewSession) -> SessionInfo:
+    async def create(self, authorization: str | None, ask: SessionIn) -> SessionInfo:
         now = self.clock()
         async with unit_of_work(self.pool, authorization, writes=1) as (conn, principal):
             principal.require_role("agent", "admin")
@@ -214,7 +183,8 @@ class Sessions:
                     f"memory_budget_tokens: {message}",
                     (FieldError("memory_budget_tokens", message),),
                 )
-            payload = {**asdict(ask), "labels": list(ask.labels)}
+            labels = sorted(set(ask.labels))
+            payload = {**msgspec.structs.asdict(ask), "labels": labels}
             request_sha256 = _sha256(payload)
             if ask.idempotency_key is not None:
                 earlier = await self._earlier(
@@ -232,7 +202,7 @@ class Sessions:
                 keep_last=ask.keep_last,
                 memory_budget_tokens=ask.memory_budget_tokens,
                 remember_turns=ask.remember_turns,
-                labels=list(ask.labels),
+                labels=labels,
                 agent_id=principal.agent_id,
                 created_by_key=principal.key_id,
                 idempotency_key=ask.idempotency_key,
@@ -297,7 +267,7 @@ class Sessions:
             summary = await summary_store.latest_summary(conn, principal.tenant_id, session_id)
         return _info(seen.row, summary, created=None, pinned=seen.pinned)
 
-    async def append(self, authorization: str | None, session_id: str, ask: AppendAsk) -> Appended:
+    async def append(self, authorization: str | None, session_id: str, ask: TurnsShape) -> Appended:
         writes = len(ask.turns)
         async with unit_of_work(self.pool, authorization, writes=writes) as (conn, principal):
             principal.require_role("agent", "admin")
@@ -413,12 +383,10 @@ class Sessions:
         self,
         authorization: str | None,
         session_id: str,
-        *,
-        after: int,
-        limit: int,
-        purpose: str | None,
+        query: HistoryQuery,
     ) -> HistoryPage:
         """A page of the history as the policy shows it, receipted (kind `history`)."""
+        after, limit, purpose = query.after, query.limit, query.purpose
         now = self.clock()
         async with unit_of_work(self.pool, authorization) as (conn, principal):
             principal.require_role("agent", "admin")
