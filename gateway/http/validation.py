@@ -12,13 +12,14 @@ import difflib
 import functools
 from collections.abc import Collection, Mapping
 from datetime import datetime
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin
 
 import msgspec
 from litestar import Request
 
 from gateway.domain.errors import FieldError, InvalidRequestError, UnsupportedMediaTypeError
 from gateway.domain.instants import outside_calendar
+from gateway.requests import NOT_WHITESPACE
 
 __all__ = [
     "JSON_MEDIA_TYPES",
@@ -172,10 +173,23 @@ def _field_errors(data: Any, struct_type: type[msgspec.Struct], prefix: str) -> 
     return errors
 
 
+def _pattern_message(pattern: str) -> str:
+    """msgspec's message for a text that does not match `pattern`, as msgspec spells it."""
+    try:
+        msgspec.convert("", Annotated[str, msgspec.Meta(pattern=pattern)])
+    except msgspec.ValidationError as exc:
+        return str(exc)
+    raise AssertionError(f"the empty text matches {pattern!r}")
+
+
+# A task's or a turn's text of whitespace alone (`gateway.requests.NOT_WHITESPACE`).
+_ONLY_WHITESPACE = _pattern_message(NOT_WHITESPACE)
+
+
 def _explain(message: str, field_type: Any) -> str:
     # msgspec appends " - at `$...`" for nested paths; our paths are already explicit.
     message = message.split(" - at `$", maxsplit=1)[0]
-    if message == r"Expected `str` matching regex '\\S'":  # wire.Task and turn content
+    if message == _ONLY_WHITESPACE:
         return "must contain more than whitespace"
     choices = _literal_choices(field_type)
     if message.startswith("Invalid enum value") and choices:

@@ -127,3 +127,10 @@ def test_namespace_the_key_may_not_write(client: TestClient[Any], make_key: KeyF
     assert response.status_code == 403
     assert response.json()["code"] == "namespace_forbidden"
     assert "ops" in response.json()["detail"]
+
+
+def test_a_task_of_whitespace_alone_is_named_as_such(client: TestClient[Any], agent: Key) -> None:
+    """A task of spaces (any of Unicode's) is told so, not shown the pattern that refused it."""
+    response = post(client, agent, {"task": " \t\u3000\n"}, "/v1/context")
+    assert response.status_code == 422
+    assert error_fields(response)["task"] == "must contain more than whitespace"
