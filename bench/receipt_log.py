@@ -7,7 +7,7 @@ Every worker process is what a gateway worker is to the log: its own receipt wri
 gateway's signer) and `--concurrency` requests that each append one receipt after another and
 wait for it, as `Recorder.record` does. The bodies are canonical JSON of `--body-bytes` (a
 context receipt's header, and candidates up to that size); nothing else runs. The serial section
-is the time a tenant's log is held by one writer (`GroupCommit.serial_seconds`, summed over every
+is the time a tenant's log is held by one writer (`GroupCommit.held_seconds`, summed over every
 process) over the receipts it sealed. Afterwards every tenant's log is checked whole: as many
 receipts as were acknowledged, `seq` gapless from 1, each `prev` the leaf before it, the head the
 last leaf.
@@ -49,6 +49,7 @@ class Job:
     seconds: float
     body_bytes: int
     start_at: float  # time.time() at which every process starts appending
+    busy_ms: float  # the CPU each request spends before its receipt, holding the event loop
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,11 @@ async def _work(job: Job) -> Tally:
     async def client(number: int) -> None:
         turn = number
         while time.monotonic() < stop:
+            # The request's own work before its receipt (ranking, assembly), which holds the
+            # process's event loop: `--busy-ms` of CPU.
+            until = time.perf_counter() + job.busy_ms / 1000
+            while time.perf_counter() < until:
+                pass
             tenant = job.tenants[turn % len(job.tenants)]
             template = made[turn % len(made)]
             issued_at = datetime.now(UTC)
@@ -165,7 +171,16 @@ def _run(
     before = dict.fromkeys(tenants, 0) | {tenant: int(count) for tenant, count in counted}
     start_at = time.time() + 3.0
     jobs = [
-        Job(app_url, data_dir, tenants, args.concurrency, args.seconds, args.body_bytes, start_at)
+        Job(
+            app_url,
+            data_dir,
+            tenants,
+            args.concurrency,
+            args.seconds,
+            args.body_bytes,
+            start_at,
+            args.busy_ms,
+        )
         for _ in range(args.processes)
     ]
     with multiprocessing.get_context("spawn").Pool(args.processes) as workers:
@@ -201,6 +216,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--body-bytes", type=int, default=2000)
     parser.add_argument(
         "--tenants", type=int, default=8, help="for the spread-out run (0: one tenant only)"
+    )
+    parser.add_argument(
+        "--busy-ms",
+        type=float,
+        default=0.0,
+        help="each request first spends this much CPU (its assembly), holding the event loop",
     )
     parser.add_argument(
         "--flush-ms",
