@@ -5,8 +5,6 @@ search and the fetch that an auditor then reads; the chat history is a session's
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from langchain_core.documents import Document
@@ -79,14 +77,3 @@ def test_the_chat_history_is_a_session_s_turns(served: str, agent: Key) -> None:
         assert ctxgw.session(session.session_id).turn_count == 4
         with pytest.raises(NotImplementedError, match="erase"):
             history.clear()
-
-
-def test_importing_the_adapters_imports_no_server_module() -> None:
-    probe = "import json, sys, gateway.client.langchain; print(json.dumps(sorted(sys.modules)))"
-    loaded = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-        ).stdout
-    )
-    assert "langchain_core" in loaded
-    assert not [m for m in loaded if m.split(".")[0] in ("litestar", "psycopg", "uvicorn")]

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 from typing import TypedDict
 
 import msgspec
@@ -182,17 +180,6 @@ async def test_the_async_methods(served: str, agent: Key) -> None:
         assert await store.aget(("team",), "standup") is None
         with pytest.raises(RuntimeError, match="no Client"):
             store.get(("team",), "standup")
-
-
-def test_importing_the_store_imports_no_server_module() -> None:
-    probe = "import json, sys, gateway.client.langgraph; print(json.dumps(sorted(sys.modules)))"
-    loaded = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-        ).stdout
-    )
-    assert "langgraph.store.base" in loaded
-    assert not [m for m in loaded if m.split(".")[0] in ("litestar", "psycopg", "uvicorn")]
 
 
 class Turn(TypedDict):

@@ -5,8 +5,6 @@ and the fetch that an auditor then verifies; what the policy denies is no node."
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from llama_index.core.retrievers import BaseRetriever
@@ -80,14 +78,3 @@ def test_bad_arguments_are_refused() -> None:
         pytest.raises(ValueError, match="k is 1 to 50"),
     ):
         CtxgwRetriever(ctxgw, k=51)
-
-
-def test_importing_the_retriever_imports_no_server_module() -> None:
-    probe = "import json, sys, gateway.client.llamaindex; print(json.dumps(sorted(sys.modules)))"
-    loaded = json.loads(
-        subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-        ).stdout
-    )
-    assert "llama_index.core" in loaded
-    assert not [m for m in loaded if m.split(".")[0] in ("litestar", "psycopg", "uvicorn")]
