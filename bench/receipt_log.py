@@ -50,6 +50,7 @@ class Job:
     body_bytes: int
     start_at: float  # time.time() at which every process starts appending
     busy_ms: float  # the CPU each request spends before its receipt, holding the event loop
+    disclosed: int  # memory ids each receipt discloses (a context receipt names its bundle's)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Tally:
     sealed: int
 
 
-def _body(tenant_id: str, receipt_id: str, body_bytes: int) -> dict[str, Any]:
+def _body(tenant_id: str, receipt_id: str, body_bytes: int, disclosed: list[str]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "schema": RECEIPT_SCHEMA,
         "receipt_id": receipt_id,
@@ -69,7 +70,7 @@ def _body(tenant_id: str, receipt_id: str, body_bytes: int) -> dict[str, Any]:
         "subject": {"agent_id": "bench", "key_id": "k", "role": "agent", "purpose": None},
         "bundle": {"sha256": "0" * 64, "bytes": 0},
         "parent_receipt_id": None,
-        "disclosed_ids": [],
+        "disclosed_ids": disclosed,
         "candidates": [],
     }
     while len(repr(body)) < body_bytes:
@@ -86,7 +87,10 @@ async def _work(job: Job) -> Tally:
     log = GroupCommit(pool, load_signer(settings))
     acknowledged = dict.fromkeys(job.tenants, 0)
     # Made before the clock starts: the bench measures the log, not building bodies.
-    made = [_body(job.tenants[0], new_ulid(datetime.now(UTC)), job.body_bytes) for _ in range(50)]
+    made = []
+    for _ in range(50):
+        disclosed = sorted(new_ulid(datetime.now(UTC)) for _ in range(job.disclosed))
+        made.append(_body(job.tenants[0], new_ulid(datetime.now(UTC)), job.body_bytes, disclosed))
     await asyncio.sleep(max(0.0, job.start_at - time.time()))
     stop = time.monotonic() + job.seconds
 
@@ -113,7 +117,7 @@ async def _work(job: Job) -> Tally:
                 bundle_sha256="0" * 64,
                 policy_digest=None,
                 parent_receipt_id=None,
-                disclosed_ids=(),
+                disclosed_ids=template["disclosed_ids"],
             )
             await log.append(tenant, pending)
             acknowledged[tenant] += 1
@@ -180,6 +184,7 @@ def _run(
             args.body_bytes,
             start_at,
             args.busy_ms,
+            args.disclosed,
         )
         for _ in range(args.processes)
     ]
@@ -222,6 +227,12 @@ def main(argv: list[str] | None = None) -> None:
         type=float,
         default=0.0,
         help="each request first spends this much CPU (its assembly), holding the event loop",
+    )
+    parser.add_argument(
+        "--disclosed",
+        type=int,
+        default=0,
+        help="memory ids each receipt discloses (indexed by memory at append, as a bundle's are)",
     )
     parser.add_argument(
         "--flush-ms",

@@ -26,6 +26,7 @@ from gateway.store.dumps import (
     read_checkpoints,
     read_receipts,
 )
+from gateway.store.receipts import whole_envelope
 from gateway.store.replicas import ReplicaLag, replica_lag
 from receipts import (
     ConsistencyInvalidError,
@@ -37,7 +38,6 @@ from receipts import (
     log_origin,
 )
 from receipts.checkpoint import parse_checkpoint, verify_checkpoint
-from receipts.dsse import b64encode
 from receipts.export import checkpoint_line, export_line
 from receipts.verify import verify_export
 
@@ -117,9 +117,7 @@ def _lines(rows: Iterator[StoredReceipt], leaves: list[bytes], note: str | None)
         leaf = bytes(row.leaf)
         leaves.append(leaf)
         count += 1
-        envelope = row.envelope
-        if "payload" not in envelope:  # stored beside it (gateway.store.receipts.stored_envelope)
-            envelope = {**envelope, "payload": b64encode(bytes(row.body))}
+        envelope = whole_envelope(row.envelope, bytes(row.body))
         yield export_line(Envelope.from_json(envelope), row.seq, leaf)
     if note is not None:
         yield checkpoint_line(note, count)

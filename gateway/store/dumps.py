@@ -140,7 +140,8 @@ class StoredReceipt:
     seq: int
     leaf: bytes
     body: bytes
-    envelope: dict[str, object]  # as stored: without its payload when that is the body
+    # As stored: without its payload when that is the body; None while not yet signed.
+    envelope: dict[str, object] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,7 +152,7 @@ class StoredCheckpoint:
 
 
 _RECEIPTS = """
-SELECT seq, leaf, body, envelope FROM receipts
+SELECT seq, leaf, body, envelope FROM receipts LEFT JOIN receipt_signatures USING (tenant_id, seq)
  WHERE tenant_id = %(tenant_id)s AND seq > %(after)s ORDER BY seq LIMIT %(limit)s
 """
 _CHECKPOINTS = """

@@ -1,9 +1,12 @@
 """Appending to the receipt log: a gapless per-tenant sequence under the log head's lock.
 
 Appending locks the tenant's log head (`receipt_logs`, `lock_head`) inside the caller's
-transaction, the caller seals receipts for the positions after it, and `append_receipts` writes
-them and advances the head in one statement (`gateway.usecases.receiptlog.group_commit` does this for a
-batch of waiting requests at a time).
+transaction, the caller places receipts at the positions after it (their bodies name `seq` and
+`prev`), and `append_receipts` writes them and advances the head in one statement
+(`gateway.usecases.receiptlog.group_commit` does this for a batch of waiting requests at a
+time). What follows from a placed body is written after, by `store_signatures`: the receipts'
+signatures and their rows by memory (migration 0030), in the same transaction or, for the group
+commit, in the durable one after the log is released.
 Different tenants lock different rows and never wait for each other.
 """
 
@@ -23,7 +26,17 @@ from gateway.store.database import Connection
 from gateway.store.errors import ReceiptWriteError
 from gateway.store.receipts import stored_envelope
 
-__all__ = ["LogHead", "SealedReceipt", "append_receipts", "lock_head"]
+__all__ = [
+    "Appended",
+    "LogHead",
+    "PlacedReceipt",
+    "SignedReceipt",
+    "UnsignedReceipt",
+    "append_receipts",
+    "lock_head",
+    "store_signatures",
+    "unsigned_receipts",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +99,6 @@ _RECEIPT_COLUMNS = (
     "key_id",
     "issued_at",
     "body",
-    "envelope",
     "prev",
     "leaf",
     "bundle_sha256",
@@ -98,7 +110,8 @@ _RECEIPT_COLUMNS = (
 
 def _append_statement(count: int) -> sql.Composed:
     """`count` receipts and the head they advance the log to, in one statement (one round trip):
-    the head becomes the last of them. A statement per batch size, each prepared once."""
+    the head becomes the last of them; it answers when it ended, by the server's clock. A
+    statement per batch size, each prepared once."""
     row = sql.SQL("({})").format(sql.SQL(", ").join(sql.Placeholder() for _ in _RECEIPT_COLUMNS))
     return sql.SQL(
         """
@@ -108,6 +121,7 @@ def _append_statement(count: int) -> sql.Composed:
         UPDATE receipt_logs SET size = last.seq, head = last.leaf
           FROM (SELECT seq, leaf FROM appended ORDER BY seq DESC LIMIT 1) last
          WHERE receipt_logs.tenant_id = {tenant_id}
+        RETURNING clock_timestamp()
         """
     ).format(
         columns=sql.SQL(", ").join(map(sql.Identifier, _RECEIPT_COLUMNS)),
@@ -117,8 +131,8 @@ def _append_statement(count: int) -> sql.Composed:
 
 
 @dataclass(frozen=True, slots=True)
-class SealedReceipt:
-    """A receipt signed for its log position (`seq`, after the head `prev`)."""
+class PlacedReceipt:
+    """A receipt at its log position: its body names `seq` and the head `prev` before it."""
 
     receipt_id: str
     kind: str
@@ -128,7 +142,6 @@ class SealedReceipt:
     seq: int
     prev: bytes
     body: bytes
-    envelope: dict[str, Any]
     leaf: bytes
     bundle_sha256: str | None
     policy_digest: str | None
@@ -146,7 +159,6 @@ class SealedReceipt:
             self.key_id,
             self.issued_at,
             self.body,
-            json.dumps(stored_envelope(self.envelope, self.body)),
             self.prev,
             self.leaf,
             self.bundle_sha256,
@@ -156,17 +168,103 @@ class SealedReceipt:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """The answer of `append_receipts`, read once its pipeline has synced."""
+
+    _cursor: psycopg.AsyncCursor[tuple[object, ...]]
+
+    async def ended_at(self) -> datetime | None:
+        """When the append statement ended, by the server's clock."""
+        row = await self._cursor.fetchone()
+        return row[0] if row is not None and isinstance(row[0], datetime) else None
+
+
 async def append_receipts(
-    conn: Connection, tenant_id: str, receipts: Sequence[SealedReceipt]
-) -> None:
-    """Append receipts sealed in order for the head `lock_head` returned in this transaction
+    conn: Connection, tenant_id: str, receipts: Sequence[PlacedReceipt]
+) -> Appended:
+    """Append receipts placed in order after the head `lock_head` returned in this transaction
     (which holds the log lock until it ends). Sent without waiting for its answer: in a
     pipeline, the COMMIT that follows goes in the same round trip, and a failure of either
     raises there and rolls both back."""
     if not receipts:
-        return
+        raise ValueError("nothing to append")
     params = [value for receipt in receipts for value in receipt.row(tenant_id)]
     try:
-        await conn.execute(_append_statement(len(receipts)), [*params, tenant_id])
+        cursor = await conn.execute(_append_statement(len(receipts)), [*params, tenant_id])
     except psycopg.Error as exc:
         raise ReceiptWriteError(f"the receipts could not be written: {exc}") from exc
+    return Appended(cursor)
+
+
+# The signatures of appended receipts, and their rows by memory from each receipt's own stored
+# `disclosed_ids`, for the receipts this statement signed: a receipt signed before (by the
+# checkpointer's repair, or the writer whose durable transaction raced it) was indexed with its
+# signature. Signatures are deterministic, so whoever stores one stores the same bytes.
+_STORE_SIGNATURES = """
+WITH signed AS (
+    INSERT INTO receipt_signatures (tenant_id, seq, envelope)
+    SELECT %(tenant_id)s, s.seq, s.envelope
+      FROM unnest(%(seqs)s::bigint[], %(envelopes)s::jsonb[]) AS s(seq, envelope)
+    ON CONFLICT DO NOTHING
+    RETURNING seq
+)
+INSERT INTO receipt_disclosures (tenant_id, memory_id, seq)
+SELECT r.tenant_id, m, r.seq
+  FROM receipts r, unnest(r.disclosed_ids) AS m
+ WHERE r.tenant_id = %(tenant_id)s AND r.seq IN (SELECT seq FROM signed)
+ON CONFLICT DO NOTHING
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class SignedReceipt:
+    """The signatures of the appended receipt at `seq`: its DSSE envelope over `body`."""
+
+    seq: int
+    body: bytes
+    envelope: dict[str, Any]
+
+
+async def store_signatures(
+    conn: Connection, tenant_id: str, signed: Sequence[SignedReceipt]
+) -> None:
+    """Store the signatures of appended receipts (each envelope as `stored_envelope` keeps it)
+    with their rows by memory. Never prepared: in the group commit it goes in a pipeline that
+    may be cut short (see `gateway.store.transactions.pipelined`)."""
+    if not signed:
+        return
+    params = {
+        "tenant_id": tenant_id,
+        "seqs": [s.seq for s in signed],
+        "envelopes": [json.dumps(stored_envelope(s.envelope, s.body)) for s in signed],
+    }
+    try:
+        await conn.execute(_STORE_SIGNATURES, params, prepare=False)
+    except psycopg.Error as exc:
+        raise ReceiptWriteError(f"the receipts' signatures could not be stored: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class UnsignedReceipt:
+    seq: int
+    body: bytes
+
+
+_UNSIGNED = """
+SELECT r.seq, r.body FROM receipts r
+ WHERE r.tenant_id = %(tenant_id)s AND r.seq > %(after)s AND r.seq <= %(through)s
+   AND NOT EXISTS (SELECT 1 FROM receipt_signatures s
+                    WHERE s.tenant_id = r.tenant_id AND s.seq = r.seq)
+ ORDER BY r.seq
+"""
+
+
+async def unsigned_receipts(
+    conn: Connection, tenant_id: str, after: int, through: int
+) -> list[UnsignedReceipt]:
+    """The receipts in positions (`after`, `through`] without a stored signature: appended, but
+    their writer's durable transaction did not commit (a crash, a lost connection)."""
+    async with conn.cursor(row_factory=class_row(UnsignedReceipt)) as cur:
+        await cur.execute(_UNSIGNED, {"tenant_id": tenant_id, "after": after, "through": through})
+        return await cur.fetchall()

@@ -1,14 +1,17 @@
 """Receipts as stored: one by id, a filtered page of the log, the recent ones of some kinds.
 
-A receipt's row carries its body beside its DSSE envelope, which is stored without a payload that
-is the body (`stored_envelope`) and read back whole (`ReceiptRow`). Appending is
-`gateway.store.receipt_appends`'s; the log's leaves, tiles and checkpoints are
+A receipt's row carries its body; its DSSE envelope is stored beside it in `receipt_signatures`
+(written after the log is released, migration 0030) without a payload that is the body
+(`stored_envelope`), and read back whole (`whole_envelope`): without signatures for a receipt
+whose writer's durable transaction never committed, until the checkpointer signs it (before a
+checkpoint covers it).
+Appending is `gateway.store.receipt_appends`'s; the log's leaves, tiles and checkpoints are
 `gateway.store.log_tree`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -18,7 +21,7 @@ from psycopg.rows import class_row
 
 from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.store.database import Connection
-from receipts.dsse import b64encode
+from receipts.dsse import PAYLOAD_TYPE, b64encode
 
 __all__ = [
     "ReceiptRow",
@@ -26,6 +29,7 @@ __all__ = [
     "list_receipts",
     "recent_receipts",
     "stored_envelope",
+    "whole_envelope",
 ]
 
 
@@ -39,7 +43,7 @@ class ReceiptRow:
     key_id: str
     issued_at: datetime
     body: bytes
-    envelope: dict[str, Any]  # the whole DSSE envelope, payload included (stored_envelope)
+    envelope: dict[str, Any]  # the whole DSSE envelope, payload included (whole_envelope)
     leaf: bytes
     bundle_sha256: str | None
     policy_digest: str | None
@@ -47,9 +51,7 @@ class ReceiptRow:
     disclosed_ids: list[str]  # an index beside the body; `receipts_index_check` compares them
 
     def __post_init__(self) -> None:
-        if "payload" not in self.envelope:  # stored without it: the payload is the body
-            whole = {**self.envelope, "payload": b64encode(bytes(self.body))}
-            object.__setattr__(self, "envelope", whole)
+        object.__setattr__(self, "envelope", whole_envelope(self.envelope, bytes(self.body)))
 
 
 def stored_envelope(envelope: dict[str, Any], body: bytes) -> dict[str, Any]:
@@ -62,16 +64,28 @@ def stored_envelope(envelope: dict[str, Any], body: bytes) -> dict[str, Any]:
     return envelope  # not the body: kept whole, for verification to report
 
 
+def whole_envelope(stored: Mapping[str, Any] | None, body: bytes) -> dict[str, Any]:
+    """The DSSE envelope of a receipt as `stored_envelope` stored it, payload included; for a
+    receipt not signed yet (`stored` None), an envelope without signatures: it verifies as
+    unsigned, never as signed."""
+    if stored is None:
+        return {"payload": b64encode(body), "payloadType": PAYLOAD_TYPE, "signatures": []}
+    if "payload" not in stored:  # stored without it: the payload is the body
+        return {**stored, "payload": b64encode(body)}
+    return dict(stored)
+
+
 _COLUMNS = sql.SQL(
     "tenant_id, seq, receipt_id, kind, agent_id, key_id, issued_at, body, envelope, leaf, "
     "bundle_sha256, policy_digest, parent_receipt_id, disclosed_ids"
 )
+_SIGNED = sql.SQL("receipts LEFT JOIN receipt_signatures USING (tenant_id, seq)")
 
 
 async def find_receipt(conn: Connection, tenant_id: str, receipt_id: str) -> ReceiptRow | None:
     query = sql.SQL(
-        "SELECT {} FROM receipts WHERE tenant_id = %(tenant_id)s AND receipt_id = %(receipt_id)s"
-    ).format(_COLUMNS)
+        "SELECT {} FROM {} WHERE tenant_id = %(tenant_id)s AND receipt_id = %(receipt_id)s"
+    ).format(_COLUMNS, _SIGNED)
     async with conn.cursor(row_factory=class_row(ReceiptRow)) as cur:
         await cur.execute(query, {"tenant_id": tenant_id, "receipt_id": receipt_id})
         return await cur.fetchone()
@@ -94,11 +108,11 @@ async def list_receipts(conn: Connection, tenant_id: str, where: ReceiptFilter) 
     if where.until is not None:
         clauses.append(sql.SQL("issued_at < %(until)s"))
     order = sql.SQL("seq DESC" if where.newest_first else "seq")
-    source = sql.SQL("receipts")
+    source: sql.Composable = _SIGNED
     if where.memory_id is not None:
         # The receipts that disclosed it, walked in log order (migration 0019): a page costs a
         # page of index reads whether one receipt disclosed the memory or every one did.
-        source = sql.SQL("receipts JOIN receipt_disclosures USING (tenant_id, seq)")
+        source = sql.SQL("{} JOIN receipt_disclosures USING (tenant_id, seq)").format(_SIGNED)
         clauses.append(sql.SQL("memory_id = %(memory_id)s"))
     query = sql.SQL("SELECT {} FROM {} WHERE {} ORDER BY {} LIMIT %(limit)s").format(
         _COLUMNS, source, sql.SQL(" AND ").join(clauses), order
@@ -133,14 +147,14 @@ async def recent_receipts(
     query = sql.SQL(
         """
         SELECT * FROM (
-            SELECT {} FROM receipts
+            SELECT {} FROM {}
              WHERE tenant_id = %(tenant_id)s AND kind = ANY(%(kinds)s)
                AND (%(since)s::timestamptz IS NULL OR issued_at >= %(since)s)
                AND (%(until)s::timestamptz IS NULL OR issued_at < %(until)s)
              ORDER BY seq DESC LIMIT %(limit)s
         ) newest ORDER BY seq
         """
-    ).format(_COLUMNS)
+    ).format(_COLUMNS, _SIGNED)
     params = {
         "tenant_id": tenant_id,
         "kinds": list(kinds),

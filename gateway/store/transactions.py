@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -21,12 +19,12 @@ from gateway.store.pool import connection
 
 __all__ = [
     "ENTER_TENANT",
-    "EarlyRelease",
     "begin",
     "begin_after",
     "in_tenant",
+    "log_connection",
     "ping",
-    "pipelined_transaction",
+    "pipelined",
     "transaction",
 ]
 
@@ -113,64 +111,18 @@ async def transaction(pool: GatedPool, tenant_id: str | None = None) -> AsyncIte
         yield conn
 
 
-@dataclass(slots=True)
-class EarlyRelease:
-    """Asks `pipelined_transaction` to release its locks at COMMIT, before the WAL is flushed,
-    and to end its block only once a durable commit after it has flushed; `at` is then when the
-    locks went, by the server's clock."""
-
-    at: datetime | None = None
-
-
-# The durable barrier after a COMMIT that did not wait for the flush: a transaction that writes
-# one WAL record (a transactional logical message, which nothing here decodes) and commits
-# durably. PostgreSQL flushes its WAL in order, so the barrier's flush covers the commit before
-# it, and a synchronous standby's confirmation of the barrier covers it there too; a crash before
-# the flush loses both, so a commit is never durable without the one after it being so.
-_DURABLE_BARRIER = "SELECT clock_timestamp() FROM pg_logical_emit_message(true, 'ctxgw', '')"
-
-
 @asynccontextmanager
-async def pipelined_transaction(
-    pool: GatedPool, tenant_id: str, *, early_release: EarlyRelease | None = None
-) -> AsyncIterator[Connection]:
-    """As `transaction`, in a libpq pipeline (the pool's connections are in autocommit, so the
-    transaction is spelled out): BEGIN and the tenant's entry travel with the first statement
-    and COMMIT with the last, and a statement's answer is awaited only when it is read. Any
-    failure raises by the end of the block and rolls the whole transaction back.
-
-    With `early_release`, the transaction commits without waiting for the WAL flush (its row
-    locks go at once, so whoever waits for them does not also wait for the disk), followed in
-    the same round trip by the durable barrier: the block still ends only once the transaction
-    is durable. Others may read its rows in the moment between; a crash there loses them as it
-    loses every transaction after them, and nobody was told they were written."""
+async def log_connection(pool: GatedPool) -> AsyncIterator[Connection]:
+    """A connection of `pool` for `pipelined` transactions: a lost link or a pool that cannot
+    give one is `DatabaseUnavailableError`, and a connection left broken makes the pool suspect
+    its server."""
     if pool.shut:
         raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
     try:
         async with pool.connection() as conn:
             try:
-                async with conn.pipeline():
-                    await conn.execute("BEGIN")
-                    if early_release is not None:
-                        # Never prepared, nor is the barrier: psycopg counts a statement that a
-                        # failed pipeline skipped as run, and may believe prepared one the
-                        # server never saw ("prepared statement _pg3_0 does not exist" after).
-                        await conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
-                    await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id})
-                    yield conn
-                    await conn.execute("COMMIT")
-                    if early_release is not None:
-                        await conn.execute("BEGIN", prepare=False)
-                        barrier = await conn.execute(_DURABLE_BARRIER, prepare=False)
-                        await conn.execute("COMMIT", prepare=False)
-                if early_release is not None:
-                    released = await barrier.fetchone()
-                    if released is not None and isinstance(released[0], datetime):
-                        early_release.at = released[0]
+                yield conn
             except BaseException:
-                if not conn.closed:
-                    with suppress(psycopg.Error):
-                        await conn.execute("ROLLBACK")
                 if conn.broken:
                     pool.suspect()
                 raise
@@ -179,14 +131,53 @@ async def pipelined_transaction(
         raise DatabaseUnavailableError(str(exc)) from exc
 
 
+@asynccontextmanager
+async def pipelined(
+    conn: Connection, tenant_id: str, *, durable: bool = True
+) -> AsyncIterator[Connection]:
+    """A transaction of the receipt log's writer on `conn` (in autocommit) in a libpq pipeline,
+    inside the wall of `tenant_id`: BEGIN and the tenant's entry travel with the first statement and COMMIT with
+    the last, a statement's answer is awaited only when it is read, and the block ends once
+    COMMIT is answered. Any failure raises by the end of the block and rolls it all back; one the
+    server refused is a `ReceiptWriteError`.
+
+    Not `durable`: COMMIT does not wait for the WAL flush, so the transaction's row locks go at
+    once and whoever waits for them does not also wait for the disk. Nobody may be told it is
+    written until a durable transaction after it on this connection has committed: PostgreSQL
+    flushes its WAL in order, so that flush (and a synchronous standby's confirmation of it)
+    covers this one, and a crash before it loses both. Others may read its rows in between.
+
+    Nothing here is prepared: psycopg counts a statement that a failed pipeline skipped as run,
+    and may believe prepared one the server never saw ("prepared statement _pg3_0 does not
+    exist" after)."""
+    try:
+        async with conn.pipeline():
+            await conn.execute("BEGIN", prepare=False)
+            if not durable:
+                await conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
+            await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id}, prepare=False)
+            yield conn
+            await conn.execute("COMMIT", prepare=False)
+    except BaseException as exc:
+        if not conn.closed:
+            with suppress(psycopg.Error):
+                await conn.execute("ROLLBACK")
+        if isinstance(exc, psycopg.Error) and not isinstance(
+            exc, psycopg.OperationalError | psycopg.InterfaceError
+        ):
+            # Refused by the server (a grant, a constraint), answered at the pipeline's end.
+            raise ReceiptWriteError(f"the receipts could not be written: {exc}") from exc
+        raise
+
+
 # Whether this login may write receipts now: the database answers, is not read-only, and the
-# grants to append a receipt, advance its log and raise the durable barrier are in place.
+# grants to append a receipt, advance its log and store its signatures are in place.
 _RECEIPTS_WRITABLE = """
 SELECT current_setting('transaction_read_only') = 'off'
        AND has_table_privilege('receipts', 'INSERT')
        AND has_table_privilege('receipt_logs', 'UPDATE')
-       AND COALESCE((SELECT bool_and(has_function_privilege(p.oid, 'EXECUTE'))
-                       FROM pg_proc p WHERE p.proname = 'pg_logical_emit_message'), false)
+       AND has_table_privilege('receipt_signatures', 'INSERT')
+       AND has_table_privilege('receipt_disclosures', 'INSERT')
 """
 
 

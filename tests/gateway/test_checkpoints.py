@@ -115,7 +115,7 @@ def _append_fillers(database_url: str, tenant_id: str, key_id: str, count: int) 
         with conn.transaction():
             conn.cursor().executemany(
                 "INSERT INTO receipts (tenant_id, seq, receipt_id, kind, key_id, issued_at, body,"
-                " envelope, prev, leaf) VALUES (%s, %s, %s, 'search', %s, now(), %s, '{}', %s, %s)",
+                " prev, leaf) VALUES (%s, %s, %s, 'search', %s, now(), %s, %s, %s)",
                 rows,
             )
             conn.execute(

@@ -18,11 +18,13 @@ from psycopg import sql
 from gateway.shell.clock import new_ulid
 from gateway.shell.settings import Settings
 from gateway.store.pool import open_pool
+from gateway.store.receipts import whole_envelope
 from gateway.usecases.receiptlog.group_commit import GroupCommit, PendingReceipt
-from receipts import RECEIPT_SCHEMA, Signer, generate_keyring
+from receipts import RECEIPT_SCHEMA, Envelope, Keyring, Signer, generate_keyring, verify_receipt
 from receipts.canonical import CanonicalTemplate, decode_body
 from receipts.keyfiles import load_private_key
-from tests.conftest import Key
+from receipts.signing import verify_envelope
+from tests.conftest import Key, KeyFactory
 from tests.gateway.test_memories_write import memory
 
 CLIENTS = 16
@@ -158,3 +160,126 @@ def test_the_log_is_released_before_the_disk_is_written(
     assert all(w.held_seconds < FLUSH_DELAY / 2 for w in writers)
     rows = _log(database_url, agent.tenant_id)
     assert [row[0] for row in rows] == [1, 2, 3]
+
+
+class _SlowSigner(Signer):
+    """Signs as the gateway does, after holding the process for `SIGNING` seconds, and notes
+    what another connection found meanwhile."""
+
+    found: tuple[int, int, bool] | None = None
+
+    def __init__(self, database_url: str, *args: Any) -> None:
+        super().__init__(*args)
+        self.database_url = database_url
+
+    def sign(self, body: bytes, tenant_id: str) -> Envelope:
+        seq = decode_body(body)["log"]["seq"]
+        with psycopg.connect(self.database_url, autocommit=True) as conn:
+            # What an auditor, and another process's writer, find while the receipt is signed.
+            in_log, signed = conn.execute(
+                "SELECT (SELECT count(*) FROM receipts WHERE tenant_id = %(t)s AND seq = %(s)s),"
+                " (SELECT count(*) FROM receipt_signatures WHERE tenant_id = %(t)s AND seq = %(s)s)",
+                {"t": tenant_id, "s": seq},
+            ).fetchone() or (0, 0)
+            with conn.transaction():
+                try:
+                    conn.execute(
+                        "SELECT size FROM receipt_logs WHERE tenant_id = %s FOR UPDATE NOWAIT",
+                        (tenant_id,),
+                    )
+                    free = True
+                except psycopg.errors.LockNotAvailable:
+                    free = False
+        self.found = (int(in_log), int(signed), free)
+        time.sleep(SIGNING)
+        return super().sign(body, tenant_id)
+
+
+SIGNING = 0.2
+
+
+def test_the_log_is_released_before_the_receipts_are_signed(
+    settings: Settings, agent: Key, database_url: str, app_database_url: str
+) -> None:
+    """Signing is not in the serial section: while a batch is signed, its receipts are in the
+    log and the log is free for the next writer; the request is answered once the signatures
+    are stored, and they verify."""
+    keyring, pem = generate_keyring("k")
+    signer = _SlowSigner(database_url, keyring, load_private_key(pem))
+    pending = _pending(agent.tenant_id)
+
+    async def append() -> GroupCommit:
+        pool = open_pool(app_database_url, settings, size=1)
+        await pool.open(wait=True)
+        try:
+            writer = GroupCommit(pool, signer)
+            await writer.append(agent.tenant_id, pending)
+        finally:
+            await pool.close()
+        return writer
+
+    writer = asyncio.run(append())
+    assert signer.found == (1, 0, True)  # in the log, not signed yet, the log free
+    assert writer.held_seconds < SIGNING / 2
+    with psycopg.connect(database_url) as conn:
+        stored = conn.execute(
+            "SELECT r.body, s.envelope FROM receipts r JOIN receipt_signatures s USING (tenant_id, seq)"
+            " WHERE r.receipt_id = %s",
+            (pending.receipt_id,),
+        ).fetchone()
+    assert stored is not None
+    body, envelope = bytes(stored[0]), stored[1]
+    verify_envelope(Envelope.from_json(whole_envelope(envelope, body)), agent.tenant_id, keyring)
+
+
+def test_a_receipt_left_unsigned_is_signed_before_a_checkpoint_covers_it(
+    client: TestClient[Any], agent: Key, make_key: KeyFactory, settings: Settings, database_url: str
+) -> None:
+    """A writer that placed a batch in the log but could not store its signatures (here: the
+    grant is gone; in life, a crash or a lost connection) answers nothing; its receipt is in
+    the chain, read as unsigned, and not yet listed by memory. The next checkpoint signs it
+    (the same bytes any writer would have stored) and indexes it before covering it."""
+    _seed(client, agent)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("REVOKE INSERT ON receipt_signatures FROM ctxgw_app")
+    try:
+        failed = client.post("/v1/context", json={"task": "deploy step 3"}, headers=agent.headers)
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute("GRANT INSERT ON receipt_signatures TO ctxgw_app")
+    assert failed.status_code == 503 and failed.json()["code"] == "receipt_unavailable"
+    seq, receipt_id, disclosed = _last_receipt(database_url, agent.tenant_id)
+    assert disclosed  # a context receipt that named memories
+    auditor = make_key(role="auditor")
+    unsigned = client.get(f"/v1/receipts/{receipt_id}", headers=auditor.headers).json()
+    assert unsigned["envelope"]["signatures"] == []
+    assert _indexed(database_url, agent.tenant_id, seq) == 0
+
+    checkpoint = client.get("/v1/log/checkpoint", headers=auditor.headers)
+    assert checkpoint.status_code == 200, checkpoint.text
+    signed = client.get(f"/v1/receipts/{receipt_id}", headers=auditor.headers).json()
+    keyring = Keyring.load(settings.data_dir / "keys" / "keyring.json")
+    verify_receipt(Envelope.from_json(signed["envelope"]), agent.tenant_id, keyring)
+    assert _indexed(database_url, agent.tenant_id, seq) == len(disclosed)
+    verified = client.get(f"/v1/receipts/{receipt_id}/verify", headers=auditor.headers).json()
+    assert verified["valid"], verified
+
+
+def _last_receipt(database_url: str, tenant_id: str) -> tuple[int, str, list[str]]:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT seq, receipt_id, disclosed_ids FROM receipts WHERE tenant_id = %s"
+            " ORDER BY seq DESC LIMIT 1",
+            (tenant_id,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), str(row[1]), list(row[2])
+
+
+def _indexed(database_url: str, tenant_id: str, seq: int) -> int:
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM receipt_disclosures WHERE tenant_id = %s AND seq = %s",
+            (tenant_id, seq),
+        ).fetchone()
+    return int(row[0]) if row else 0

@@ -173,6 +173,8 @@ def test_receipts_are_append_only(
     assert client.get("/v1/log/checkpoint", headers=auditor.headers).status_code == 200
     with psycopg.connect(database_url, autocommit=True) as conn:
         for statement in ("UPDATE receipts SET kind = 'x'", "DELETE FROM receipts", "TRUNCATE receipts",
+                          "UPDATE receipt_signatures SET envelope = '{}'",
+                          "DELETE FROM receipt_signatures", "TRUNCATE receipt_signatures",
                           "UPDATE checkpoints SET note = 'x'", "DELETE FROM checkpoints"):  # fmt: skip
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 conn.execute(statement)
@@ -307,7 +309,7 @@ def test_a_body_is_stored_once_and_read_back_in_its_envelope(
     receipt_id = disclose_everything(client, agent)["context"]["receipt_id"]
     with psycopg.connect(database_url) as conn:
         stored = conn.execute(
-            "SELECT bool_or(envelope ? 'payload'), count(*) FROM receipts WHERE tenant_id = %s",
+            "SELECT bool_or(envelope ? 'payload'), count(*) FROM receipt_signatures WHERE tenant_id = %s",
             (agent.tenant_id,),
         ).fetchone()
     assert stored is not None and stored[0] is False and stored[1] >= 4

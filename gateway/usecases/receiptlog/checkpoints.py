@@ -16,9 +16,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from gateway.store import log_tree as receipt_store
+from gateway.store import receipt_appends as appends
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
 from gateway.store.transactions import transaction
+from gateway.usecases.receiptlog.group_commit import sign
 from receipts import MerkleFrontier, Signer, log_origin
 from receipts.merkle import TILE_SIZE, tile_roots
 
@@ -35,6 +37,7 @@ async def checkpoint_tenant(
     latest = await receipt_store.latest_checkpoint(conn, tenant_id)
     if size == 0 or (latest is not None and latest.size >= size):
         return latest
+    await _sign_unsigned(conn, signer, tenant_id, latest.size if latest else 0, size)
     frontier = await _frontier(conn, tenant_id, latest, size)
     tree_root = frontier.root()
     note = signer.sign_checkpoint(log_origin(tenant_id), size, tree_root)
@@ -42,6 +45,19 @@ async def checkpoint_tenant(
     await receipt_store.insert_checkpoint(conn, tenant_id, size, tree_root, note, frontier.edge)
     await store_tiles(conn, tenant_id, size)
     return await receipt_store.latest_checkpoint(conn, tenant_id)
+
+
+async def _sign_unsigned(
+    conn: Connection, signer: Signer, tenant_id: str, after: int, through: int
+) -> None:
+    """Sign the receipts a checkpoint is about to cover that have no signature stored: those
+    whose writer is still storing it (the same bytes: signing is deterministic, and the first
+    insert wins), and those whose writer's durable transaction never committed (a crash or a
+    lost connection after the log was released; no request was answered for them). So every
+    receipt a checkpoint covers verifies, and has its rows by memory."""
+    unsigned = await appends.unsigned_receipts(conn, tenant_id, after, through)
+    if unsigned:
+        await appends.store_signatures(conn, tenant_id, sign(signer, tenant_id, unsigned))
 
 
 async def store_tiles(conn: Connection, tenant_id: str, size: int) -> None:

@@ -1,7 +1,7 @@
 """Group commit of the receipt log: the receipts of concurrent requests appended in one
 transaction, each request answered only once its receipt is durable.
 
-Why. A tenant's log is a chain (each body signs its `seq` and the previous leaf), so appends to
+Why. A tenant's log is a chain (each body names its `seq` and the previous leaf), so appends to
 one tenant's log are serial: the head row is locked from reading the head until COMMIT. Locked
 inside each request's own transaction, the lock was held across that request's turns of the
 event loop, which under load wait behind other requests' Python work; at 16 clients most
@@ -9,17 +9,23 @@ connections waited on that one row. Here one writer per process takes every rece
 for a tenant, and holds the lock for one round trip per batch: BEGIN and the head lock go in one
 trip; the batch's insert, the head's advance and COMMIT in the next (a libpq pipeline), and the
 bodies are canonical before they are queued (`CanonicalTemplate`), so under the lock only their
-log positions are filled in and the bodies signed.
+log positions are filled in and their leaves hashed (`place`).
 
 The log is the serial section of a tenant, so what it holds is the ceiling of the tenant's
-receipted throughput (`held_seconds` over `sealed`: `python -m bench log`). That COMMIT does not
-wait for the disk: it releases the lock first, and a durable barrier after it, in the same trip
-(`EarlyRelease`), holds the batch's requests until the WAL is flushed (and on a synchronous
-standby). The writers of N processes used to queue behind each other's flushes, the slowest step
-of a commit on a network-attached disk; now they queue only behind each other's sealing.
+receipted throughput (`held_seconds` over `sealed`: `python -m bench log`). So nothing that
+follows from a placed body waits in it. That COMMIT does not wait for the disk, and releases the
+lock at once; then the batch is signed (`sign`: deterministic, so whoever signs a position
+signs the same bytes) and its signatures and rows by memory are stored in a second, durable
+transaction on the same connection, whose WAL flush (and a synchronous standby's confirmation)
+covers the first: only then are the batch's requests answered. The writers of N processes used
+to queue behind each other's flushes and signing; now they queue only behind placing and
+inserting.
 
-Fail closed. A request waits for its own receipt's COMMIT; if the batch fails, every request in
-it gets the `ReceiptWriteError` (or `DatabaseUnavailableError`) and answers nothing. The writer
+Fail closed. A request waits for its own receipt's durable commit; if the batch fails, every
+request in it gets the `ReceiptWriteError` (or `DatabaseUnavailableError`) and answers nothing.
+A batch that failed after its first COMMIT may stay in the chain unsigned: it was never
+acknowledged, reads as an envelope without signatures, and is signed and indexed by the
+checkpointer before a checkpoint covers it (`gateway.usecases.receiptlog.checkpoints`). The writer
 has its own connection, so requests that hold the pool's connections while they wait cannot
 starve it. A receipt is written on that connection, not in the request's transaction, and
 commits just before it: nearly every receipt accounts for a read that writes nothing. A
@@ -35,16 +41,17 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from gateway.store import receipt_appends as receipt_store
 from gateway.store.database import Connection
 from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
 from gateway.store.pool import Pool
-from gateway.store.transactions import EarlyRelease, pipelined_transaction
+from gateway.store.transactions import log_connection, pipelined
 from receipts import Signer, leaf_hash
 from receipts.canonical import CanonicalTemplate
 
-__all__ = ["GroupCommit", "PendingReceipt"]
+__all__ = ["GroupCommit", "PendingReceipt", "place", "sign"]
 
 _log = logging.getLogger(__name__)
 
@@ -69,18 +76,20 @@ class PendingReceipt:
     disclosed_ids: Sequence[str]
 
 
-def seal(
-    signer: Signer, tenant_id: str, head: receipt_store.LogHead, pending: Sequence[PendingReceipt]
-) -> list[receipt_store.SealedReceipt]:
-    """The receipts for the positions after `head`, in order, each chained to the one before."""
-    sealed = []
+def place(
+    tenant_id: str, head: receipt_store.LogHead, pending: Sequence[PendingReceipt]
+) -> list[receipt_store.PlacedReceipt]:
+    """The receipts at the positions after `head`, in order, each chained to the one before:
+    their log positions filled in and their leaves hashed, nothing more (this is what the log's
+    lock is held for)."""
+    placed = []
     size, prev = head.size, head.head
     for receipt in pending:
         size += 1
         body = receipt.template.fill({"seq": size, "prev": prev.hex()})
         leaf = leaf_hash(body)
-        sealed.append(
-            receipt_store.SealedReceipt(
+        placed.append(
+            receipt_store.PlacedReceipt(
                 receipt_id=receipt.receipt_id,
                 kind=receipt.kind,
                 agent_id=receipt.agent_id,
@@ -89,7 +98,6 @@ def seal(
                 seq=size,
                 prev=prev,
                 body=body,
-                envelope=signer.sign(body, tenant_id).to_json(),
                 leaf=leaf,
                 bundle_sha256=receipt.bundle_sha256,
                 policy_digest=receipt.policy_digest,
@@ -98,7 +106,27 @@ def seal(
             )
         )
         prev = leaf
-    return sealed
+    return placed
+
+
+class Positioned(Protocol):
+    """A receipt's body at its log position."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def body(self) -> bytes: ...
+
+
+def sign(
+    signer: Signer, tenant_id: str, placed: Sequence[Positioned]
+) -> list[receipt_store.SignedReceipt]:
+    """The signatures of placed receipts: deterministic (Ed25519, HMAC-SHA256), so the same for
+    whoever signs a position (the writer, or the checkpointer repairing what a crash left)."""
+    return [
+        receipt_store.SignedReceipt(p.seq, p.body, signer.sign(p.body, tenant_id).to_json())
+        for p in placed
+    ]
 
 
 _Waiting = list[tuple[PendingReceipt, "asyncio.Future[None]"]]
@@ -134,9 +162,9 @@ class GroupCommit:
         """Append in `conn`'s transaction, which commits or rolls back the receipt with the
         writes it names; the tenant's log stays locked until then."""
         head = await receipt_store.lock_head(conn, tenant_id)
-        await receipt_store.append_receipts(
-            conn, tenant_id, seal(self.signer, tenant_id, head, [receipt])
-        )
+        placed = place(tenant_id, head, [receipt])
+        await receipt_store.append_receipts(conn, tenant_id, placed)
+        await receipt_store.store_signatures(conn, tenant_id, sign(self.signer, tenant_id, placed))
 
     async def _drain(self) -> None:
         while self._waiting:
@@ -171,17 +199,23 @@ class GroupCommit:
     async def _write_once(self, tenant_id: str, batch: Sequence[PendingReceipt]) -> None:
         locked = False
         try:
-            release = EarlyRelease()
-            async with pipelined_transaction(self._pool, tenant_id, early_release=release) as conn:
+            async with log_connection(self._pool) as conn:
                 # BEGIN and the lock go in one round trip (reading the head syncs the
-                # pipeline); the insert, COMMIT and the durable barrier in the next, when the
-                # block ends. The log is released at COMMIT, before the disk is written.
-                head = await receipt_store.lock_head(conn, tenant_id)
-                locked = True
-                sealed = seal(self.signer, tenant_id, head, batch)
-                await receipt_store.append_receipts(conn, tenant_id, sealed)
-            if release.at is not None:
-                self.held_seconds += (release.at - head.locked_at).total_seconds()
+                # pipeline); the insert and COMMIT in the next. That COMMIT does not wait for
+                # the disk, so the log is released when it is answered.
+                async with pipelined(conn, tenant_id, durable=False):
+                    head = await receipt_store.lock_head(conn, tenant_id)
+                    locked = True
+                    placed = place(tenant_id, head, batch)
+                    appended = await receipt_store.append_receipts(conn, tenant_id, placed)
+                # Signed once the log is free; stored in the durable transaction that makes
+                # the whole batch durable before any request is answered.
+                signed = sign(self.signer, tenant_id, placed)
+                async with pipelined(conn, tenant_id):
+                    await receipt_store.store_signatures(conn, tenant_id, signed)
+            ended = await appended.ended_at()
+            if ended is not None:
+                self.held_seconds += (ended - head.locked_at).total_seconds()
             self.sealed += len(batch)
         except (ReceiptWriteError, DatabaseUnavailableError) as exc:
             if not locked:

@@ -6,10 +6,13 @@ digits, arrays as JSON arrays, vectors in pgvector's text form. Loading hands ea
 PostgreSQL (`jsonb_populate_record`), so no value passes through a Python float. Generated
 columns (the full-text vectors) are left out and recomputed by the load.
 
-Loading is plain INSERTs as the superuser, which the append-only triggers allow. Two tables are
-not loaded from the dump: `receipt_disclosures` is filled by a trigger on `receipts` (the load
-checks that it comes out as dumped), and `rate_buckets` (the keys' request throttles, stamped
-with the database's wall clock) is not dumped at all: nothing a receipt or a replay reads.
+Loading is plain INSERTs as the superuser, which the append-only triggers allow. A receipt's
+row is dumped with its `envelope`, as the log reads it (the signatures are stored beside the
+row in `receipt_signatures` since migration 0030, which moved them there), and loaded into both.
+Two tables are not loaded from the dump: `receipt_disclosures` is derived from the receipts'
+`disclosed_ids`, as the gateway writes it with their signatures (the load checks that it comes
+out as dumped), and `rate_buckets` (the keys' request throttles, stamped with the database's
+wall clock) is not dumped at all: nothing a receipt or a replay reads.
 """
 
 from __future__ import annotations
@@ -44,8 +47,12 @@ TABLES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("receipt_tiles", ("tile",)),
     ("checkpoints", ("size",)),
 )
-# Filled by a trigger when `receipts` is loaded.
+# Derived from `receipts` when it is loaded.
 DERIVED = frozenset({"receipt_disclosures"})
+# A receipt as the log reads it: its row and its signatures.
+_RECEIPTS_SIGNED = sql.SQL(
+    "(SELECT r.*, s.envelope FROM receipts r LEFT JOIN receipt_signatures s USING (tenant_id, seq))"
+)
 
 AnyConnection = Connection[tuple[object, ...]]
 
@@ -72,10 +79,11 @@ def dump_tenant(conn: AnyConnection, tenant_id: str) -> list[str]:
 def _dump_table(conn: AnyConnection, table: str, order: Sequence[str], tenant_id: str) -> list[str]:
     conn.execute("SET TimeZone = 'UTC'")
     _, generated = _columns(conn, table)
+    source = _RECEIPTS_SIGNED if table == "receipts" else sql.Identifier(table)
     query = sql.SQL(
         "SELECT (to_jsonb(t) - %(generated)s::text[])::text FROM {} t"
         " WHERE tenant_id = %(tenant_id)s ORDER BY {}"
-    ).format(sql.Identifier(table), sql.SQL(", ").join(map(sql.Identifier, order)))
+    ).format(source, sql.SQL(", ").join(map(sql.Identifier, order)))
     rows = conn.execute(query, {"generated": generated, "tenant_id": tenant_id}).fetchall()
     return [f'{{"table": {json.dumps(table)}, "row": {row}}}' for (row,) in rows]
 
@@ -99,12 +107,19 @@ def load_dump(conn: AnyConnection, lines: Iterable[str]) -> dict[str, int]:
         if table in DERIVED or not rows:
             continue
         stored, _ = _columns(conn, table)
+        beside = {"envelope"} if table == "receipts" else set()
         for line, keys in rows:
-            extra = keys - set(stored)
+            extra = keys - set(stored) - beside
             if extra:
                 raise ValueError(f"{table}: the dump has columns the table lacks: {sorted(extra)}")
             _insert(conn, table, [c for c in stored if c in keys], line)
+            if keys & beside:
+                _insert(conn, "receipt_signatures", ["tenant_id", "seq", "envelope"], line)
         loaded[table] = len(rows)
+    conn.execute(
+        "INSERT INTO receipt_disclosures (tenant_id, memory_id, seq)"
+        " SELECT tenant_id, m, seq FROM receipts, unnest(disclosed_ids) AS m"
+    )
     _restart_identities(conn)
     _check_derived(conn, by_table)
     return loaded
