@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 from psycopg import sql
+from psycopg.types.json import Jsonb
 
 from gateway.store.database import EmbeddedPostgres
 from gateway.store.errors import MigrationError
@@ -146,3 +147,48 @@ def test_badly_named_migration_is_refused(tmp_path: Path) -> None:
     (tmp_path / "1_init.sql").write_text("SELECT 1")
     with pytest.raises(MigrationError, match="NNNN_description"):
         discover_migrations(tmp_path)
+
+
+def test_signatures_move_beside_their_receipts_with_nothing_lost(
+    embedded_pg: EmbeddedPostgres, tmp_path: Path
+) -> None:
+    """Migration 0030 on a log written before it: every tenant's envelopes move to
+    `receipt_signatures`, the column goes, and the tenant wall is forced on `receipts` again."""
+    url = _fresh_database(embedded_pg, "signatures_move")
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    before = [m for m in sorted(migrations_dir().glob("*.sql")) if m.name < "0030"]
+    for source in before:
+        (directory / source.name).write_bytes(source.read_bytes())
+    apply_migrations(url, directory)
+    envelopes = {}
+    with psycopg.connect(url, autocommit=True) as conn:
+        for tenant in ("north", "south"):
+            conn.execute("INSERT INTO tenants (tenant_id) VALUES (%s)", (tenant,))
+            envelope = {"payloadType": "t", "signatures": [{"keyid": tenant, "sig": "c2ln"}]}
+            conn.execute(
+                "INSERT INTO receipts (tenant_id, seq, receipt_id, kind, key_id, issued_at, body,"
+                " envelope, prev, leaf, disclosed_ids)"
+                " VALUES (%s, 1, %s, 'context', 'k', now(), 'body', %s, %s, %s, '{m-1}')",
+                (tenant, f"r-{tenant}", Jsonb(envelope), bytes(32), bytes(32)),
+            )
+            envelopes[tenant] = envelope
+    assert apply_migrations(url) == ["0030_receipts_signed_after_release.sql"] + [
+        m.name for m in sorted(migrations_dir().glob("*.sql")) if m.name > "0030_receipts_z"
+    ]
+    with psycopg.connect(url, autocommit=True) as conn:
+        moved = dict(
+            conn.execute("SELECT tenant_id, envelope FROM receipt_signatures ORDER BY 1").fetchall()
+        )
+        columns = {
+            str(name)
+            for (name,) in conn.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = 'receipts'"
+            ).fetchall()
+        }
+        forced = conn.execute(
+            "SELECT relforcerowsecurity FROM pg_class WHERE relname = 'receipts'"
+        ).fetchone()
+    assert moved == envelopes
+    assert "envelope" not in columns
+    assert forced == (True,)
