@@ -177,7 +177,7 @@ def test_signatures_move_beside_their_receipts_with_nothing_lost(
         m.name for m in sorted(migrations_dir().glob("*.sql")) if m.name > "0030_receipts_z"
     ]
     with psycopg.connect(url, autocommit=True) as conn:
-        moved = dict(
+        moved: dict[str, object] = dict(
             conn.execute("SELECT tenant_id, envelope FROM receipt_signatures ORDER BY 1").fetchall()
         )
         columns = {

@@ -24,10 +24,10 @@ from gateway.responses.receipts import (
 from gateway.store.pool import Pool
 from gateway.store.receipts import ReceiptRow, list_receipts
 from gateway.usecases.access.work import reading_unit_of_work, unit_of_work
+from gateway.usecases.audit.exporting import export_lines
 from gateway.usecases.audit.verification import (
     NOT_COVERED,
     checked_rows,
-    export_lines,
     find_visible,
     prove,
     verify_stored,

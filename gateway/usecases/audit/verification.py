@@ -1,5 +1,6 @@
-"""Checking the receipt log: which receipts a caller may see, verification, inclusion proofs and
-the export (the requests auditors make of them are `gateway.usecases.audit.requests`).
+"""Checking the receipt log: which receipts a caller may see, verification and inclusion proofs
+(the export is `gateway.usecases.audit.exporting`; the requests auditors make of them are
+`gateway.usecases.audit.requests`).
 
 Server-side verification re-runs the same checks an offline verifier runs (the `receipts`
 package), against the stored bytes: it tells an auditor whether the database still holds what
@@ -8,66 +9,51 @@ was signed, without asking them to trust the server's word for it (the export do
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 from gateway.domain.errors import ConflictError, NotFoundError
 from gateway.domain.principal import Principal
-from gateway.domain.receipt_filter import ReceiptFilter
 from gateway.responses.receipts import Check
 from gateway.store import log_tree
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
-from gateway.store.pool import Pool, connection
-from gateway.store.replicas import has_replayed, read_replica_lag, wal_position
-from gateway.store.transactions import transaction
-from gateway.usecases.access.request_record import note_replica_lag
 from gateway.usecases.receiptlog.checkpoints import checkpoint_tenant, store_tiles
 from receipts import (
     ChainBreakError,
     Envelope,
     IndexMismatchError,
     MalformedError,
-    MerkleTree,
     ProofInvalidError,
     SignatureMismatchError,
     Signer,
     VerificationError,
-    checkpoint_line,
     decode_body,
-    export_line,
     inclusion_proof,
     leaf_hash,
-    log_origin,
     read_header,
     verify_checkpoint,
     verify_envelope,
     verify_inclusion,
 )
-from receipts.merkle import EMPTY_ROOT, TILE_SIZE, TiledTree
+from receipts.merkle import TILE_SIZE, TiledTree
 
 _log = logging.getLogger(__name__)
 
 __all__ = [
     "NOT_COVERED",
-    "REPLAY_WAIT_SECONDS",
+    "LogTiles",
     "Proof",
-    "export_lines",
+    "checked_rows",
     "find_visible",
+    "inconsistent",
     "prove",
     "verify_stored",
 ]
 
-# How long an export waits for a replica to replay the checkpoint it is anchored in.
-REPLAY_WAIT_SECONDS = 5.0
 # The inclusion check's detail when no stored checkpoint covers the receipt yet.
 NOT_COVERED = "no checkpoint covers it yet"
-
-EXPORT_PAGE = 500
 
 
 async def find_visible(
@@ -235,7 +221,7 @@ async def _tiled_proof(
     holding it, the incomplete last one): O(n / 256) hashes read, not O(n). None when the stored
     tiles do not give a proof that verifies against the checkpoint's root."""
     size, index = checkpoint.size, row.seq - 1
-    log = await _LogTiles.load(conn, row.tenant_id, size, store=store)
+    log = await LogTiles.load(conn, row.tenant_id, size, store=store)
     if log is None:
         return None
     await log.read(conn, {index // TILE_SIZE})
@@ -252,95 +238,7 @@ async def _tiled_proof(
     return hashes
 
 
-async def export_lines(
-    pool: Pool,
-    signer: Signer,
-    tenant_id: str,
-    where: ReceiptFilter,
-    replica: Pool | None = None,
-) -> AsyncIterator[str]:
-    """The tenant's log as JSONL (`receipts.export`), ending with the end line: its signed
-    checkpoint and the number of receipt lines.
-
-    Unfiltered, the export is the whole log up to a fresh checkpoint, so a verifier recomputes
-    the root itself. Filtered, every line carries its inclusion proof to that checkpoint. The
-    anchor (checkpoint and proving tree) is settled here, before the first line is sent, so that
-    a log that disagrees with itself is a 409 `ledger_inconsistent`, not a cut-off stream.
-
-    With a `replica`, the anchor is still settled on the primary (it may sign a checkpoint),
-    and the pages, the bulk of an export, are read from the replica once it has replayed that
-    checkpoint; one that does not within `REPLAY_WAIT_SECONDS` leaves them to the primary."""
-    async with transaction(pool, tenant_id) as conn:
-        checkpoint = await checkpoint_tenant(conn, signer, tenant_id)  # stores the tiles too
-        if checkpoint is None:  # an empty log: anchored by the signed empty tree all the same
-            note = signer.sign_checkpoint(log_origin(tenant_id), 0, EMPTY_ROOT)
-            return _end_only(note)
-        tree = await _proving_tree(conn, tenant_id, checkpoint)
-    reader = pool if replica is None else await _caught_up(pool, replica)
-    return _export_pages(reader, tenant_id, where, checkpoint, tree)
-
-
-async def _caught_up(pool: Pool, replica: Pool) -> Pool:
-    """The replica once it has replayed what the primary has written so far (noting its lag
-    for the response), or the primary when it does not within `REPLAY_WAIT_SECONDS`."""
-    async with connection(pool) as conn:
-        position = await wal_position(conn)
-    deadline = time.monotonic() + REPLAY_WAIT_SECONDS
-    async with connection(replica) as conn:
-        while not await has_replayed(conn, position):
-            if time.monotonic() > deadline:
-                return pool
-            await asyncio.sleep(0.05)
-        lag = await read_replica_lag(conn)
-    note_replica_lag(0.0 if lag is None else lag.seconds)
-    return replica
-
-
-async def _end_only(note: str) -> AsyncIterator[str]:
-    yield checkpoint_line(note, 0)
-
-
-async def _export_pages(
-    pool: Pool,
-    tenant_id: str,
-    where: ReceiptFilter,
-    checkpoint: log_tree.CheckpointRow,
-    tree: _LogTiles | MerkleTree,
-) -> AsyncIterator[str]:
-    filtered = where != ReceiptFilter(limit=where.limit)
-    cursor = exported = 0
-    while True:
-        page_filter = ReceiptFilter(
-            agent_id=where.agent_id,
-            kind=where.kind,
-            since=where.since,
-            until=where.until,
-            memory_id=where.memory_id,
-            after_seq=cursor,
-            limit=EXPORT_PAGE,
-        )
-        async with transaction(pool, tenant_id) as conn:
-            rows = await receipt_store.list_receipts(conn, tenant_id, page_filter)
-            rows = checked_rows([r for r in rows if r.seq <= checkpoint.size])
-            if filtered and isinstance(tree, _LogTiles):
-                await tree.read(conn, {(r.seq - 1) // TILE_SIZE for r in rows})
-        for r in rows:
-            proof = tree.inclusion_proof(r.seq - 1) if filtered else None
-            yield export_line(
-                Envelope.from_json(r.envelope),
-                r.seq,
-                bytes(r.leaf),
-                proof,
-                tree_size=checkpoint.size if filtered else None,
-            )
-        exported += len(rows)
-        if len(rows) < EXPORT_PAGE:
-            break
-        cursor = rows[-1].seq
-    yield checkpoint_line(checkpoint.note, exported)
-
-
-class _LogTiles:
+class LogTiles:
     """The tenant's log at a checkpoint as a `TiledTree`: the tile roots, and the leaves of the
     tiles the proofs asked for so far (`read` them first, in the caller's transaction)."""
 
@@ -352,7 +250,7 @@ class _LogTiles:
     @classmethod
     async def load(
         cls, conn: Connection, tenant_id: str, size: int, *, store: bool = True
-    ) -> _LogTiles | None:
+    ) -> LogTiles | None:
         """The log's first `size` receipts by their tiles (stored first, unless not to `store`,
         where a log older than its tiles lacks them) and the leaves of the incomplete last one,
         which the root and every proof need; None when the stored tiles are not all there."""
@@ -375,37 +273,15 @@ class _LogTiles:
                 _log.error(
                     "receipts %d..%d of %s are not all there", first + 1, last, self.tenant_id
                 )
-                raise _inconsistent(size)
+                raise inconsistent(size)
             self.leaves[tile] = leaves
 
     def inclusion_proof(self, index: int) -> list[bytes]:
         return self.tree.inclusion_proof(index)
 
 
-async def _proving_tree(
-    conn: Connection, tenant_id: str, checkpoint: log_tree.CheckpointRow
-) -> _LogTiles | MerkleTree:
-    """What an export's proofs come from: the log's tiles, when they give the checkpoint's root;
-    else every leaf, hashed once."""
-    size = checkpoint.size
-    log = await _LogTiles.load(conn, tenant_id, size)
-    if log is not None:
-        if log.tree.root() == bytes(checkpoint.root):
-            return log
-        _log.warning("stored tiles of %s do not give checkpoint %d's root", tenant_id, size)
-    tree = MerkleTree(await log_tree.leaves(conn, tenant_id, size))
-    if tree.size != size or tree.root() != bytes(checkpoint.root):
-        _log.error("the stored log of %s disagrees with its checkpoint %d", tenant_id, size)
-        raise _inconsistent(size)
-    return tree
-
-
-def _inconsistent(size: int) -> ConflictError:
+def inconsistent(size: int) -> ConflictError:
     return ConflictError(
         f"the stored receipt log disagrees with its signed checkpoint of size {size}",
         code="ledger_inconsistent",
     )
-
-
-def origin_of(tenant_id: str) -> str:
-    return log_origin(tenant_id)
