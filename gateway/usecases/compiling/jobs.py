@@ -53,7 +53,7 @@ from gateway.usecases.compiling import provenance
 from gateway.usecases.compiling.extractors import Extractor, ExtractorError
 from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
-from gateway.usecases.sessions.sessions import seen_session
+from gateway.usecases.sessions.seeing import seen_session
 
 __all__ = ["CHUNK_EPISODES", "Compiler", "ExtractorError"]
 

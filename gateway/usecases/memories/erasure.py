@@ -22,7 +22,7 @@ from gateway.store.pool import Pool
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.receiptlog.kinds import ERASURE
 from gateway.usecases.receiptlog.recorder import Recorder
-from gateway.usecases.sessions.sessions import open_session
+from gateway.usecases.sessions.seeing import open_session
 
 __all__ = ["Eraser"]
 

@@ -61,7 +61,7 @@ from gateway.usecases.sessions.conversation import (
     shown_pinned,
 )
 from gateway.usecases.sessions.receipt import Built, record_session_context
-from gateway.usecases.sessions.sessions import seen_session
+from gateway.usecases.sessions.seeing import seen_session
 from gateway.usecases.sessions.summarizers import Summarizer
 
 __all__ = [

@@ -21,7 +21,7 @@ import rfc8785
 
 from gateway.core.tokens import Tokenizer
 from gateway.domain.clock import Clock, IdFactory
-from gateway.domain.errors import ConflictError, FieldError, InvalidRequestError, NotFoundError
+from gateway.domain.errors import ConflictError, FieldError, InvalidRequestError
 from gateway.domain.memory import MemoryDraft
 from gateway.domain.principal import Principal
 from gateway.requests import HistoryQuery, SessionIn, TurnIn, TurnsShape
@@ -37,8 +37,6 @@ from gateway.store import summaries as summary_store
 from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
-from gateway.usecases.access.policy import PolicyRegistry
-from gateway.usecases.access.sight import sight_of
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.disclosure.pipeline import Discloser
 from gateway.usecases.memories.writer import Writer
@@ -47,18 +45,11 @@ from gateway.usecases.sessions.budget import check_budget, memory_share
 from gateway.usecases.sessions.conversation import (
     Pinned,
     as_stored,
-    pinned_as_judged,
-    pinned_views,
 )
 from gateway.usecases.sessions.history import page_history
+from gateway.usecases.sessions.seeing import Seen, seen_session
 
-__all__ = [
-    "Seen",
-    "Sessions",
-    "open_session",
-    "seen_session",
-    "summary_ref",
-]
+__all__ = ["Sessions", "summary_ref"]
 
 TURN_CONFIDENCE = 0.6  # a remembered turn is what was said, not a distilled fact
 
@@ -74,53 +65,6 @@ def summary_ref(summary: summary_store.SummaryRow) -> SummaryRef:
         tokens=summary.tokens,
         summarizer=f"{summary.summarizer}/{summary.summarizer_version}",
     )
-
-
-@dataclass(frozen=True, slots=True)
-class Seen:
-    """A session its caller may see, and its system prompt and task as the caller is shown
-    them."""
-
-    row: store.SessionRow
-    pinned: Pinned
-
-
-async def open_session(
-    conn: Connection, principal: Principal, session_id: str, *, lock: bool = False
-) -> store.SessionRow:
-    """The session, or 404 when it is absent, another tenant's or in a namespace the key may
-    not use (never 403: its existence is not the caller's to learn)."""
-    session = await store.find_session(conn, principal.tenant_id, session_id, lock=lock)
-    if session is None or not principal.may_use(session.namespace):
-        raise NotFoundError(f"session {session_id} not found", code="session_not_found")
-    return session
-
-
-async def seen_session(
-    conn: Connection,
-    principal: Principal,
-    session_id: str,
-    *,
-    policies: PolicyRegistry,
-    tokenizer: Tokenizer,
-    at: datetime,
-    purpose: str | None = None,
-    lock: bool = False,
-) -> Seen:
-    """The session, as `open_session` finds it, if its caller may also see it: a session the
-    policy in force denies the caller (its labels, its namespace, the texts it pins: judged as
-    its turns are, `pinned_views`) is 404 as well, as for an unknown session. Its task and
-    system prompt reach whoever reads or steps it, so nobody the policy denies them may; what
-    its redaction rewrites of them is rewritten in what it is shown (`Seen.pinned`)."""
-    session = await open_session(conn, principal, session_id, lock=lock)
-    namespaces = (session.namespace,)
-    sight = await sight_of(conn, policies, principal, at, namespaces=namespaces, purpose=purpose)
-    pinned = pinned_as_judged(
-        sight.judge(pinned_views(session, tokenizer)), session, caps_withhold=False
-    )
-    if pinned.denied:
-        raise NotFoundError(f"session {session_id} not found", code="session_not_found")
-    return Seen(session, pinned)
 
 
 def _info(
