@@ -12,7 +12,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import httpx
 
-from gateway.client.calls import Call, Page
+from gateway.client.call import Call, Page
 from gateway.client.endpoints import DEFAULT_URL, Endpoints, client_headers, key_and_url
 from gateway.client.retrying import DEFAULT_RETRIES, Retries
 

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from datetime import datetime
-from typing import IO, Any, Generic, Literal, NoReturn, TypeVar, Unpack
-from urllib.parse import quote
+from collections.abc import Sequence
+from typing import IO, Any, Literal, NoReturn, Unpack
 
 import msgspec
 
-from gateway.client.errors import UnexpectedResponseError, problem_error
-from gateway.client.export import Exported, ExportSink, Sink
+from gateway.client.call import (
+    Call,
+    Page,
+    as_text,
+    decoder,
+    json_body,
+    maybe,
+    query_params,
+    segment,
+)
+from gateway.client.export import Exported, ExportSink
 from gateway.client.options import (
     ContextOptions,
     MemoryOptions,
@@ -56,7 +61,6 @@ from gateway.responses.policies import (
     StoredPolicy,
     WhatIfReport,
 )
-from gateway.responses.problems import Problem
 from gateway.responses.receipts import (
     InclusionProof,
     ReceiptDetail,
@@ -72,73 +76,9 @@ from gateway.responses.sessions import (
     SessionInfo,
 )
 
-__all__ = ["Call", "Page", "answer", "new_idempotency_key"]
+__all__ = ["new_idempotency_key"]
 
-T = TypeVar("T")
-U = TypeVar("U")
-Item = TypeVar("Item")
-JSON = "application/json"
 ReplayMode = Literal["exact", "current", "what_if"]
-
-
-@dataclass(frozen=True, slots=True)
-class Call(Generic[T]):
-    """One request and the reader of its success body. `resendable`: sending it again after an
-    answer was lost cannot do twice what was meant once (a read of the log, a keyed write).
-    `stream`: a success body goes chunk by chunk into the sink it opens (never read whole)."""
-
-    method: str
-    path: str
-    read: Callable[[bytes], T]
-    resendable: bool
-    body: bytes | None = None
-    content_type: str = JSON
-    params: tuple[tuple[str, str], ...] = ()
-    headers: tuple[tuple[str, str], ...] = ()
-    stream: Callable[[], AbstractContextManager[Sink[T]]] | None = None
-
-    def then(self, after: Callable[[T], U]) -> Call[U]:
-        """The same request, its answer read on by `after`."""
-        read = self.read
-        return Call(
-            self.method, self.path, lambda body: after(read(body)), self.resendable, self.body,
-            self.content_type, self.params, self.headers,
-        )  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class Page(Generic[Item]):
-    """One page of a listing: its items, and the call of the next page (None after the last)."""
-
-    items: Sequence[Item]
-    following: Call[Page[Item]] | None
-
-
-def _struct(kind: type[T]) -> Callable[[bytes], T]:
-    return msgspec.json.Decoder(kind).decode
-
-
-def _text(body: bytes) -> str:
-    return body.decode("utf-8")
-
-
-def _json(members: Mapping[str, Any]) -> bytes:
-    return msgspec.json.encode({k: v for k, v in members.items() if v is not None})
-
-
-def _segment(value: str) -> str:
-    return quote(value, safe="")  # an id never reaches another path
-
-
-def _query(members: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    def spell(value: Any) -> str:
-        return value.isoformat() if isinstance(value, datetime) else str(value)
-
-    return tuple((k, spell(v)) for k, v in members.items() if v is not None)
-
-
-def _maybe(value: T | None, make: Callable[[T], U]) -> U | None:
-    return None if value is None else make(value)
 
 
 def new_idempotency_key() -> str:
@@ -146,11 +86,11 @@ def new_idempotency_key() -> str:
 
 
 def health() -> Call[Health]:
-    return Call("GET", "/healthz", _struct(Health), resendable=True)
+    return Call("GET", "/healthz", decoder(Health), resendable=True)
 
 
 def ready() -> Call[Readiness]:
-    return Call("GET", "/readyz", _struct(Readiness), resendable=True)
+    return Call("GET", "/readyz", decoder(Readiness), resendable=True)
 
 
 def _keyed(memory: NewMemory) -> NewMemory:
@@ -164,41 +104,41 @@ def write_memory(
 ) -> Call[Written]:
     memory = NewMemory(namespace=namespace, heading=heading, content=content, **options)
     body = msgspec.json.encode(_keyed(memory))
-    return Call("POST", "/v1/memories", _struct(Written), resendable=True, body=body)
+    return Call("POST", "/v1/memories", decoder(Written), resendable=True, body=body)
 
 
 def write_batch(items: Sequence[NewMemory]) -> Call[BatchWrite]:
     body = msgspec.json.encode({"items": [_keyed(item) for item in items]})
-    return Call("POST", "/v1/memories/batch", _struct(BatchWrite), resendable=True, body=body)
+    return Call("POST", "/v1/memories/batch", decoder(BatchWrite), resendable=True, body=body)
 
 
 def delete_memory(memory_id: str, reason: str) -> Call[Deleted]:
     # Not resendable: a second delete of a deleted memory is 409, not the first answer again.
-    path = f"/v1/memories/{_segment(memory_id)}"
-    body = _json({"reason": reason})
-    return Call("DELETE", path, _struct(Deleted), resendable=False, body=body)
+    path = f"/v1/memories/{segment(memory_id)}"
+    body = json_body({"reason": reason})
+    return Call("DELETE", path, decoder(Deleted), resendable=False, body=body)
 
 
 # Disclosures are not resent after a lost answer: each one is receipted, and a second receipt
 # for one question would tell an auditor the agent asked twice.
 def context(task: str, **options: Unpack[ContextOptions]) -> Call[ContextBundle]:
-    body = _json({"task": task, **options})
-    return Call("POST", "/v1/context", _struct(ContextBundle), resendable=False, body=body)
+    body = json_body({"task": task, **options})
+    return Call("POST", "/v1/context", decoder(ContextBundle), resendable=False, body=body)
 
 
 def search(query: str, **options: Unpack[SearchOptions]) -> Call[SearchResults]:
-    body = _json({"query": query, **options})
-    return Call("POST", "/v1/search", _struct(SearchResults), resendable=False, body=body)
+    body = json_body({"query": query, **options})
+    return Call("POST", "/v1/search", decoder(SearchResults), resendable=False, body=body)
 
 
 def timeline(ids: Sequence[str], *, purpose: str | None = None) -> Call[Timeline]:
-    body = _json({"ids": list(ids), "purpose": purpose})
-    return Call("POST", "/v1/timeline", _struct(Timeline), resendable=False, body=body)
+    body = json_body({"ids": list(ids), "purpose": purpose})
+    return Call("POST", "/v1/timeline", decoder(Timeline), resendable=False, body=body)
 
 
 def fetch(ids: Sequence[str], *, purpose: str | None = None) -> Call[FetchedMemories]:
-    body = _json({"ids": list(ids), "purpose": purpose})
-    return Call("POST", "/v1/fetch", _struct(FetchedMemories), resendable=False, body=body)
+    body = json_body({"ids": list(ids), "purpose": purpose})
+    return Call("POST", "/v1/fetch", decoder(FetchedMemories), resendable=False, body=body)
 
 
 def fetch_claims(
@@ -206,21 +146,21 @@ def fetch_claims(
 ) -> Call[FetchedMemories]:
     """The live memories of `namespace` holding any of `claim_keys` (at most 50), newest first
     for each: a fetch by claim instead of by id, judged and receipted as a fetch."""
-    body = _json({"namespace": namespace, "claim_keys": list(claim_keys), "purpose": purpose})
-    return Call("POST", "/v1/fetch/claims", _struct(FetchedMemories), resendable=False, body=body)
+    body = json_body({"namespace": namespace, "claim_keys": list(claim_keys), "purpose": purpose})
+    return Call("POST", "/v1/fetch/claims", decoder(FetchedMemories), resendable=False, body=body)
 
 
 def receipt(receipt_id: str) -> Call[ReceiptDetail]:
-    path = f"/v1/receipts/{_segment(receipt_id)}"
-    return Call("GET", path, _struct(ReceiptDetail), resendable=True)
+    path = f"/v1/receipts/{segment(receipt_id)}"
+    return Call("GET", path, decoder(ReceiptDetail), resendable=True)
 
 
 def receipts(
     *, cursor: str | None = None, limit: int | None = None, **filters: Unpack[ReceiptFilter]
 ) -> Call[ReceiptPage]:
     """One page; `next_cursor` names the next (None on the last)."""
-    params = _query({**filters, "cursor": cursor, "limit": limit})
-    return Call("GET", "/v1/receipts", _struct(ReceiptPage), resendable=True, params=params)
+    params = query_params({**filters, "cursor": cursor, "limit": limit})
+    return Call("GET", "/v1/receipts", decoder(ReceiptPage), resendable=True, params=params)
 
 
 def iter_receipts(
@@ -230,23 +170,23 @@ def iter_receipts(
 
     def at(cursor: str | None) -> Call[Page[ReceiptSummary]]:
         call = receipts(cursor=cursor, limit=page_size, **filters)
-        return call.then(lambda page: Page(page.receipts, _maybe(page.next_cursor, at)))
+        return call.then(lambda page: Page(page.receipts, maybe(page.next_cursor, at)))
 
     return at(None)
 
 
 def verify_receipt(receipt_id: str) -> Call[Verification]:
-    path = f"/v1/receipts/{_segment(receipt_id)}/verify"
-    return Call("GET", path, _struct(Verification), resendable=True)
+    path = f"/v1/receipts/{segment(receipt_id)}/verify"
+    return Call("GET", path, decoder(Verification), resendable=True)
 
 
 def receipt_proof(receipt_id: str) -> Call[InclusionProof]:
-    path = f"/v1/receipts/{_segment(receipt_id)}/proof"
-    return Call("GET", path, _struct(InclusionProof), resendable=True)
+    path = f"/v1/receipts/{segment(receipt_id)}/proof"
+    return Call("GET", path, decoder(InclusionProof), resendable=True)
 
 
 def checkpoint() -> Call[str]:
-    return Call("GET", "/v1/log/checkpoint", _text, resendable=True)
+    return Call("GET", "/v1/log/checkpoint", as_text, resendable=True)
 
 
 def _streamed(body: bytes) -> NoReturn:
@@ -259,7 +199,7 @@ def export_receipts(
     """Stream the log (JSONL, verifiable offline) into a file without holding it in memory.
     A path is written whole or not at all (a temporary file renamed at the end)."""
     return Call(
-        "GET", "/v1/receipts/export", _streamed, resendable=True, params=_query(filters),
+        "GET", "/v1/receipts/export", _streamed, resendable=True, params=query_params(filters),
         stream=lambda: ExportSink.open(destination),
     )  # fmt: skip
 
@@ -283,8 +223,8 @@ def replay(
     policy_digest: str | None = None,
     policy_yaml: str | None = None,
 ) -> Call[ContextReplay | RefusalReplay]:
-    path = f"/v1/receipts/{_segment(receipt_id)}/replay"
-    body = _json({"mode": mode, "policy_digest": policy_digest, "policy_yaml": policy_yaml})
+    path = f"/v1/receipts/{segment(receipt_id)}/replay"
+    body = json_body({"mode": mode, "policy_digest": policy_digest, "policy_yaml": policy_yaml})
     return Call("POST", path, _replay, resendable=False, body=body)
 
 
@@ -294,7 +234,7 @@ def upload_policy(source: str | bytes, *, filename: str = "policy.yaml") -> Call
     return Call(
         "POST",
         "/v1/policies",
-        _struct(PolicyUploaded),
+        decoder(PolicyUploaded),
         resendable=True,
         body=content,
         content_type="application/yaml",
@@ -303,30 +243,30 @@ def upload_policy(source: str | bytes, *, filename: str = "policy.yaml") -> Call
 
 
 def activate_policy(digest: str, mode: Literal["enforce", "log_only"]) -> Call[Activated]:
-    path = f"/v1/policies/{_segment(digest)}/activate"
-    return Call("POST", path, _struct(Activated), resendable=True, body=_json({"mode": mode}))
+    path = f"/v1/policies/{segment(digest)}/activate"
+    return Call("POST", path, decoder(Activated), resendable=True, body=json_body({"mode": mode}))
 
 
 def active_policy() -> Call[ActivePolicy]:
-    return Call("GET", "/v1/policies/active", _struct(ActivePolicy), resendable=True)
+    return Call("GET", "/v1/policies/active", decoder(ActivePolicy), resendable=True)
 
 
 def policy(digest: str) -> Call[StoredPolicy]:
-    path = f"/v1/policies/{_segment(digest)}"
-    return Call("GET", path, _struct(StoredPolicy), resendable=True)
+    path = f"/v1/policies/{segment(digest)}"
+    return Call("GET", path, decoder(StoredPolicy), resendable=True)
 
 
 def what_if(**options: Unpack[WhatIfOptions]) -> Call[WhatIfReport]:
-    body = _json(options)
-    return Call("POST", "/v1/policies/what-if", _struct(WhatIfReport), resendable=False, body=body)
+    body = json_body(options)
+    return Call("POST", "/v1/policies/what-if", decoder(WhatIfReport), resendable=False, body=body)
 
 
 def create_session(
     namespace: str, task: str, **options: Unpack[SessionOptions]
 ) -> Call[SessionInfo]:
     members = {"idempotency_key": new_idempotency_key(), **options}
-    body = _json({"namespace": namespace, "task": task, **members})
-    return Call("POST", "/v1/sessions", _struct(SessionInfo), resendable=True, body=body)
+    body = json_body({"namespace": namespace, "task": task, **members})
+    return Call("POST", "/v1/sessions", decoder(SessionInfo), resendable=True, body=body)
 
 
 def append_turns(
@@ -334,23 +274,23 @@ def append_turns(
 ) -> Call[Appended]:
     """Append up to 100 turns in order; retried with the same idempotency key."""
     # Keyed, so that a retried append is never the same turns twice in the history.
-    path = f"/v1/sessions/{_segment(session_id)}/turns"
+    path = f"/v1/sessions/{segment(session_id)}/turns"
     body = msgspec.json.encode(
         {"turns": list(turns), "idempotency_key": idempotency_key or new_idempotency_key()}
     )
-    return Call("POST", path, _struct(Appended), resendable=True, body=body)
+    return Call("POST", path, decoder(Appended), resendable=True, body=body)
 
 
 def session_context(
     session_id: str, **options: Unpack[SessionContextOptions]
 ) -> Call[SessionContext]:
-    path = f"/v1/sessions/{_segment(session_id)}/context"
-    return Call("POST", path, _struct(SessionContext), resendable=False, body=_json(options))
+    path = f"/v1/sessions/{segment(session_id)}/context"
+    return Call("POST", path, decoder(SessionContext), resendable=False, body=json_body(options))
 
 
 def session(session_id: str) -> Call[SessionInfo]:
-    path = f"/v1/sessions/{_segment(session_id)}"
-    return Call("GET", path, _struct(SessionInfo), resendable=True)
+    path = f"/v1/sessions/{segment(session_id)}"
+    return Call("GET", path, decoder(SessionInfo), resendable=True)
 
 
 def history(
@@ -358,9 +298,9 @@ def history(
 ) -> Call[HistoryPage]:
     """One page of the history after turn `after`; `next_after` names the next."""
     # A page of history is receipted like any disclosure: not resent after a lost answer.
-    path = f"/v1/sessions/{_segment(session_id)}/turns"
-    params = _query({"after": after, "limit": limit, "purpose": purpose})
-    return Call("GET", path, _struct(HistoryPage), resendable=False, params=params)
+    path = f"/v1/sessions/{segment(session_id)}/turns"
+    params = query_params({"after": after, "limit": limit, "purpose": purpose})
+    return Call("GET", path, decoder(HistoryPage), resendable=False, params=params)
 
 
 def iter_history(
@@ -370,7 +310,7 @@ def iter_history(
 
     def at(after: int) -> Call[Page[HistoryTurn]]:
         call = history(session_id, after=after, limit=page_size, purpose=purpose)
-        return call.then(lambda page: Page(page.turns, _maybe(page.next_after, at)))
+        return call.then(lambda page: Page(page.turns, maybe(page.next_after, at)))
 
     return at(0)
 
@@ -386,8 +326,8 @@ def compile_now(
     *, session_id: str | None = None, namespace: str | None = None, extractor: str | None = None
 ) -> Call[CompileResult]:
     """Compile one scope now (a session's turns or a namespace's episodes) and wait."""
-    body = _json({**_compile_scope(session_id, namespace), "extractor": extractor})
-    return Call("POST", "/v1/compile", _struct(CompileResult), resendable=True, body=body)
+    body = json_body({**_compile_scope(session_id, namespace), "extractor": extractor})
+    return Call("POST", "/v1/compile", decoder(CompileResult), resendable=True, body=body)
 
 
 def compile_later(
@@ -395,13 +335,13 @@ def compile_later(
 ) -> Call[CompileAccepted]:
     """Queue a compile for the gateway's workers; poll it with `compile_job`."""
     scope = _compile_scope(session_id, namespace)
-    body = _json({**scope, "extractor": extractor, "async": True})
-    return Call("POST", "/v1/compile", _struct(CompileAccepted), resendable=True, body=body)
+    body = json_body({**scope, "extractor": extractor, "async": True})
+    return Call("POST", "/v1/compile", decoder(CompileAccepted), resendable=True, body=body)
 
 
 def compile_job(job_id: str) -> Call[CompileJob]:
-    path = f"/v1/compile/{_segment(job_id)}"
-    return Call("GET", path, _struct(CompileJob), resendable=True)
+    path = f"/v1/compile/{segment(job_id)}"
+    return Call("GET", path, decoder(CompileJob), resendable=True)
 
 
 def conflicts(
@@ -411,33 +351,14 @@ def conflicts(
     after: str | None = None,
     limit: int | None = None,
 ) -> Call[ConflictPage]:
-    params = _query({"namespace": namespace, "status": status, "after": after, "limit": limit})
-    return Call("GET", "/v1/conflicts", _struct(ConflictPage), resendable=True, params=params)
+    params = query_params(
+        {"namespace": namespace, "status": status, "after": after, "limit": limit}
+    )
+    return Call("GET", "/v1/conflicts", decoder(ConflictPage), resendable=True, params=params)
 
 
 def resolve_conflict(conflict_id: str, winner: str, reason: str) -> Call[ConflictEntry]:
     # Not resendable: a second resolution of a resolved conflict is 409.
-    path = f"/v1/conflicts/{_segment(conflict_id)}/resolve"
-    body = _json({"winner": winner, "reason": reason})
-    return Call("POST", path, _struct(ConflictEntry), resendable=False, body=body)
-
-
-_PROBLEM = msgspec.json.Decoder(Problem)
-
-
-def answer(call: Call[T], status: int, content_type: str, body: bytes) -> T:
-    """The success body read as the call's type, or the problem raised as its typed error."""
-    if 200 <= status < 300:
-        try:
-            return call.read(body)
-        except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError) as exc:
-            raise UnexpectedResponseError(
-                status, f"the body is not the contract's: {exc}", body
-            ) from exc
-    if content_type.split(";", maxsplit=1)[0].strip() != "application/problem+json":
-        raise UnexpectedResponseError(status, "an error without a problem body", body)
-    try:
-        problem = _PROBLEM.decode(body)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise UnexpectedResponseError(status, f"a malformed problem body: {exc}", body) from exc
-    raise problem_error(problem)
+    path = f"/v1/conflicts/{segment(conflict_id)}/resolve"
+    body = json_body({"winner": winner, "reason": reason})
+    return Call("POST", path, decoder(ConflictEntry), resendable=False, body=body)

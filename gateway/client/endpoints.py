@@ -18,7 +18,7 @@ import httpx
 
 from gateway import __version__
 from gateway.client import calls
-from gateway.client.calls import Call, Page
+from gateway.client.call import Call, Page, answer
 from gateway.client.errors import ConnectionFailedError
 from gateway.client.retrying import Retries, wait_after_error, wait_after_status
 
@@ -176,7 +176,7 @@ class Endpoints:
     @staticmethod
     def _answer(call: Call[T], response: httpx.Response, body: bytes) -> T:
         content_type = response.headers.get("content-type", "")
-        return calls.answer(call, response.status_code, content_type, body)
+        return answer(call, response.status_code, content_type, body)
 
 
 def _method(

@@ -231,7 +231,7 @@ async def store_signatures(
 ) -> None:
     """Store the signatures of appended receipts (each envelope as `stored_envelope` keeps it)
     with their rows by memory. Never prepared: in the group commit it goes in a pipeline that
-    may be cut short (see `gateway.store.transactions.pipelined`)."""
+    may be cut short (see `gateway.store.transactions.log_pipeline`)."""
     if not signed:
         return
     params = {

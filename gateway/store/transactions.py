@@ -1,5 +1,6 @@
 """Transactions inside the tenant wall: opened on a connection or through the pool, after a
-statement of their own, or pipelined; and `ping`, the one that checks receipts can be written.
+statement of their own, or queued in a pipeline (the receipt log's writer); and `ping`, the one
+that checks receipts can be written.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ __all__ = [
     "begin",
     "begin_after",
     "in_tenant",
-    "log_connection",
+    "log_pipeline",
     "ping",
-    "pipelined",
+    "queued_transaction",
     "transaction",
 ]
 
@@ -112,19 +113,34 @@ async def transaction(pool: GatedPool, tenant_id: str | None = None) -> AsyncIte
 
 
 @asynccontextmanager
-async def log_connection(pool: GatedPool) -> AsyncIterator[Connection]:
-    """A connection of `pool` for `pipelined` transactions: a lost link or a pool that cannot
-    give one is `DatabaseUnavailableError`, and a connection left broken makes the pool suspect
-    its server."""
+async def log_pipeline(pool: GatedPool) -> AsyncIterator[Connection]:
+    """A connection of `pool` in a libpq pipeline, for the receipt log's writer: a statement is
+    sent as soon as it is queued, and its answer awaited only when it is read; the block ends
+    once every answer is in. Any failure raises by then: one the server refused is a
+    `ReceiptWriteError`, a lost link (or a pool that cannot give a connection) a
+    `DatabaseUnavailableError`, and a connection left broken makes the pool suspect its server.
+    A transaction left open is rolled back.
+
+    Nothing in it is prepared but what the caller prepares: psycopg counts a statement that a
+    failed pipeline skipped as run, and may believe prepared one the server never saw
+    ("prepared statement _pg3_0 does not exist" after)."""
     if pool.shut:
         raise DatabaseUnavailableError("the database does not answer (a probe is retrying)")
     try:
         async with pool.connection() as conn:
             try:
-                yield conn
-            except BaseException:
+                async with conn.pipeline():
+                    yield conn
+            except BaseException as exc:
+                if not conn.closed:
+                    with suppress(psycopg.Error):
+                        await conn.execute("ROLLBACK")
                 if conn.broken:
                     pool.suspect()
+                if isinstance(exc, psycopg.Error) and not isinstance(
+                    exc, psycopg.OperationalError | psycopg.InterfaceError
+                ):
+                    raise ReceiptWriteError(f"the receipts could not be written: {exc}") from exc
                 raise
     except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
         pool.suspect()
@@ -132,42 +148,26 @@ async def log_connection(pool: GatedPool) -> AsyncIterator[Connection]:
 
 
 @asynccontextmanager
-async def pipelined(
+async def queued_transaction(
     conn: Connection, tenant_id: str, *, durable: bool = True
 ) -> AsyncIterator[Connection]:
-    """A transaction of the receipt log's writer on `conn` (in autocommit) in a libpq pipeline,
-    inside the wall of `tenant_id`: BEGIN and the tenant's entry travel with the first statement and COMMIT with
-    the last, a statement's answer is awaited only when it is read, and the block ends once
-    COMMIT is answered. Any failure raises by the end of the block and rolls it all back; one the
-    server refused is a `ReceiptWriteError`.
+    """A transaction queued in `conn`'s pipeline (`log_pipeline`), inside the wall of
+    `tenant_id`: BEGIN and the tenant's entry go with its first statement, and COMMIT is sent
+    when the block ends, not awaited (the pipeline's end awaits it; a statement that failed
+    makes the server skip the rest, COMMIT included).
 
-    Not `durable`: COMMIT does not wait for the WAL flush, so the transaction's row locks go at
-    once and whoever waits for them does not also wait for the disk. Nobody may be told it is
-    written until a durable transaction after it on this connection has committed: PostgreSQL
-    flushes its WAL in order, so that flush (and a synchronous standby's confirmation of it)
-    covers this one, and a crash before it loses both. Others may read its rows in between.
-
-    Nothing here is prepared: psycopg counts a statement that a failed pipeline skipped as run,
-    and may believe prepared one the server never saw ("prepared statement _pg3_0 does not
-    exist" after)."""
-    try:
-        async with conn.pipeline():
-            await conn.execute("BEGIN", prepare=False)
-            if not durable:
-                await conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
-            await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id}, prepare=False)
-            yield conn
-            await conn.execute("COMMIT", prepare=False)
-    except BaseException as exc:
-        if not conn.closed:
-            with suppress(psycopg.Error):
-                await conn.execute("ROLLBACK")
-        if isinstance(exc, psycopg.Error) and not isinstance(
-            exc, psycopg.OperationalError | psycopg.InterfaceError
-        ):
-            # Refused by the server (a grant, a constraint), answered at the pipeline's end.
-            raise ReceiptWriteError(f"the receipts could not be written: {exc}") from exc
-        raise
+    Not `durable`: COMMIT does not wait for the WAL flush, so the transaction's row locks go as
+    soon as the server reaches it, and whoever waits for them does not also wait for the disk.
+    Nobody may be told it is written until a durable transaction after it on this connection
+    has committed: PostgreSQL flushes its WAL in order, so that flush (and a synchronous
+    standby's confirmation of it) covers this one, and a crash before it loses both. Others
+    may read its rows in between."""
+    await conn.execute("BEGIN", prepare=False)
+    if not durable:
+        await conn.execute("SET LOCAL synchronous_commit = off", prepare=False)
+    await conn.execute(ENTER_TENANT, {"tenant_id": tenant_id}, prepare=False)
+    yield conn
+    await conn.execute("COMMIT", prepare=False)
 
 
 # Whether this login may write receipts now: the database answers, is not read-only, and the

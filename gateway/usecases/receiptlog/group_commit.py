@@ -47,7 +47,7 @@ from gateway.store import receipt_appends as receipt_store
 from gateway.store.database import Connection
 from gateway.store.errors import DatabaseUnavailableError, ReceiptWriteError
 from gateway.store.pool import Pool
-from gateway.store.transactions import log_connection, pipelined
+from gateway.store.transactions import log_pipeline, queued_transaction
 from receipts import Signer, leaf_hash
 from receipts.canonical import CanonicalTemplate
 
@@ -199,19 +199,19 @@ class GroupCommit:
     async def _write_once(self, tenant_id: str, batch: Sequence[PendingReceipt]) -> None:
         locked = False
         try:
-            async with log_connection(self._pool) as conn:
-                # BEGIN and the lock go in one round trip (reading the head syncs the
-                # pipeline); the insert and COMMIT in the next. That COMMIT does not wait for
-                # the disk, so the log is released when it is answered.
-                async with pipelined(conn, tenant_id, durable=False):
+            async with log_pipeline(self._pool) as conn:
+                # BEGIN and the lock go in one round trip (reading the head waits for it); the
+                # insert and a COMMIT that does not wait for the disk are sent at once, and the
+                # server releases the log when it reaches that COMMIT. Meanwhile the batch is
+                # signed, and its signatures and rows by memory follow in a durable transaction:
+                # the pipeline's end, one round trip after the lock, awaits them all.
+                async with queued_transaction(conn, tenant_id, durable=False):
                     head = await receipt_store.lock_head(conn, tenant_id)
                     locked = True
                     placed = place(tenant_id, head, batch)
                     appended = await receipt_store.append_receipts(conn, tenant_id, placed)
-                # Signed once the log is free; stored in the durable transaction that makes
-                # the whole batch durable before any request is answered.
                 signed = sign(self.signer, tenant_id, placed)
-                async with pipelined(conn, tenant_id):
+                async with queued_transaction(conn, tenant_id):
                     await receipt_store.store_signatures(conn, tenant_id, signed)
             ended = await appended.ended_at()
             if ended is not None:
