@@ -7,11 +7,11 @@ and the index lines that may be shown.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from gateway.core.current_values import EarlierValue, earlier_values
+from gateway.core.current_values import READ_DEPTH, EarlierValue, earlier_values
 from gateway.core.errors import CoreError
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Prepared
@@ -19,7 +19,16 @@ from gateway.core.ranking import Ranked
 from gateway.core.verdict import ADMIT_ALL, Verdict, VerdictError, check_verdict
 from gateway.core.versions import ASSEMBLER, Assembler
 
-__all__ = ["Selection", "SelectionError", "select"]
+__all__ = ["Selection", "SelectionError", "Shown", "select"]
+
+# The texts the policy shows of these memories in full, by id, for those it rewrites
+# (`gateway.usecases.access.policy.shown_texts`): what an assembly may read of a memory is what
+# the agent would be shown of it.
+Shown = Callable[[Sequence[MemoryId]], Mapping[MemoryId, tuple[str, str]]]
+
+
+def _as_stored(memory_ids: Sequence[MemoryId]) -> Mapping[MemoryId, tuple[str, str]]:
+    return {}
 
 
 class SelectionError(CoreError, ValueError):
@@ -57,12 +66,15 @@ class Selection:
 
 
 def select(
-    prepared: Prepared, verdict: Verdict = ADMIT_ALL, assembler: Assembler = ASSEMBLER
+    prepared: Prepared,
+    verdict: Verdict = ADMIT_ALL,
+    assembler: Assembler = ASSEMBLER,
+    shown: Shown = _as_stored,
 ) -> Selection:
     """Apply the policy's verdict on :attr:`Prepared.judged`, then (as ``assembler`` says)
     leave out the admitted candidates stating an earlier value of a claim another admitted one
-    states newer, then top_k (with the newer in the place of an earlier one it replaces, and
-    the partners of the conflicts in them)."""
+    states newer (read as the policy shows them: ``shown``), then top_k (with the newer in the
+    place of an earlier one it replaces, and the partners of the conflicts in them)."""
     request = prepared.request
     check_verdict(verdict, {c.memory_id for c in prepared.judged})
     _check_unranked(prepared, verdict)
@@ -82,7 +94,7 @@ def select(
             excluded[memory_id] = cap
         else:
             admitted.append(r)
-    earlier = _earlier(prepared, admitted, assembler)
+    earlier = _earlier(prepared, admitted, assembler, shown)
     excluded.update((d.earlier, _left_out(d)) for d in earlier)
     left_out = {d.earlier for d in earlier}
     admitted, top, rest, why = _current_tier(prepared, admitted, left_out, earlier, assembler)
@@ -114,17 +126,26 @@ def select(
 
 
 def _earlier(
-    prepared: Prepared, admitted: Sequence[Ranked], assembler: Assembler
+    prepared: Prepared, admitted: Sequence[Ranked], assembler: Assembler, shown: Shown
 ) -> tuple[EarlierValue, ...]:
     """The admitted candidates that state an earlier value of a claim another admitted one
     states newer, under an assembler with `current_values` (none otherwise): read from the
-    admitted alone, so nothing of a memory the policy withholds moves or names them; the sides
-    of an open conflict are never decided between."""
+    admitted alone, and as the policy would show them, so nothing of a memory the policy
+    withholds, nor a value its redaction hides, moves or names them; the sides of an open
+    conflict are never decided between."""
     if not assembler.current_values:
         return ()
     apart = [(c.sides[0].memory_id, c.sides[1].memory_id) for c in prepared.conflicts]
     unsettled = {c.claim_key for c in prepared.conflicts}
-    return earlier_values([r.candidate for r in admitted], apart, unsettled)
+    read = [r.candidate for r in admitted[:READ_DEPTH]]
+    rewritten = shown([c.memory_id for c in read])
+    as_shown = [
+        replace(c, heading=rewritten[c.memory_id][0], content=rewritten[c.memory_id][1])
+        if c.memory_id in rewritten
+        else c
+        for c in read
+    ]
+    return earlier_values(as_shown, apart, unsettled)
 
 
 def _current_tier(

@@ -1,7 +1,7 @@
 """The assembler's second line of defence through real HTTP and a real PostgreSQL (issue 33):
 two remembered turns stating different values of one claim, never compiled, reach the bundle
 as the newer alone; the receipt records the decision (rule, both ids, score) and an exact replay
-rebuilds the same bytes and the same decision."""
+rebuilds the same bytes and the same decision; a value the policy hides decides nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from litestar.testing import TestClient
 from gateway.core.versions import ASSEMBLER
 from tests.conftest import KeyFactory
 from tests.gateway.sessions_helpers import append, open_session, receipt_body
+from tests.gateway.test_policies_api import activate
 
 ASK = {"task": "What is my monthly rent?", "namespaces": ["home"], "budget_tokens": 800}
 
@@ -56,3 +57,59 @@ def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
     again = receipt_body(client, make_key, result["receipt_id"])
     assert again["earlier_values"] == body["earlier_values"]
     assert again["excluded"] == body["excluded"]
+
+
+REDACT_EMAILS = b"""\
+apiVersion: ctxgw/v1
+kind: PolicyBundle
+metadata: {name: redact-emails}
+spec:
+  default_decision: allow
+  rules:
+    - id: pii
+      stage: transform
+      effect: redact
+      detectors: [email]
+      reason: Email addresses are redacted before disclosure
+"""
+
+
+def test_a_value_the_policy_hides_decides_nothing(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """Two turns state different addresses, and the policy redacts addresses: the defence reads
+    the turns as the agent is shown them, where both say "[redacted:email]", so neither is left
+    out; the agent learns nothing of the hidden values, not even that they differ. Without the
+    rule the same turns are decided (the stored text is readable, so the decision is too)."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    admin = make_key(role="admin")
+    ids = []
+    for text in (
+        "My email is ann@example.com.",
+        "I switched providers, my email is now bob@example.com.",
+    ):
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        appended = append(client, agent, session_id, ("user", text))
+        assert appended.status_code == 200, appended.text
+        ids.extend(appended.json()["memory_ids"])
+    stale, current = ids
+    ask = {"task": "What is my email address?", "namespaces": ["home"], "budget_tokens": 800}
+
+    readable = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    excluded = {e["memory_id"]: e["reason"] for e in readable["excluded"]}
+    assert excluded.get(stale) == "superseded_in_bundle"
+
+    activate(client, admin, REDACT_EMAILS, "enforce")
+    hidden = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    assert "bob@example.com" not in hidden["bundle"] and "[redacted:email]" in hidden["bundle"]
+    assert {m["memory_id"] for m in hidden["included"]} == {stale, current}
+    assert all(e["reason"] != "superseded_in_bundle" for e in hidden["excluded"])
+    body = receipt_body(client, make_key, hidden["receipt_id"])
+    assert body.get("earlier_values", []) == []
+    auditor = make_key(role="auditor")
+    replayed = client.post(
+        f"/v1/receipts/{hidden['receipt_id']}/replay",
+        json={"mode": "exact"},
+        headers=auditor.headers,
+    )
+    assert replayed.status_code == 200 and replayed.json()["identical"] is True, replayed.text

@@ -158,7 +158,12 @@ def compose(
         if hidden:
             prepared = prepare(request, found, profile=makers.profile, now=at, hidden=hidden)
             judgement = _judged(prepared.judged, admitted)
-    selection = select(prepared, verdict_of(judgement), makers.assembler)
+    selection = select(
+        prepared,
+        verdict_of(judgement),
+        makers.assembler,
+        lambda memory_ids: shown_texts(judgement, (), memory_ids),
+    )
     texts = shown_texts(judgement, selection.headings, selection.full)
     assembly = lay_out(
         selection,
