@@ -322,12 +322,31 @@ def _compile_scope(session_id: str | None, namespace: str | None) -> dict[str, A
 
 
 # A compile may be resent: compiling the same episodes again writes nothing new.
+class _Compiled(msgspec.Struct):
+    """A synchronous compile's answer: the finished job (200), or the job queued (202) when its
+    scope holds more episodes than one request compiles, without counts yet."""
+
+    job_id: str
+    status: str
+    created: int = 0
+    superseded: int = 0
+    conflicts: int = 0
+    skipped: int = 0
+    error: str | None = None
+
+
+def _compiled(body: bytes) -> CompileResult:
+    answer = msgspec.json.decode(body, type=_Compiled)
+    return CompileResult(**msgspec.structs.asdict(answer))
+
+
 def compile_now(
     *, session_id: str | None = None, namespace: str | None = None, extractor: str | None = None
 ) -> Call[CompileResult]:
-    """Compile one scope now (a session's turns or a namespace's episodes) and wait."""
+    """Compile one scope now (a session's turns or a namespace's episodes) and wait; a scope
+    too large for one request is queued instead (status `pending`): poll `compile_job`."""
     body = json_body({**_compile_scope(session_id, namespace), "extractor": extractor})
-    return Call("POST", "/v1/compile", decoder(CompileResult), resendable=True, body=body)
+    return Call("POST", "/v1/compile", _compiled, resendable=True, body=body)
 
 
 def compile_later(

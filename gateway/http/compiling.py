@@ -28,7 +28,11 @@ __all__ = ["ROUTES"]
     status_code=200,
     responses={
         202: ResponseSpec(
-            CompileAccepted, description="`async: true`: the job is queued; poll its job_id"
+            CompileAccepted,
+            description=(
+                "`async: true`, or a scope of more episodes than one request compiles "
+                "(5,000): the job is queued; poll its job_id (the Location header)"
+            ),
         )
     },
     summary="Compile a session's turns or a namespace's episodes into typed facts",
@@ -41,9 +45,13 @@ async def compile_scope(
 ) -> Response[CompileResult]:
     body = decode_struct(decode_json(await request.body()), CompileIn)
     job = await runtime.compiler.start(request.headers.get("authorization"), body)
-    if body.run_async:
+    if job.status == "pending":  # queued: asked to, or too large a scope for one request
         # (documented as the 202 response above; the annotation names the 200 one)
-        return Response(CompileAccepted(job.job_id, job.status), status_code=202)  # type: ignore[arg-type]
+        return Response(
+            CompileAccepted(job.job_id, job.status),  # type: ignore[arg-type]
+            status_code=202,
+            headers={"Location": f"/v1/compile/{job.job_id}"},
+        )
     counts = job.counts
     result = CompileResult(
         job.job_id,

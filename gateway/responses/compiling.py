@@ -10,6 +10,7 @@ __all__ = [
     "CompileAccepted",
     "CompileCounts",
     "CompileJob",
+    "CompileProgress",
     "CompileResult",
     "ConflictEntry",
     "ConflictPage",
@@ -24,6 +25,15 @@ class CompileCounts(msgspec.Struct, frozen=True):
     superseded: int
     conflicts: int
     skipped: int
+
+
+class CompileProgress(msgspec.Struct, frozen=True):
+    """How far a job is: the episodes it has read, of those its scope held past what earlier
+    compiles read when it started (null while it waits for a worker; a scope that grows while
+    the job runs is read to its end, past that total)."""
+
+    episodes_read: int
+    episodes_total: int | None
 
 
 class CompileResult(msgspec.Struct, frozen=True):
@@ -54,6 +64,7 @@ class CompileJob(msgspec.Struct, frozen=True):
     session_id: str | None
     extractor: str
     counts: CompileCounts
+    progress: CompileProgress
     error: str | None
     attempts: int
     requested_at: Timestamp

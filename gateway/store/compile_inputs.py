@@ -16,6 +16,7 @@ __all__ = [
     "DigestRow",
     "EpisodeRow",
     "LiveClaim",
+    "episodes_after",
     "erased_among",
     "live_claims",
     "live_digest",
@@ -111,6 +112,44 @@ SELECT 0::bigint AS seq, t.turn_id, m.memory_id, coalesce(t.role, 'user') AS rol
  ORDER BY m.memory_id
  LIMIT %(limit)s
 """
+
+
+_SESSION_COUNT = """
+SELECT count(*) FROM session_turns
+ WHERE tenant_id = %(tenant_id)s AND session_id = %(session_id)s AND seq > %(after)s
+"""
+_NAMESPACE_COUNT = """
+SELECT count(*) FROM memories m
+ WHERE m.tenant_id = %(tenant_id)s AND m.namespace = %(namespace)s
+   AND m.memory_type = 'episodic' AND m.extractor IS NULL
+   AND m.deleted_at IS NULL AND m.erased_at IS NULL
+   AND m.memory_id > %(after)s
+"""
+
+
+async def episodes_after(
+    conn: Connection,
+    tenant_id: str,
+    *,
+    session_id: str | None,
+    namespace: str,
+    after_seq: int,
+    after_memory: str,
+) -> int:
+    """How many episodes `session_episodes` (a session's scope) or `namespace_episodes` would
+    read past the watermark, counted as they select them."""
+    if session_id is not None:
+        params: dict[str, object] = {
+            "tenant_id": tenant_id,
+            "session_id": session_id,
+            "after": after_seq,
+        }
+        cur = await conn.execute(_SESSION_COUNT, params)
+    else:
+        params = {"tenant_id": tenant_id, "namespace": namespace, "after": after_memory}
+        cur = await conn.execute(_NAMESPACE_COUNT, params)
+    row = await cur.fetchone()
+    return int(row[0]) if row else 0  # type: ignore[call-overload]
 
 
 async def namespace_episodes(

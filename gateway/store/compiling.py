@@ -25,6 +25,8 @@ __all__ = [
     "heartbeat",
     "insert_job",
     "lock_watermark",
+    "read_watermark",
+    "set_total",
     "tenants_with_open_jobs",
 ]
 
@@ -35,6 +37,7 @@ class JobCounts:
     superseded: int = 0
     conflicts: int = 0
     skipped: int = 0
+    read: int = 0  # the episodes read so far
 
     def __add__(self, other: JobCounts) -> JobCounts:
         return JobCounts(
@@ -42,6 +45,7 @@ class JobCounts:
             self.superseded + other.superseded,
             self.conflicts + other.conflicts,
             self.skipped + other.skipped,
+            self.read + other.read,
         )
 
 
@@ -65,10 +69,14 @@ class JobRow:
     requested_at: datetime
     heartbeat_at: datetime | None
     finished_at: datetime | None
+    episodes_read: int = 0
+    episodes_total: int | None = None  # past the watermark when it started; None before
 
     @property
     def counts(self) -> JobCounts:
-        return JobCounts(self.created, self.superseded, self.conflicts, self.skipped)
+        return JobCounts(
+            self.created, self.superseded, self.conflicts, self.skipped, self.episodes_read
+        )
 
 
 _INSERT_JOB = """
@@ -79,7 +87,7 @@ VALUES (%(tenant_id)s, %(job_id)s, %(namespace)s, %(session_id)s, %(extractor)s,
         %(heartbeat_at)s)
 RETURNING tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
           conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_role,
-          requested_at, heartbeat_at, finished_at
+          requested_at, heartbeat_at, finished_at, episodes_read, episodes_total
 """
 
 
@@ -108,7 +116,7 @@ async def insert_job(conn: Connection, job: JobRow) -> JobRow:
 _FIND_JOB = """
 SELECT tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
        conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_role,
-       requested_at, heartbeat_at, finished_at
+       requested_at, heartbeat_at, finished_at, episodes_read, episodes_total
   FROM compile_jobs
  WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
 """
@@ -133,7 +141,8 @@ UPDATE compile_jobs j
  WHERE j.tenant_id = claimed.tenant_id AND j.job_id = claimed.job_id
 RETURNING j.tenant_id, j.job_id, j.namespace, j.session_id, j.extractor, j.status, j.created,
           j.superseded, j.conflicts, j.skipped, j.error, j.attempts, j.agent_id,
-          j.requested_by_key, j.requested_role, j.requested_at, j.heartbeat_at, j.finished_at
+          j.requested_by_key, j.requested_role, j.requested_at, j.heartbeat_at, j.finished_at,
+          j.episodes_read, j.episodes_total
 """
 
 
@@ -175,7 +184,7 @@ async def claim_job(conn: Connection, now: datetime, stale_before: datetime) -> 
 _HEARTBEAT = """
 UPDATE compile_jobs
    SET heartbeat_at = %(now)s, created = %(created)s, superseded = %(superseded)s,
-       conflicts = %(conflicts)s, skipped = %(skipped)s
+       conflicts = %(conflicts)s, skipped = %(skipped)s, episodes_read = %(read)s
  WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s AND status = 'running'
 """
 
@@ -193,6 +202,7 @@ async def heartbeat(
             "superseded": counts.superseded,
             "conflicts": counts.conflicts,
             "skipped": counts.skipped,
+            "read": counts.read,
         },
     )
 
@@ -201,11 +211,11 @@ _FINISH = """
 UPDATE compile_jobs
    SET status = %(status)s, finished_at = %(now)s, heartbeat_at = %(now)s, error = %(error)s,
        created = %(created)s, superseded = %(superseded)s, conflicts = %(conflicts)s,
-       skipped = %(skipped)s
+       skipped = %(skipped)s, episodes_read = %(read)s
  WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
 RETURNING tenant_id, job_id, namespace, session_id, extractor, status, created, superseded,
           conflicts, skipped, error, attempts, agent_id, requested_by_key, requested_role,
-          requested_at, heartbeat_at, finished_at
+          requested_at, heartbeat_at, finished_at, episodes_read, episodes_total
 """
 
 
@@ -229,6 +239,7 @@ async def finish_job(
         "superseded": counts.superseded,
         "conflicts": counts.conflicts,
         "skipped": counts.skipped,
+        "read": counts.read,
     }
     async with conn.cursor(row_factory=class_row(JobRow)) as cur:
         await cur.execute(_FINISH, params)
@@ -241,6 +252,32 @@ async def finish_job(
 class Watermark:
     through_seq: int
     through_memory: str
+
+
+_TOTAL = """
+UPDATE compile_jobs SET episodes_total = %(total)s
+ WHERE tenant_id = %(tenant_id)s AND job_id = %(job_id)s
+"""
+
+
+async def set_total(conn: Connection, tenant_id: str, job_id: str, total: int) -> None:
+    """The episodes the job's scope holds past its watermark as the job starts running."""
+    await conn.execute(_TOTAL, {"tenant_id": tenant_id, "job_id": job_id, "total": total})
+
+
+_READ_WATERMARK = """
+SELECT through_seq, through_memory FROM compile_watermarks
+ WHERE tenant_id = %(tenant_id)s AND scope = %(scope)s AND extractor = %(extractor)s
+"""
+
+
+async def read_watermark(conn: Connection, tenant_id: str, scope: str, extractor: str) -> Watermark:
+    """How far `scope` was compiled by `extractor` (from the start when never), unlocked."""
+    params = {"tenant_id": tenant_id, "scope": scope, "extractor": extractor}
+    async with conn.cursor(row_factory=class_row(Watermark)) as cur:
+        await cur.execute(_READ_WATERMARK, params)
+        row = await cur.fetchone()
+    return row if row is not None else Watermark(0, "")
 
 
 _ENSURE_WATERMARK = """

@@ -1,10 +1,13 @@
 """Compile (ARCHITECTURE §12): a session's turns, or a namespace's episodic memories, become
 typed facts written through the one memory writer, which applies supersession.
 
-A compile is a `compile_jobs` row. Synchronous: the request inserts it running and runs it.
-Asynchronous: it is inserted pending and any replica's worker (`run_worker`) claims it with
-`FOR UPDATE SKIP LOCKED`; a running job whose heartbeat stops (its process died) is claimed again
-after `reclaim_seconds` and resumes from its scope's watermark.
+A compile is a `compile_jobs` row. Synchronous: the request inserts it running and runs it,
+unless its scope holds more than `SYNC_EPISODES` episodes to read: then, as an asynchronous one,
+it is inserted pending (the request is answered 202 with the job to poll) and any replica's
+worker (`run_worker`) claims it with `FOR UPDATE SKIP LOCKED`; a running job whose heartbeat
+stops (its process died) is claimed again after `reclaim_seconds` and resumes from its scope's
+watermark. A job's view says how far it is: the episodes read, of those its scope held past the
+watermark when it started.
 
 Work is done in chunks, one transaction each: lock the scope's watermark (a concurrent compile of
 the same scope waits here, then finds nothing new), read the next episodes, keep those the
@@ -41,7 +44,7 @@ from gateway.domain.errors import (
 from gateway.domain.memory import MemoryDraft
 from gateway.domain.principal import Principal
 from gateway.requests import CompileIn
-from gateway.responses.compiling import CompileCounts, CompileJob
+from gateway.responses.compiling import CompileCounts, CompileJob, CompileProgress
 from gateway.store import compile_inputs
 from gateway.store import compiling as store
 from gateway.store.database import Connection
@@ -55,10 +58,15 @@ from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
 from gateway.usecases.sessions.seeing import seen_session
 
-__all__ = ["CHUNK_EPISODES", "Compiler", "ExtractorError"]
+__all__ = ["CHUNK_EPISODES", "SYNC_EPISODES", "Compiler", "ExtractorError"]
 
 _log = logging.getLogger(__name__)
 CHUNK_EPISODES = 500
+# The most episodes a compile reads within the request that asked for it: a few seconds at the
+# measured ~1,400 a second on two cores. A larger scope would hold the request for minutes, cut
+# by whichever proxy or client times out first (its answer lost, the job running on unseen);
+# it is queued instead, and its progress polled.
+SYNC_EPISODES = 5_000
 _TOKENIZER = load_tokenizer()  # the summarizer's, for a digest's share
 
 
@@ -70,11 +78,31 @@ def _job_view(job: store.JobRow) -> CompileJob:
         session_id=job.session_id,
         extractor=job.extractor,
         counts=CompileCounts(job.created, job.superseded, job.conflicts, job.skipped),
+        progress=CompileProgress(job.episodes_read, job.episodes_total),
         error=job.error,
         attempts=job.attempts,
         requested_at=rfc3339(job.requested_at),
         heartbeat_at=rfc3339(job.heartbeat_at) if job.heartbeat_at else None,
         finished_at=rfc3339(job.finished_at) if job.finished_at else None,
+    )
+
+
+def _scope(session_id: str | None, namespace: str) -> str:
+    return f"session:{session_id}" if session_id else f"namespace:{namespace}"
+
+
+async def _episodes_to_read(
+    conn: Connection, tenant_id: str, session_id: str | None, namespace: str, extractor: str
+) -> int:
+    """How many episodes of the scope its extractor version has not read yet."""
+    mark = await store.read_watermark(conn, tenant_id, _scope(session_id, namespace), extractor)
+    return await compile_inputs.episodes_after(
+        conn,
+        tenant_id,
+        session_id=session_id,
+        namespace=namespace,
+        after_seq=mark.through_seq,
+        after_memory=mark.through_memory,
     )
 
 
@@ -214,6 +242,11 @@ class Compiler:
                 assert ask.namespace is not None  # exactly one scope, checked above
                 namespace = ask.namespace
                 principal.require_namespace(namespace)
+            name = f"{extractor.name}/{extractor.version}"
+            queued = ask.run_async or (
+                await _episodes_to_read(conn, principal.tenant_id, ask.session_id, namespace, name)
+                > SYNC_EPISODES
+            )
             job = await store.insert_job(
                 conn,
                 store.JobRow(
@@ -221,23 +254,23 @@ class Compiler:
                     job_id=self.new_id(now),
                     namespace=namespace,
                     session_id=ask.session_id,
-                    extractor=f"{extractor.name}/{extractor.version}",
-                    status="pending" if ask.run_async else "running",
+                    extractor=name,
+                    status="pending" if queued else "running",
                     created=0,
                     superseded=0,
                     conflicts=0,
                     skipped=0,
                     error=None,
-                    attempts=0 if ask.run_async else 1,
+                    attempts=0 if queued else 1,
                     agent_id=principal.agent_id,
                     requested_by_key=principal.key_id,
                     requested_role=principal.role,
                     requested_at=now,
-                    heartbeat_at=None if ask.run_async else now,
+                    heartbeat_at=None if queued else now,
                     finished_at=None,
                 ),
             )
-        if not ask.run_async:
+        if not queued:
             job = await self.run(job)
         return _job_view(job)
 
@@ -259,6 +292,11 @@ class Compiler:
         try:
             if extractor is None or extractor.version != version:
                 raise ExtractorError(f"extractor {job.extractor} is not configured here")
+            async with transaction(self.pool, job.tenant_id) as conn:
+                total = await _episodes_to_read(
+                    conn, job.tenant_id, job.session_id, job.namespace, job.extractor
+                )
+                await store.set_total(conn, job.tenant_id, job.job_id, counts.read + total)
             more = True
             while more:
                 counts, more = await self._chunk(job, extractor, counts)
@@ -284,7 +322,7 @@ class Compiler:
     async def _chunk(
         self, job: store.JobRow, extractor: Extractor, counts: store.JobCounts
     ) -> tuple[store.JobCounts, bool]:
-        scope = f"session:{job.session_id}" if job.session_id else f"namespace:{job.namespace}"
+        scope = _scope(job.session_id, job.namespace)
         # The job acts for the key that asked: its tenant, role and agent, the scope's namespace.
         principal = provenance.acting_principal(job)
         writer = dataclasses.replace(self.writer, job_id=job.job_id)
@@ -332,7 +370,9 @@ class Compiler:
                 await _write_digest(conn, writer, principal, job, rows, tellable)
             # Skipped: the episodes the requester may not see, the facts of erased sources, and
             # the facts written before (idempotent) or refused.
-            added = store.JobCounts(skipped=len(rows) - len(readable) + len(facts) - len(kept))
+            added = store.JobCounts(
+                skipped=len(rows) - len(readable) + len(facts) - len(kept), read=len(rows)
+            )
             for result in results:
                 if isinstance(result, Exception) or not result.created:
                     added += store.JobCounts(skipped=1)
