@@ -171,6 +171,19 @@ class Metrics:
             multiprocess_mode="livesum",
             registry=target,
         )
+        # A tenant's log is its serial section: held seconds over receipts sealed is the time
+        # each receipt keeps the others of its tenant waiting (`python -m bench log`).
+        self.log_held = Counter(
+            "ctxgw_receipt_log_held_seconds_total",
+            "Time receipt writers held tenants' logs locked, by the database's clock",
+            registry=target,
+        )
+        self.log_sealed = Counter(
+            "ctxgw_receipts_sealed_total",
+            "Receipts placed in a tenant's log by the receipt writers",
+            registry=target,
+        )
+        self._log_seen = (0.0, 0)  # this process's writer's totals at the last request
 
     def middleware(self, app: ASGIApp) -> ASGIApp:
         """Times a routed request; runs after routing, so `path_template` is known."""
@@ -202,8 +215,19 @@ class Metrics:
                     usage = pool_usage(runtime.pool)
                     self.pool_in_use.set(usage.in_use)
                     self.pool_waiting.set(usage.waiting)
+                    log = runtime.discloser.recorder.log
+                    self._follow_log(log.held_seconds, log.sealed)
 
         return timed
+
+    def _follow_log(self, held_seconds: float, sealed: int) -> None:
+        """Add what this process's receipt writer did since the last request."""
+        seen_held, seen_sealed = self._log_seen
+        if held_seconds > seen_held:
+            self.log_held.inc(held_seconds - seen_held)
+        if sealed > seen_sealed:
+            self.log_sealed.inc(sealed - seen_sealed)
+        self._log_seen = (held_seconds, sealed)
 
     async def unmatched(self, message: Message, scope: Scope) -> None:
         """`before_send`: counts what no route matched (the middleware never sees it)."""

@@ -99,6 +99,10 @@ def test_metrics_count_what_the_responses_said(served: str, agent: Key) -> None:
     assert value(samples, "ctxgw_checkpoint_lag_receipts") >= 0
     assert ("ctxgw_pool_connections_in_use", frozenset()) in samples
     assert value(samples, "ctxgw_receipts_failed_total") == 0
+    # Every disclosure's receipt went through this process's writer, which held the log a
+    # moment for each batch.
+    assert value(samples, "ctxgw_receipts_sealed_total") >= 3
+    assert 0 < value(samples, "ctxgw_receipt_log_held_seconds_total") < 5
 
 
 def test_a_receipt_that_cannot_be_written_is_counted(
