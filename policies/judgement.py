@@ -124,6 +124,12 @@ class Judgement:
         Read-only."""
         return self._verdicts
 
+    @property
+    def rewrites(self) -> bool:
+        """Whether a rule in force may rewrite a text (an enforced redact rule): when not,
+        `texts` is always empty, and asking for it redacts nothing."""
+        return self._plan is not None and self._plan.rewrites
+
     def texts(
         self, *, headings: Iterable[int] = (), full: Iterable[int] = ()
     ) -> dict[int, tuple[str, str]]:
@@ -133,6 +139,8 @@ class Judgement:
         empty where only the heading is asked for. Records nothing: what is finally shown is
         given to `evaluation`. Raises IndexError for a position out of range."""
         heads, fulls = self._sides(headings, full)
+        if not self.rewrites:
+            return {}  # shown as stored (the evaluation still redacts what it records)
         self._redact(heads, fulls)
         rewritten: dict[int, tuple[str, str]] = {}
         for positions, done in ((heads, self._done[False]), (fulls, self._done[True])):

@@ -103,6 +103,10 @@ class Plan:
         self.first_applicable = bundle.combining == "first-applicable"
         self.default: Outcome = "admit" if bundle.default_decision == "allow" else "deny"
         self.redacts = [slot.rule.effect == "redact" for slot in slots]
+        # Whether a text shown can differ from the text stored: a redact rule in force.
+        self.rewrites = any(
+            r and slot.enforced for r, slot in zip(self.redacts, slots, strict=True)
+        )
         self.caps = [slot.rule.effect == "cap" for slot in slots]
         self.has_cap = any(self.caps)
         self._detectable: dict[tuple[int, ...], _Detectable] = {}

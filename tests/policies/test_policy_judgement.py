@@ -104,3 +104,18 @@ def test_a_refused_request_rewrites_nothing() -> None:
     assert {o.outcome for o in found.outcomes} == {"deny"}
     assert [o.redacted_heading for o in found.outcomes] == [f"A {MAIL}", "B", "", ""]
     assert [o.redacted_content for o in found.outcomes] == [f"a: {MAIL}", "", "", ""]
+
+
+def test_a_policy_that_rewrites_nothing_in_force_shows_texts_as_stored() -> None:
+    """Only an enforced redact rule rewrites what is shown: under a log-only one (or none) no
+    text is rewritten, so none is redacted to show it; the evaluation still records what the
+    rule would have redacted, as before."""
+    log_only = "- {id: pii, effect: redact, mode: log_only, detectors: [email]}\n"
+    for rules, rewrites in ((RULES, True), (log_only, False), ("", False)):
+        judgement = judge(bundle(rules), REQUEST, _memories(), NOW)
+        assert judgement.rewrites is rewrites
+        assert bool(judgement.texts(full=[0, 1])) is rewrites
+    judgement = judge(bundle(log_only), REQUEST, _memories(), NOW)
+    assert judgement.texts(full=[0, 1]) == {}
+    [decision] = [d for d in judgement.evaluation(full=[0]).decisions if d.effect == "redact"]
+    assert decision.rule_id == "pii" and decision.outcome != "applied"

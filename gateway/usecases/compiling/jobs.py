@@ -27,13 +27,11 @@ import dataclasses
 import hashlib
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 
-from gateway.core.digest import DIGEST, DigestTurn, fold_digest, parse_digest
 from gateway.core.extraction import Episode, Fact, Known
-from gateway.core.tokens import load_tokenizer
 from gateway.domain.clock import Clock, IdFactory
 from gateway.domain.errors import (
     FieldError,
@@ -42,7 +40,6 @@ from gateway.domain.errors import (
     NotFoundError,
 )
 from gateway.domain.memory import MemoryDraft
-from gateway.domain.principal import Principal
 from gateway.requests import CompileIn
 from gateway.responses.compiling import CompileCounts, CompileJob, CompileProgress
 from gateway.store import compile_inputs
@@ -53,6 +50,7 @@ from gateway.store.pool import Pool, connection
 from gateway.store.transactions import transaction
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.compiling import provenance
+from gateway.usecases.compiling.digests import write_digest
 from gateway.usecases.compiling.extractors import Extractor, ExtractorError
 from gateway.usecases.memories.writer import Writer
 from gateway.usecases.receiptlog.recorder import rfc3339
@@ -67,7 +65,6 @@ CHUNK_EPISODES = 500
 # by whichever proxy or client times out first (its answer lost, the job running on unseen);
 # it is queued instead, and its progress polled.
 SYNC_EPISODES = 5_000
-_TOKENIZER = load_tokenizer()  # the summarizer's, for a digest's share
 
 
 def _job_view(job: store.JobRow) -> CompileJob:
@@ -131,66 +128,6 @@ def _draft(fact: Fact, namespace: str, extractor: str, labels: tuple[str, ...]) 
         claim_value=fact.value,
         claim_previous=fact.previous,
     )
-
-
-async def _write_digest(
-    conn: Connection,
-    writer: Writer,
-    principal: Principal,
-    job: store.JobRow,
-    rows: Sequence[compile_inputs.EpisodeRow],
-    tellable: Sequence[compile_inputs.EpisodeRow],
-) -> None:
-    """Fold this chunk's turns (`rows`) into the session's digest: a new version superseding the
-    live one, its sources the one before and the turns it retells (erasing a turn erases every
-    digest since, through them), its labels theirs. It retells only the `tellable` turns (those
-    the requester may see, not erased), and is written after the chunk's facts: a turn they
-    retired as stating a superseded value is not retold. The same turns through the same
-    versions give the same idempotency key, so a second or concurrent compile of them writes no
-    copy."""
-    assert job.session_id is not None
-    name = f"{DIGEST[0]}/{DIGEST[1]}"
-    previous = await compile_inputs.live_digest(
-        conn, job.tenant_id, job.namespace, job.session_id, name
-    )
-    remembered = [r.memory_id for r in tellable if r.memory_id is not None]
-    retired = await compile_inputs.retired_among(conn, job.tenant_id, remembered)
-    told = [r for r in tellable if r.memory_id not in retired or r.memory_id is None]
-    if not told and previous is None:
-        return  # nothing of the session is left to tell
-    digest = fold_digest(
-        job.session_id,
-        parse_digest(previous.content) if previous else None,
-        [DigestTurn(r.seq, r.role, r.content, r.occurred_at.date()) for r in told],
-        _TOKENIZER,
-        covered=len(rows),
-    )
-    identity = json.dumps([name, job.extractor, job.namespace, job.session_id, rows[-1].seq])
-    ids = [i for r in told for i in (r.turn_id, r.memory_id) if i is not None]
-    labels = provenance.labels_by_source(told)
-    if previous is not None:
-        labels[previous.memory_id] = tuple(previous.labels)
-    sources = tuple([previous.memory_id] if previous else []) + tuple(ids)
-    draft = MemoryDraft(
-        namespace=job.namespace,
-        memory_type="episodic",
-        heading=digest.heading,
-        content=digest.content,
-        confidence=0.8,
-        labels=provenance.inherited(sources, labels),
-        source_type="compile",
-        source_ref=job.session_id,
-        supersedes=previous.memory_id if previous else None,
-        idempotency_key="digest:" + hashlib.sha256(identity.encode("utf-8")).hexdigest(),
-        sources=sources,
-        extractor=name,
-        # An account of the session from its start: a digest stating a value later superseded
-        # is retired with the turns that stated it (rule `value`).
-        valid_from=previous.valid_from if previous and previous.valid_from else rows[0].occurred_at,
-    )
-    [result] = await writer.write(conn, principal, [draft])
-    if isinstance(result, Exception):
-        raise result
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,7 +304,7 @@ class Compiler:
             ]
             results = await writer.write(conn, principal, drafts)
             if job.session_id is not None:
-                await _write_digest(conn, writer, principal, job, rows, tellable)
+                await write_digest(conn, writer, principal, job, rows, tellable)
             # Skipped: the episodes the requester may not see, the facts of erased sources, and
             # the facts written before (idempotent) or refused.
             added = store.JobCounts(
