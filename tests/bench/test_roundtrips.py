@@ -14,8 +14,8 @@ from tests.gateway.test_memories_write import memory
 
 # On the request's connection the key (a statement committed before the transaction) with BEGIN,
 # the policy in force, the candidates (count, index and recall in one statement), COMMIT; on the
-# receipt writer's, BEGIN with the log head, then the receipt with COMMIT and the durable barrier
-# (gateway.usecases.receiptlog.group_commit).
+# receipt writer's, BEGIN with the log head, then the receipt with COMMIT and the durable
+# transaction of its signatures (gateway.usecases.receiptlog.group_commit).
 DISCLOSURE_TRIPS = 6
 
 
@@ -34,5 +34,5 @@ def test_context_and_search_take_six_round_trips(
     # commit, BEGIN and the tenant's entry are one simple query; the rest are executed, the
     # receipt writer's pipelined: BEGIN, the commit that does not wait for the disk, the tenant's
     # entry (migration 0010) and the head's lock in one trip; the append, COMMIT and the durable
-    # barrier (BEGIN, its record, COMMIT) in the next.
-    assert all(t["Query"] == 1 and t["Execute"] <= DISCLOSURE_TRIPS + 6 for t in tallies)
+    # transaction (BEGIN, the tenant's entry, the signatures, COMMIT) in the next.
+    assert all(t["Query"] == 1 and t["Execute"] <= DISCLOSURE_TRIPS + 7 for t in tallies)
