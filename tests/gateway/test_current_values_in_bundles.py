@@ -13,6 +13,7 @@ from gateway.core.versions import ASSEMBLER
 from tests.conftest import KeyFactory
 from tests.gateway.sessions_helpers import append, open_session, receipt_body
 from tests.gateway.test_policies_api import activate
+from tests.gateway.test_policy_rendered_redaction import REDACT_EMAILS
 
 ASK = {"task": "What is my monthly rent?", "namespaces": ["home"], "budget_tokens": 800}
 
@@ -57,21 +58,6 @@ def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
     again = receipt_body(client, make_key, result["receipt_id"])
     assert again["earlier_values"] == body["earlier_values"]
     assert again["excluded"] == body["excluded"]
-
-
-REDACT_EMAILS = b"""\
-apiVersion: ctxgw/v1
-kind: PolicyBundle
-metadata: {name: redact-emails}
-spec:
-  default_decision: allow
-  rules:
-    - id: pii
-      stage: transform
-      effect: redact
-      detectors: [email]
-      reason: Email addresses are redacted before disclosure
-"""
 
 
 def test_a_value_the_policy_hides_decides_nothing(
