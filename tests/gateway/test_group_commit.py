@@ -18,8 +18,9 @@ from psycopg import sql
 from gateway.shell.clock import new_ulid
 from gateway.shell.settings import Settings
 from gateway.store.pool import open_pool
+from gateway.store.receipt_appends import LogHead
 from gateway.store.receipts import whole_envelope
-from gateway.usecases.receiptlog.group_commit import GroupCommit, PendingReceipt
+from gateway.usecases.receiptlog.group_commit import GroupCommit, PendingReceipt, place, sign
 from receipts import RECEIPT_SCHEMA, Envelope, Keyring, Signer, generate_keyring, verify_receipt
 from receipts.canonical import CanonicalTemplate, decode_body
 from receipts.keyfiles import load_private_key
@@ -283,3 +284,15 @@ def _indexed(database_url: str, tenant_id: str, seq: int) -> int:
             (tenant_id, seq),
         ).fetchone()
     return int(row[0]) if row else 0
+
+
+def test_a_position_is_signed_to_the_same_bytes_by_whoever_signs_it() -> None:
+    """What lets the checkpointer sign a receipt its writer could not: the envelope of a placed
+    body depends on the body and the keys alone (Ed25519 and HMAC-SHA256 are deterministic)."""
+    keyring, pem = generate_keyring("k")
+    pending = [_pending("acme"), _pending("acme")]
+    placed = place(LogHead(7, bytes(32), datetime.now(UTC)), pending)
+    assert [p.seq for p in placed] == [8, 9] and placed[1].prev == placed[0].leaf
+    writer, checkpointer = (Signer(keyring, load_private_key(pem)) for _ in range(2))
+    assert sign(writer, "acme", placed) == sign(checkpointer, "acme", placed)
+    assert sign(writer, "acme", placed) != sign(writer, "other", placed)  # the tenant's subkey

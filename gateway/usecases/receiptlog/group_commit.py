@@ -77,7 +77,7 @@ class PendingReceipt:
 
 
 def place(
-    tenant_id: str, head: receipt_store.LogHead, pending: Sequence[PendingReceipt]
+    head: receipt_store.LogHead, pending: Sequence[PendingReceipt]
 ) -> list[receipt_store.PlacedReceipt]:
     """The receipts at the positions after `head`, in order, each chained to the one before:
     their log positions filled in and their leaves hashed, nothing more (this is what the log's
@@ -162,7 +162,7 @@ class GroupCommit:
         """Append in `conn`'s transaction, which commits or rolls back the receipt with the
         writes it names; the tenant's log stays locked until then."""
         head = await receipt_store.lock_head(conn, tenant_id)
-        placed = place(tenant_id, head, [receipt])
+        placed = place(head, [receipt])
         await receipt_store.append_receipts(conn, tenant_id, placed)
         await receipt_store.store_signatures(conn, tenant_id, sign(self.signer, tenant_id, placed))
 
@@ -208,7 +208,7 @@ class GroupCommit:
                 async with queued_transaction(conn, tenant_id, durable=False):
                     head = await receipt_store.lock_head(conn, tenant_id)
                     locked = True
-                    placed = place(tenant_id, head, batch)
+                    placed = place(head, batch)
                     appended = await receipt_store.append_receipts(conn, tenant_id, placed)
                 signed = sign(self.signer, tenant_id, placed)
                 async with queued_transaction(conn, tenant_id):
