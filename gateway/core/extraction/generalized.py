@@ -29,7 +29,13 @@ from gateway.core.extraction.matching import facts_of
 from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
 from gateway.core.extraction.statements import statements
 from gateway.core.extraction.triples import Triple, triples
-from gateway.core.extraction.typed_values import FUNCTION_WORDS, TypedValue, dimension_of, stem
+from gateway.core.extraction.typed_values import (
+    FUNCTION_WORDS,
+    TypedValue,
+    dimension_of,
+    says_nothing,
+    stem,
+)
 from gateway.core.known_claims import Known, KnownClaims
 from gateway.core.supersession import CLAIM_KEY
 
@@ -111,7 +117,7 @@ class _Extraction:
         values: list[str] = []
         for fact in facts_of(sentence, stated, episode, confirmed, self.claims):
             value = (fact.value or "").casefold()
-            if _empty(value):
+            if says_nothing(value):
                 continue  # "still", "few", "both": no value, and it would retire every turn
             same = next((t for t in stating if _overlap(t.value.text.casefold(), value)), None)
             found.append(self.rekeyed(fact, same, stated))
@@ -173,12 +179,6 @@ class _Extraction:
                 "quantity", "semantic", key, _content_of(stated, None), episode, confirmed
             )
             yield dataclasses.replace(fact, value=value)
-
-
-def _empty(value: str) -> bool:
-    """A value of function words alone ("still", "few", "both")."""
-    words = _WORDS.findall(value)
-    return bool(words) and all(w in FUNCTION_WORDS for w in words) and not re.search(r"\d", value)
 
 
 def _overlap(a: str, b: str) -> bool:

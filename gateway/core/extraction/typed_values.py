@@ -16,7 +16,15 @@ from dataclasses import dataclass
 
 from gateway.core.extraction.vocabulary import DAY, MONEY, NUMBER_WORDS, WEEKDAY
 
-__all__ = ["FUNCTION_WORDS", "STATES", "TypedValue", "dimension_of", "stem", "typed_values"]
+__all__ = [
+    "FUNCTION_WORDS",
+    "STATES",
+    "TypedValue",
+    "dimension_of",
+    "says_nothing",
+    "stem",
+    "typed_values",
+]
 
 # English function words and light adverbs: what an attribute's name is not made of.
 FUNCTION_WORDS = frozenset(
@@ -38,6 +46,16 @@ FUNCTION_WORDS = frozenset(
         *("few", "both", "several", "each", "either", "neither", "other", "others", "same"),
     }
 )
+
+_WORD = re.compile(r"[A-Za-z][\w'-]*")
+
+
+def says_nothing(value: str) -> bool:
+    """A value of function words alone ("still", "few", "both", "I"): no value, and nearly every
+    sentence says it."""
+    words = _WORD.findall(value.casefold())
+    return bool(words) and all(w in FUNCTION_WORDS for w in words) and not re.search(r"\d", value)
+
 
 # A unit names the dimension of the quantity it follows.
 _UNITS = {

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gateway.core.extraction import EXTRACTS, RULES, RULES_TABLE, Episode, Fact, Known, extract
-from gateway.core.extraction.typed_values import typed_values
+from gateway.core.extraction.typed_values import says_nothing, typed_values
 from tests.gateway.core import test_core_extraction as table_tests
 
 AT = datetime(2024, 3, 5, 14, 30, tzinfo=UTC)
@@ -265,3 +265,12 @@ def test_long_hostile_turns_take_no_long_time(text: str) -> None:
     started = time.perf_counter()
     extract([Episode(("t1",), "user", text, AT)])
     assert time.perf_counter() - started < 5
+
+
+def test_a_value_of_function_words_alone_says_nothing() -> None:
+    """Neither a fact's value nor a stale value whose turns compile retires: "I" is said by
+    nearly every turn (one read as an account plan once retired 6,736 turns)."""
+    for nothing in ("I", "still", "few", "both", "the"):
+        assert says_nothing(nothing), nothing
+    for something in ("Pro Plus", "30", "the Starter plan", "iPhone"):
+        assert not says_nothing(something), something
