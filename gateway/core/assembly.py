@@ -78,11 +78,15 @@ def assemble(
 ) -> Assembly:
     """The stages in one call, for a verdict and rewritten texts known beforehand (tests,
     benchmarks, a policy that rewrites nothing): ``rewritten`` may name any judged memory; only
-    the texts of memories the selection may show are used."""
+    the texts of memories the selection may show are rendered, and the defence of
+    :mod:`gateway.core.current_values` reads the admitted ones as rewritten, as the use case's
+    `compose` has it read them."""
     found = Found(tuple(candidates), tuple(index_entries), total_live, tuple(conflicts))
     hidden = frozenset(verdict.denied) if assembler.rank_admitted else frozenset()
     prepared = prepare(request, found, profile=profile, now=now, hidden=hidden)
-    selection = select(prepared, verdict, assembler)
+    selection = select(
+        prepared, verdict, assembler, lambda ids: {m: rewritten[m] for m in ids if m in rewritten}
+    )
     shown = {*selection.headings, *selection.full}
     check_texts(rewritten, {c.memory_id for c in selection.prepared.judged})
     texts = {m: t for m, t in rewritten.items() if m in shown}

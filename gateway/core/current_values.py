@@ -30,7 +30,10 @@ fact:
   earlier value of another.
 
 The caller passes only the candidates the policy admits, in rank order, so no decision reads,
-names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read.
+names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read. Their
+texts are those the agent would be shown, a redaction's rewrites applied
+(`gateway.core.selection`): a value the policy hides is read as its marker, so two hidden values
+are one and decide nothing, and no decision tells the agent whether they differ.
 """
 
 from __future__ import annotations

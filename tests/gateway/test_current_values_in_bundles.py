@@ -5,8 +5,9 @@ rebuilds the same bytes and the same decision; a value the policy hides decides 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
+import pytest
 from litestar.testing import TestClient
 
 from gateway.core.versions import ASSEMBLER
@@ -60,34 +61,67 @@ def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
     assert again["excluded"] == body["excluded"]
 
 
+REDACT_PHONES = REDACT_EMAILS.replace(b"redact-emails", b"redact-phones").replace(
+    b"detectors: [email]", b"detectors: [phone]"
+)
+
+
+class Hidden(NamedTuple):
+    """Two turns stating a changed value, and a policy that redacts both values."""
+
+    policy: bytes
+    marker: str
+    stated: tuple[str, str]
+    values: tuple[str, str]
+    ask: str
+
+
+HIDDEN = {
+    "email": Hidden(
+        REDACT_EMAILS,
+        "[redacted:email]",
+        ("My email is ann@example.com.", "I switched providers, my email is now bob@example.com."),
+        ("ann@example.com", "bob@example.com"),
+        "What is my email address?",
+    ),
+    "phone": Hidden(
+        REDACT_PHONES,
+        "[redacted:phone]",
+        ("My phone number is 415-555-0134.", "New carrier, my phone number is now 415-555-0178."),
+        ("415-555-0134", "415-555-0178"),
+        "What is my phone number?",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", HIDDEN.values(), ids=HIDDEN.keys())
 def test_a_value_the_policy_hides_decides_nothing(
-    client: TestClient[Any], make_key: KeyFactory
+    client: TestClient[Any], make_key: KeyFactory, case: Hidden
 ) -> None:
-    """Two turns state different addresses, and the policy redacts addresses: the defence reads
-    the turns as the agent is shown them, where both say "[redacted:email]", so neither is left
-    out; the agent learns nothing of the hidden values, not even that they differ. Without the
-    rule the same turns are decided (the stored text is readable, so the decision is too)."""
+    """Two turns state different values, and the policy redacts them: the defence reads the
+    turns as the agent is shown them, where both state the one marker, so neither is left out;
+    the agent learns nothing of the hidden values, not even that they differ, and an exact replay
+    rebuilds the same. Without the rule the same turns are decided (the stored text is readable,
+    so the decision is too)."""
     agent = make_key(agent_id="helper", namespaces=("home",))
     admin = make_key(role="admin")
     ids = []
-    for text in (
-        "My email is ann@example.com.",
-        "I switched providers, my email is now bob@example.com.",
-    ):
+    for text in case.stated:
         session_id = open_session(client, agent, namespace="home")["session_id"]
         appended = append(client, agent, session_id, ("user", text))
         assert appended.status_code == 200, appended.text
         ids.extend(appended.json()["memory_ids"])
     stale, current = ids
-    ask = {"task": "What is my email address?", "namespaces": ["home"], "budget_tokens": 800}
+    question = {"task": case.ask, "namespaces": ["home"], "budget_tokens": 800}
 
-    readable = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    readable = client.post("/v1/context", json=question, headers=agent.headers).json()
     excluded = {e["memory_id"]: e["reason"] for e in readable["excluded"]}
     assert excluded.get(stale) == "superseded_in_bundle"
 
-    activate(client, admin, REDACT_EMAILS, "enforce")
-    hidden = client.post("/v1/context", json=ask, headers=agent.headers).json()
-    assert "bob@example.com" not in hidden["bundle"] and "[redacted:email]" in hidden["bundle"]
+    activate(client, admin, case.policy, "enforce")
+    hidden = client.post("/v1/context", json=question, headers=agent.headers).json()
+    assert case.marker in hidden["bundle"]
+    assert not any(value in hidden["bundle"] for value in case.values)
     assert {m["memory_id"] for m in hidden["included"]} == {stale, current}
     assert all(e["reason"] != "superseded_in_bundle" for e in hidden["excluded"])
     body = receipt_body(client, make_key, hidden["receipt_id"])
@@ -98,4 +132,9 @@ def test_a_value_the_policy_hides_decides_nothing(
         json={"mode": "exact"},
         headers=auditor.headers,
     )
-    assert replayed.status_code == 200 and replayed.json()["identical"] is True, replayed.text
+    assert replayed.status_code == 200, replayed.text
+    result = replayed.json()
+    assert result["identical"] is True, result["problems"]
+    assert result["replayed"]["bundle_sha256"] == hidden["bundle_sha256"]
+    again = receipt_body(client, make_key, result["receipt_id"])
+    assert again.get("earlier_values", []) == [] and again["excluded"] == body["excluded"]

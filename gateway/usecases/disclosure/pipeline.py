@@ -141,9 +141,11 @@ def compose(
     at: datetime,
 ) -> Composed:
     """The pure middle of a context bundle. The policy judges every memory that could reach the
-    bundle once, and redacts only the texts the selection may show; the evaluation recorded
-    speaks of what the bundle did show (its index lines by heading, its blocks in full). A
-    policy that may deny (`may_deny`) gets an index that states no count of what it omits.
+    bundle once, and redacts only the texts the selection may show and those its defence reads
+    before it decides (the admitted turns it compares, as the agent would be shown them, so
+    what a redaction hides decides nothing); the evaluation recorded speaks of what the bundle
+    did show (its index lines by heading, its blocks in full). A policy that may deny
+    (`may_deny`) gets an index that states no count of what it omits.
 
     Under an assembler that ranks what the policy admits, a judgement that denies a retrieved
     candidate (or a dead one the policy would deny) ranks again without them and judges again

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -13,8 +14,10 @@ import pytest
 from gateway.core.assembly import assemble
 from gateway.core.current_values import READ_DEPTH, EarlierValue, earlier_values, statement_of
 from gateway.core.model import Candidate, ConflictSide, Exclusion, MemoryId, OpenConflict
+from gateway.core.preparation import Found, prepare
+from gateway.core.selection import select
 from gateway.core.tokens import load_tokenizer
-from gateway.core.verdict import Verdict
+from gateway.core.verdict import Texts, Verdict
 from gateway.core.versions import ASSEMBLER, BUDGET_SIZED, DEFAULT_PROFILE, Assembler
 from tests.gateway.core.core_samples import NOW, memory, request
 
@@ -157,9 +160,11 @@ def _assemble(
     verdict: Verdict | None = None,
     assembler: Assembler = ASSEMBLER,
     conflicts: tuple[OpenConflict, ...] = (),
+    rewritten: Texts | None = None,
+    task: str = "what is my rent?",
 ) -> tuple[str, dict[str, Exclusion], list[str], tuple[EarlierValue, ...]]:
     out = assemble(
-        request(task="what is my rent?", top_k=top_k, budget_tokens=800),
+        request(task=task, top_k=top_k, budget_tokens=800),
         candidates,
         [],
         total_live=len(candidates),
@@ -169,6 +174,7 @@ def _assemble(
         verdict=verdict or Verdict(),
         assembler=assembler,
         conflicts=conflicts,
+        rewritten=rewritten or {},
     )
     excluded: dict[str, Exclusion] = {e.memory_id: e for e in out.excluded}
     return out.bundle, excluded, [i.memory_id for i in out.included], out.earlier
@@ -220,3 +226,78 @@ def test_an_open_conflict_is_shown_as_one() -> None:
     conflict = OpenConflict("user.rent", sides)
     _, _, included, earlier = _assemble([stale, current], conflicts=(conflict,))
     assert sorted(included) == ["a", "b"] and earlier == ()
+
+
+# A redaction that hides the amounts: the texts the agent is shown of the two salary turns.
+STALE_PAY = "My salary is $145,000."
+CURRENT_PAY = "Got promoted, my salary is now $168,000."
+
+
+def _hidden(candidate: Candidate, *values: str) -> tuple[str, str]:
+    def hide(text: str) -> str:
+        for value in values:
+            text = text.replace(value, "[redacted:money]")
+        return text
+
+    return hide(candidate.heading), hide(candidate.content)
+
+
+def test_a_value_the_policy_hides_decides_nothing() -> None:
+    """The defence reads what the agent is shown: two salaries a redaction hides are two equal
+    markers, so neither turn is left out, and no decision says the hidden values differ or which
+    is newer. The same turns shown as stored are decided (the unredacted case as before)."""
+    stale = turn("a", STALE_PAY, 10, vector_rank=1)
+    current = turn("b", CURRENT_PAY, 2, vector_rank=2)
+    ask = "what is my salary?"
+    _, excluded, included, earlier = _assemble([stale, current], top_k=2, task=ask)
+    assert included == ["b"] and excluded["a"].reason == "superseded_in_bundle"
+    assert [(d.current, d.earlier, d.claim_key) for d in earlier] == [("b", "a", "user.salary")]
+
+    rewritten = {
+        MemoryId("a"): _hidden(stale, "$145,000"),
+        MemoryId("b"): _hidden(current, "$168,000"),
+    }
+    bundle, excluded, included, earlier = _assemble(
+        [stale, current], top_k=2, task=ask, rewritten=rewritten
+    )
+    assert earlier == ()
+    # Both are shown, each with its amount hidden: nothing tells the agent they differ.
+    assert sorted(included) == ["a", "b"] and excluded == {}
+    assert "[redacted:money]" in bundle
+    assert "$145,000" not in bundle and "$168,000" not in bundle
+
+
+def test_a_turn_rewritten_elsewhere_is_still_read() -> None:
+    """A rewrite hides what it hides, no more: a turn whose address is redacted still states its
+    salary, and the newer salary still leaves it out (reading no rewritten turn at all would
+    keep a stale value the agent can read)."""
+    stale = turn("a", f"{STALE_PAY} Mail me at ann@example.com.", 10, vector_rank=1)
+    current = turn("b", CURRENT_PAY, 2, vector_rank=2)
+    rewritten = {MemoryId("a"): (stale.heading, stale.content.replace("ann@example.com", "[x]"))}
+    _, excluded, included, earlier = _assemble(
+        [stale, current], task="what is my salary?", rewritten=rewritten
+    )
+    assert included == ["b"] and excluded["a"].reason == "superseded_in_bundle"
+    assert [(d.current, d.earlier) for d in earlier] == [("b", "a")]
+
+
+def test_the_rewrites_asked_for_are_those_of_the_admitted_read() -> None:
+    """Selection asks the policy for the rewritten texts of the admitted candidates it reads,
+    best ranked first, before it decides: never of a denied one."""
+    stale = turn("a", STALE_PAY, 10, vector_rank=1)
+    denied_one = turn("c", "My salary is $150,000 now.", 5, vector_rank=2)
+    current = turn("b", CURRENT_PAY, 2, vector_rank=3)
+    found = Found((stale, denied_one, current), (), 3)
+    prepared = prepare(
+        request(task="what is my salary?", top_k=2), found, profile=DEFAULT_PROFILE, now=NOW
+    )
+    asked: list[list[MemoryId]] = []
+
+    def shown(memory_ids: Sequence[MemoryId]) -> Texts:
+        asked.append(list(memory_ids))
+        return {}
+
+    denied = {MemoryId("c"): Exclusion(MemoryId("c"), "policy_denied", "rule r1")}
+    selection = select(prepared, Verdict(denied=denied), ASSEMBLER, shown)
+    assert asked == [["a", "b"]]
+    assert [(d.current, d.earlier) for d in selection.earlier] == [("b", "a")]
