@@ -267,6 +267,21 @@ def test_a_value_the_policy_hides_decides_nothing() -> None:
     assert "$145,000" not in bundle and "$168,000" not in bundle
 
 
+def test_a_hidden_value_against_a_shown_one_decides_nothing() -> None:
+    """A redaction marker is no value: the older salary hidden, the newer shown, neither is
+    left out (leaving the older out would tell the agent the hidden amount is not the shown
+    one), and the hidden amount appears nowhere."""
+    stale = turn("a", STALE_PAY, 10, vector_rank=1)
+    current = turn("b", CURRENT_PAY, 2, vector_rank=2)
+    rewritten = {MemoryId("a"): _hidden(stale, "$145,000")}
+    bundle, excluded, included, earlier = _assemble(
+        [stale, current], top_k=2, task="what is my salary?", rewritten=rewritten
+    )
+    assert earlier == ()
+    assert sorted(included) == ["a", "b"] and excluded == {}
+    assert "[redacted:money]" in bundle and "$145,000" not in bundle
+
+
 def test_a_turn_rewritten_elsewhere_is_still_read() -> None:
     """A rewrite hides what it hides, no more: a turn whose address is redacted still states its
     salary, and the newer salary still leaves it out (reading no rewritten turn at all would
