@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from gateway.core.extraction.triples import Triple
-from gateway.core.extraction.typed_values import dimension_of, stem
+from gateway.core.extraction.typed_values import dimension_of, partitive, stem
 from gateway.core.known_claims import AMOUNT_FACTOR, Known, money
 
 __all__ = ["ALIKE", "CHANGE", "ClaimRegistry", "PhraseSimilarity", "key_for", "lexical"]
@@ -83,6 +83,7 @@ class _Held:
     words: tuple[str, ...]
     narrower: tuple[str, ...]
     size: float | None
+    partitive: bool
 
 
 def _held(key: str, value: str) -> _Held:
@@ -93,7 +94,7 @@ def _held(key: str, value: str) -> _Held:
     soft, _, narrow = rest.partition("_in_")
     words = tuple(stem(w) for w in soft.split("_") if w and w not in drop)
     narrower = tuple(w for w in narrow.split("_") if w)
-    return _Held(key, subject, dimension, words, narrower, money(value))
+    return _Held(key, subject, dimension, words, narrower, money(value), partitive(value))
 
 
 def _same(a: str, b: str) -> bool:
@@ -173,7 +174,10 @@ class ClaimRegistry:
         for held in same if dimension not in _GENERIC else ():
             # A noun's count, a weight, a height, a record of the speaker's: the verbs around
             # it vary ("weigh", "down to"; "completed", "watched"), the dimension does not.
-            # Of other units ("times", "miles") only when one phrase names nothing else.
+            # Of other units ("times", "miles") only when one phrase names nothing else. Not
+            # a count of part of a set: "walked 2 of my dogs" says nothing of how many I have.
+            if triple.value.partitive or held.partitive:
+                continue
             if (
                 dimension.startswith("count_")
                 or dimension in _PERSONAL

@@ -238,7 +238,10 @@ def triples(sentence: str, role: str) -> list[Triple]:
     whose subject is the speaker, or a named thing's state."""
     found: list[Triple] = []
     carried = False  # the speaker was the subject of the clause before: "I bought it, paid $X"
+    said = 0  # where the clause starts in the sentence: what is said before it names "them"
     for position, clause in enumerate(clauses(sentence)):
+        said = max(sentence.find(clause, said), said)
+        before = sentence[:said]
         opening = _TOKEN.findall(clause)
         speaks = _speaker_subject(opening, position == 0 and role == "user", role)
         carried_here = carried
@@ -246,7 +249,7 @@ def triples(sentence: str, role: str) -> list[Triple]:
             carried = speaks is not None or (carried and not _has_subject(opening))
         if opening and opening[0].casefold() in _RELATIVE:
             continue  # "which caps us at 10 seats" qualifies a noun before it
-        values = typed_values(clause)
+        values = typed_values(clause, before)
         if len(values) > MAX_VALUES:
             continue  # a list of values, not a statement of one
         for value in values:

@@ -21,6 +21,7 @@ __all__ = [
     "STATES",
     "TypedValue",
     "dimension_of",
+    "partitive",
     "says_nothing",
     "stem",
     "typed_values",
@@ -110,6 +111,12 @@ _QUANTITY = re.compile(
     r"(?:\s?(?P<pct>%)| (?P<words>(?:(?-i:[A-Z][\w'-]*|[a-z][\w'-]*) ?){1,4}))",
     re.IGNORECASE,
 )
+# A partitive: "of" and what owns the set counted from ("the", "my", "Emma's").
+_PARTITIVE = re.compile(
+    r"of (?:the|my|our|your|his|her|their|these|those|(?-i:[A-Z])[\w-]*['’]s) ", re.IGNORECASE
+)
+_OF_THEM = re.compile(r"of (?:them|these|those)\b", re.IGNORECASE)
+_WORDS_AFTER = re.compile(r"(?:[A-Za-z][\w'’-]* ?){1,4}")
 _MODEL = re.compile(r"(?-i:[A-Z][\w-]*) $")
 _DEFINITE = re.compile(r"\b(?:the|these|those|his|her|their|its|which|secondary|grade) $", re.I)
 _YEAR = re.compile(r"(?:19|20)\d\d")
@@ -138,6 +145,9 @@ class TypedValue:
     text: str
     dimension: str
     size: float | None = None
+    # A count of part of a set ("3 of Emma's recipes"): it counts what the verb did with some
+    # of them, never how many there are.
+    partitive: bool = False
 
 
 def stem(word: str) -> str:
@@ -175,18 +185,20 @@ def _money_size(text: str) -> float | None:
     return number * scale.get((match.group(2) or "").casefold(), 1.0)
 
 
-def _quantity(match: re.Match[str]) -> TypedValue | None:
+def _quantity(match: re.Match[str], said_before: str) -> TypedValue | None:
     """A number and what follows it: a unit's dimension, or the noun counted, the last of the
-    content words after it ("15 Crash Course videos", "two free night's stays"); None for a
-    span of time or a number that counts nothing named."""
+    content words after it ("15 Crash Course videos", "two free night's stays"), or for "two of
+    them" the last plural noun said before it (`said_before`: the sentence before the clause);
+    None for a span of time or a number that counts nothing named."""
     size = _size(match.group("n"))
     before = match.string[: match.start()]
     if size is None or _MODEL.search(before) or _DEFINITE.search(before):
         return None  # "the Technics 1200 turntables", "the two people": no count stated
     if match.group("pct"):
         return TypedValue(match.start(), match.end(), match.group(0), "percent", size)
-    words = match.group("words").split()
-    offset = match.start("words")
+    if _OF_THEM.match(match.string, match.start("words")):
+        return _of_them(match, size, said_before + " " + before)
+    offset, words, partitive = _counted(match)
     run = 0
     for index, word in enumerate(words):
         folded = word.casefold().strip("'’")
@@ -206,7 +218,54 @@ def _quantity(match: re.Match[str]) -> TypedValue | None:
     if noun in _NOT_COUNTED_STEMS or len(noun) < 3:
         return None
     end = offset + len(" ".join(words[:run]))
-    return TypedValue(match.start(), end, match.string[match.start() : end], f"count_{noun}", size)
+    text = match.string[match.start() : end]
+    return TypedValue(match.start(), end, text, f"count_{noun}", size, partitive)
+
+
+def _counted(match: re.Match[str]) -> tuple[int, list[str], bool]:
+    """Where the words naming what a number counts start, those words, and whether they follow
+    a partitive ("3 of Emma's recipes", "two of the books": the noun after the owner)."""
+    partitive = _PARTITIVE.match(match.string, match.start("words"))
+    if partitive is None:
+        return match.start("words"), match.group("words").split(), False
+    after = _WORDS_AFTER.match(match.string, partitive.end())
+    return partitive.end(), after.group(0).split() if after else [], True
+
+
+def _of_them(match: re.Match[str], size: float, said_before: str) -> TypedValue | None:
+    """ "Two of them": a count of part of what the last plural noun said before names."""
+    noun = antecedent(said_before)
+    pronoun = _OF_THEM.match(match.string, match.start("words"))
+    if noun is None or pronoun is None or _YEAR.fullmatch(match.group("n")):
+        return None
+    end = pronoun.end()
+    text = match.string[match.start() : end]
+    return TypedValue(match.start(), end, text, f"count_{stem(noun)}", size, partitive=True)
+
+
+_PLURAL = re.compile(r"(?<![\w'’-])([a-z][a-z-]{2,}(?<![su'’]s)(?<!ss)s)(?![\w'’-])")
+# Words before a word in -s that make it a verb ("she loves", "it costs").
+_SUBJECTS = frozenset({"he", "she", "it", "who", "that", "which", "everyone", "nobody"})
+
+
+def antecedent(text: str) -> str | None:
+    """The last plural noun of `text` ("recipes" of "I've been loving Emma's recipes"): what a
+    later "two of them" counts."""
+    for match in reversed(list(_PLURAL.finditer(text.casefold()))):
+        word = match.group(1)
+        previous = text[: match.start()].casefold().split()[-1:]
+        if word in FUNCTION_WORDS or stem(word) in _NOT_COUNTED_STEMS:
+            continue
+        if previous and previous[0] in _SUBJECTS:
+            continue
+        return word
+    return None
+
+
+def partitive(value: str) -> bool:
+    """Whether a stated value counts part of a set ("3 of Emma's recipes")."""
+    found = typed_values(value)
+    return bool(found) and found[0].partitive
 
 
 def dimension_of(value: str) -> str | None:
@@ -232,18 +291,20 @@ _FINDERS = (
     (_RECORD, _plain("record")),
     (_CLOCK, _plain("clock")),
     (_DAY, _plain("day")),
-    (_QUANTITY, _quantity),
+    (_QUANTITY, None),  # `_quantity`, with the clause's antecedent
     (_STATE, _plain("state")),
 )
 
 
-def typed_values(clause: str) -> list[TypedValue]:
-    """The typed values of `clause`, in order, none overlapping."""
+def typed_values(clause: str, said_before: str = "") -> list[TypedValue]:
+    """The typed values of `clause`, in order, none overlapping; "two of them" counts the
+    last plural noun said before it, in the clause or in `said_before` (the sentence before
+    the clause), or nothing without one."""
     found: list[TypedValue] = []
     taken = bytearray(len(clause) + 1)  # the characters a value found stands on
     for regex, build in _FINDERS:
         for match in regex.finditer(clause):
-            value = build(match)
+            value = _quantity(match, said_before) if build is None else build(match)
             if value is not None and not any(taken[value.start : value.end]):
                 found.append(value)
                 taken[value.start : value.end] = b"\x01" * (value.end - value.start)

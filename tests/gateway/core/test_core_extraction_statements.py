@@ -44,6 +44,9 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         ("I have read 12 books this year.", "I've now read 14 books this year!", "12 books", "14 books"),
         ("Our volleyball team is 3-2 so far.", "Our team, the Spikers, is doing well with a 5-2 record.", "3-2", "5-2"),
         ("I have a pottery class on Tuesdays.", "My pottery class moved, I have a pottery class on Thursdays now.", "Tuesdays", "Thursdays"),
+        # A count of part of a set, the set named or said before ("them").
+        ("I've cooked 4 of the recipes in that book.", "I've now cooked 7 of the recipes in that book.", "4 of the recipes", "7 of the recipes"),
+        ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
     ],
 )  # fmt: skip
 def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
@@ -71,6 +74,9 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
         ("I weigh 185 pounds.", "I want to get down to 170 pounds."),
         ("I weigh 185 pounds.", "If I keep this up I would be 170 pounds by June."),
         ("My salary is $145,000.", "Maybe they will offer $160,000."),
+        # A count of part of a set is not how many there are.
+        ("I have 4 dogs.", "I walked 2 of my dogs this morning."),
+        ("We have 12 servers.", "We rebooted 3 of them last night."),
         # A second subject's state.
         ("Project Atlas is in 'Active' status.", "Project Hermes got suspended last week."),
     ],
@@ -169,6 +175,23 @@ def test_typed_values_and_their_dimensions() -> None:
         ("5-2", "record"),
         ("15 Crash Course videos", "count_video"),
     ]
+
+
+def test_a_partitive_counts_the_noun_of_its_set() -> None:
+    found = [
+        (v.text, v.dimension, v.partitive)
+        for v in typed_values("I've tried 3 of Emma's recipes and 2 of the cakes, and 4 plants")
+    ]
+    assert found == [
+        ("3 of Emma's recipes", "count_recip", True),
+        ("2 of the cakes", "count_cak", True),
+        ("4 plants", "count_plant", False),
+    ]
+    # "Of them" counts what was said before it, and nothing when nothing plural was.
+    assert [(v.text, v.dimension) for v in typed_values("read 2 of them", "I got new books")] == [
+        ("2 of them", "count_book")
+    ]
+    assert typed_values("I liked 2 of them", "She cooks well") == []
 
 
 def test_every_version_is_kept_and_the_newest_is_the_default() -> None:
