@@ -66,6 +66,7 @@ __all__ = [
     "Case",
     "fold_of",
     "load_cases",
+    "load_fold_c",
     "load_lme_cases",
     "main",
     "score",
@@ -74,6 +75,9 @@ __all__ = [
 _SHARED = Path(__file__).resolve().parents[1].parent / "shared/bench"
 DATASET = _SHARED / "knowledge_updates_dev.json"
 LME_DATASET = _SHARED / "knowledge_updates_lme_dev.json.gz"
+LONGMEMEVAL_DEV = _SHARED / "longmemeval_s_dev.jsonl.gz"
+# Fold C: the LongMemEval_S dev knowledge-update questions, annotated here (see its description).
+FOLD_C = Path(__file__).resolve().parent / "knowledge_updates_lme_c.json"
 TASK = "Chat with the user and remember what they tell you."
 BUDGET = 800
 LME_BUDGET = 2000
@@ -94,6 +98,7 @@ class Case:
     gold: str
     stale: str  # empty for no_update
     budget: int = BUDGET
+    held_out: bool = False  # fold C: annotated after the extractor, never developed on
 
     @property
     def namespace(self) -> str:
@@ -101,7 +106,7 @@ class Case:
 
     @property
     def fold(self) -> str:
-        return fold_of(self.case_id)
+        return "C" if self.held_out else fold_of(self.case_id)
 
 
 def load_cases(path: Path = DATASET) -> list[Case]:
@@ -127,31 +132,60 @@ def _lme_day(stamp: str) -> str:
     return at.strftime("%Y-%m-%dT%H")
 
 
+def _lme_sessions(sessions: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """LongMemEval sessions in date order, dates as ISO, empty turns left out."""
+    days = [
+        {
+            **s,
+            "date": _lme_day(s["date"]),
+            "turns": [t for t in s["turns"] if t["content"].strip()],
+        }
+        for s in sessions
+    ]
+    return tuple(sorted(days, key=lambda s: (s["date"], s["session_id"])))
+
+
 def load_lme_cases(path: Path = LME_DATASET) -> list[Case]:
     """The LongMemEval_S knowledge-update dev cases, sessions in date order, dates as ISO."""
     with gzip.open(path, "rt", encoding="utf-8") as handle:
         raw = json.load(handle)
-    cases: list[Case] = []
-    for c in raw["cases"]:
-        sessions = [
-            {
-                **s,
-                "date": _lme_day(s["date"]),
-                "turns": [t for t in s["turns"] if t["content"].strip()],
-            }
-            for s in c["sessions"]
-        ]
-        cases.append(
-            Case(
-                case_id=c["case_id"],
-                category="lme",
-                sessions=tuple(sorted(sessions, key=lambda s: (s["date"], s["session_id"]))),
-                question=c["question"],
-                gold=c["gold_answer"],
-                stale=c.get("stale_answer") or "",
-                budget=LME_BUDGET,
-            )
+    return [
+        Case(
+            case_id=c["case_id"],
+            category="lme",
+            sessions=_lme_sessions(c["sessions"]),
+            question=c["question"],
+            gold=c["gold_answer"],
+            stale=c.get("stale_answer") or "",
+            budget=LME_BUDGET,
         )
+        for c in raw["cases"]
+    ]
+
+
+def load_fold_c(path: Path = FOLD_C, questions: Path = LONGMEMEVAL_DEV) -> list[Case]:
+    """Fold C: the LongMemEval_S dev knowledge-update questions with their whole haystacks,
+    scored by the values annotated in `path`."""
+    annotated = {c["question_id"]: c for c in json.loads(path.read_text("utf-8"))["cases"]}
+    cases: list[Case] = []
+    with gzip.open(questions, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            row = json.loads(line)
+            mark = annotated.get(row["question_id"])
+            if mark is None:
+                continue
+            cases.append(
+                Case(
+                    case_id=f"lmec_{row['question_id']}",
+                    category="lme_c",
+                    sessions=_lme_sessions(row["sessions"]),
+                    question=row["question"],
+                    gold=mark["gold_answer"],
+                    stale=mark["stale_answer"],
+                    budget=LME_BUDGET,
+                    held_out=True,
+                )
+            )
     return cases
 
 
@@ -275,10 +309,11 @@ def fold_rows(records: Sequence[dict[str, Any]]) -> list[list[object]]:
     fold A, on fold B, and the gap A - B (n per fold beside)."""
     rows: list[list[object]] = []
     sets = {
-        "dev (70 hand-written)": [r for r in records if r["category"] != "lme"],
+        "dev (70 hand-written)": [r for r in records if not r["category"].startswith("lme")],
         "dev no_update": [r for r in records if r["category"] == "no_update"],
         "lme dev (LongMemEval_S)": [r for r in records if r["category"] == "lme"],
     }
+    fold_c = [r for r in records if r["category"] == "lme_c"]
     for name, items in sets.items():
         if not items:
             continue
@@ -291,6 +326,9 @@ def fold_rows(records: Sequence[dict[str, Any]]) -> list[list[object]]:
         a, b = rate["A"], rate["B"]
         gap = a - b if a is not None and b is not None else None
         rows.append([name, count["A"], a, count["B"], b, gap])
+    if fold_c:
+        rate_c = 100.0 * sum(r["clean"] for r in fold_c) / len(fold_c)
+        rows.append(["lme fold C (held out; only C)", len(fold_c), rate_c, 0, None, None])
     return rows
 
 
@@ -337,9 +375,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--show", action="store_true", help="print the bundle of every case that is not clean"
     )
-    parser.add_argument("--fold", choices=("A", "B"), default=None, help="only this fold")
+    parser.add_argument("--fold", choices=("A", "B", "C"), default=None, help="only this fold")
     parser.add_argument(
         "--lme-dev", action="store_true", help="also the 23 LongMemEval_S knowledge-update cases"
+    )
+    parser.add_argument(
+        "--fold-c",
+        action="store_true",
+        help="also fold C: the 9 LongMemEval_S dev knowledge-update questions, annotated here",
     )
     parser.add_argument("--no-dev", action="store_true", help="skip the 70 hand-written cases")
     parser.add_argument("--extractor", default=None, help="the extractor compiles name")
@@ -347,6 +390,8 @@ def main(argv: list[str]) -> int:
     cases = [] if args.no_dev else load_cases()
     if args.lme_dev:
         cases += load_lme_cases()
+    if args.fold_c:
+        cases += load_fold_c()
     cases = [c for c in cases if args.fold in (None, c.fold)][: args.limit]
     questions = [] if args.no_longmemeval else _knowledge_update_questions()
     with embedded_postgres() as server:
