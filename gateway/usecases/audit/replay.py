@@ -237,7 +237,7 @@ class Replayer:
                 recorded.subject,
                 recorded.request,
                 at,
-                index_content=reads_content(policy.bundle),
+                policy=policy.bundle,
             )
         else:
             at = recorded.at

@@ -128,6 +128,7 @@ async def search(
         memory_types=memory_types,
         limit=None,
         now=now,
+        policy=admitted.policy.bundle,
         profile=discloser.profile,
         recall_for=limit,
     )

@@ -26,7 +26,6 @@ from gateway.responses.disclosures import (
 from gateway.responses.sessions import SessionContextReplay
 from gateway.store import memories as memory_store
 from gateway.store.pool import Pool
-from gateway.usecases.access.policy import reads_content
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.disclosure import listing, lookup, retrieval
@@ -93,7 +92,7 @@ class Disclosures:
                     request,
                     at,
                     historical=ask.as_of is not None,
-                    index_content=reads_content(admitted.policy.bundle),
+                    policy=admitted.policy.bundle,
                 )
                 span.label("ctxgw.candidates", len(found.candidates))
             with stage("ctxgw.assembly") as span:

@@ -35,6 +35,8 @@ from gateway.store import retrieval
 from gateway.store import supersessions as supersession_store
 from gateway.store.database import Connection
 from gateway.store.scope import Scope
+from gateway.usecases.access.policy import reads_content, searchable
+from policies import Bundle
 
 __all__ = [
     "SearchOutcome",
@@ -119,25 +121,27 @@ async def find(
     request: ContextRequest,
     at: datetime,
     *,
+    policy: Bundle,
     historical: bool = False,
-    index_content: bool = True,
     depth: int | None = None,
 ) -> Found:
     """The store's candidates, index entries and live count at `at` (`historical`: a past
-    instant). Without `index_content`, index entries come without their content
+    instant), recalled by the task as `policy` lets it search (`searchable`: no value it hides
+    steers the recall). When no rule of `policy` reads content, index entries come without it
     (`without_index_content`). `depth`: how many memories each retriever returns, by default
     `recall_depth(request)`."""
     scope = _scope(principal, request.namespaces, request.memory_types, at, historical)
-    vector = await _embed(embedder, request.task)
+    task = searchable(policy, request.task)
+    vector = await _embed(embedder, task)
     candidates, index, total_live = await retrieval.context_candidates(
         conn,
         scope,
-        task=request.task,
+        task=task,
         query_vector=vector,
         embedding_model=embedder.model,
         limit=recall_depth(request) if depth is None else depth,
         index_reach=index_reach(request),
-        index_content=index_content,
+        index_content=reads_content(policy),
     )
     conflicts = await open_conflicts(conn, principal.tenant_id, candidates, at)
     return Found(tuple(candidates), tuple(index), total_live, conflicts)
@@ -192,13 +196,16 @@ async def search(
     memory_types: tuple[MemoryType, ...] | None,
     limit: int | None,
     now: datetime,
+    policy: Bundle,
     profile: RankingProfile = DEFAULT_PROFILE,
     recall_for: int = 8,
 ) -> SearchOutcome:
-    """Stage 1: the best live matches, ranked as context assembly ranks them; every other
-    candidate found is accounted for (dead near matches, ranks beyond the limit). With no
-    `limit`, every live match is returned in rank order (recall sized for `recall_for`)."""
+    """Stage 1: the best live matches, ranked as context assembly ranks them, recalled by the
+    query as `policy` lets it search (`searchable`); every other candidate found is accounted
+    for (dead near matches, ranks beyond the limit). With no `limit`, every live match is
+    returned in rank order (recall sized for `recall_for`)."""
     scope = _scope(principal, namespaces, memory_types, now)
+    query = searchable(policy, query)
     vector = await _embed(embedder, query)
     found = await retrieval.recall(
         conn,

@@ -44,7 +44,6 @@ from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
 from gateway.usecases.access.policy import (
-    reads_content,
     request_view,
 )
 from gateway.usecases.access.work import unit_of_work
@@ -324,7 +323,7 @@ class SessionContexts:
             principal,
             request,
             now,
-            index_content=reads_content(admitted.policy.bundle),
+            policy=admitted.policy.bundle,
             depth=self.layout.recall_depth,
         )
         shown = {t.turn_id for t in conversation.turns}
