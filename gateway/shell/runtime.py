@@ -123,7 +123,7 @@ async def start_runtime(
             superseder=superseder,
             policies=discloser.policies,
         )
-        extractors = build_extractors(settings)
+        extractors = build_extractors(settings, embedder)
         for extractor in extractors.values():
             stack.push_async_callback(extractor.aclose)
         compiler = Compiler(

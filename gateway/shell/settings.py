@@ -28,8 +28,8 @@ EmbedderName = Literal["hash", "sentence-transformers", "openai"]
 _EMBEDDERS: tuple[EmbedderName, ...] = ("hash", "sentence-transformers", "openai")
 SummarizerName = Literal["extractive", "openai"]
 _SUMMARIZERS: tuple[SummarizerName, ...] = ("extractive", "openai")
-ExtractorName = Literal["rules", "openai"]
-_EXTRACTORS: tuple[ExtractorName, ...] = ("rules", "openai")
+ExtractorName = Literal["rules", "rules+semantic", "openai"]
+_EXTRACTORS: tuple[ExtractorName, ...] = ("rules", "rules+semantic", "openai")
 
 T = TypeVar("T")
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network

@@ -4,7 +4,9 @@ memory a compile writes names its extractor as `name/version`.
 `rules` (`gateway.core.extraction`) is the default: deterministic, no model, its newest version
 (`RULES`) under the name `rules`, and every version kept (`EXTRACTS`) under `rules/<version>` as
 well, so a compile job stored with an earlier version (or a request naming one) runs with it.
-`openai` asks an
+`rules+semantic` is `rules` with the gateway's embedder joining attribute phrases alike in
+meaning though not in words ("rent", "apartment costs"); its version names the embedding
+model (`2026-12-05.1+<model>`), since the facts it finds depend on it. `openai` asks an
 OpenAI-compatible chat model for JSON facts and validates its answer against a schema
 (`_ModelFacts`): an answer that is not exactly that fails the job with `extractor_failed` and
 nothing of the chunk is written. Its version is the model's name (as the chat summarizer's).
@@ -12,6 +14,7 @@ nothing of the chunk is written. Its version is the model's name (as the chat su
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
@@ -23,7 +26,7 @@ from msgspec import Meta
 from gateway.core.extraction import EXTRACTS, RULES, Episode, Fact, Known, PhraseSimilarity
 from gateway.core.supersession import CLAIM_KEY
 from gateway.domain.errors import GatewayError
-from gateway.embedding import Embedder
+from gateway.embedding import Embedder, EmbeddingError
 from gateway.shell.settings import Settings
 
 __all__ = [
@@ -64,14 +67,16 @@ class Extractor(Protocol):
 
 def embedder_similarity(embedder: Embedder) -> PhraseSimilarity:
     """Attribute phrases' likeness by `embedder`: the cosine of their unit vectors, each phrase
-    embedded once per process. Deterministic for one model. (Not wired by default: facts found
-    with it differ from those without, so a compile using it needs a version that names the
-    model, which `RULES` does not yet.)"""
+    embedded once per process. Deterministic for one model: `rules+semantic` names the model
+    in its version. An embedder that fails fails the compile (`ExtractorError`)."""
     vectors: dict[str, list[float]] = {}
 
     def vector(phrase: str) -> list[float]:
         if phrase not in vectors:
-            vectors[phrase] = embedder.embed([phrase])[0]
+            try:
+                vectors[phrase] = embedder.embed([phrase])[0]
+            except EmbeddingError as exc:
+                raise ExtractorError(f"the embedder could not compare phrases: {exc}") from exc
         return vectors[phrase]
 
     def similar(a: str, b: str) -> float:
@@ -88,7 +93,11 @@ class RulesExtractor:
     similar: PhraseSimilarity | None = None
 
     async def extract(self, episodes: Sequence[Episode], known: Sequence[Known]) -> list[Fact]:
-        return EXTRACTS[self.version](episodes, known, self.similar)
+        extract = EXTRACTS[self.version.partition("+")[0]]
+        if self.similar is None:
+            return extract(episodes, known, None)
+        # The similarity asks the embedder, which may wait on a server: off the event loop.
+        return await asyncio.to_thread(extract, episodes, known, self.similar)
 
     async def aclose(self) -> None:
         return None
@@ -198,14 +207,19 @@ class OpenAIChatExtractor:
         await self._chat.aclose()
 
 
-def build_extractors(settings: Settings) -> Mapping[str, Extractor]:
+def build_extractors(settings: Settings, embedder: Embedder) -> Mapping[str, Extractor]:
     """The extractors `GATEWAY_EXTRACTORS` configures, by name, in its order (first: default):
-    `rules`, and `openai` at `GATEWAY_EXTRACTOR_BASE_URL` (default `GATEWAY_OPENAI_BASE_URL`);
-    with `rules`, each of its versions as `rules/<version>` too."""
+    `rules`, `rules+semantic` (with `embedder`), and `openai` at `GATEWAY_EXTRACTOR_BASE_URL`
+    (default `GATEWAY_OPENAI_BASE_URL`); with `rules`, each of its versions as
+    `rules/<version>` too, and `rules+semantic` by its full name as well."""
     built: dict[str, Extractor] = {}
     for name in settings.extractors:
         if name == "rules":
             built[name] = RulesExtractor()
+        elif name == "rules+semantic":
+            version = f"{RULES[1]}+{embedder.model}"
+            semantic = RulesExtractor(name, version, embedder_similarity(embedder))
+            built[name] = built[f"{name}/{version}"] = semantic
         else:
             built[name] = OpenAIChatExtractor(
                 settings.extractor_base_url or settings.openai_base_url,
