@@ -55,7 +55,6 @@ __all__ = [
     "PolicyInForce",
     "PolicyRegistry",
     "decision_record",
-    "hidden_kinds",
     "lint_or_reject",
     "may_deny",
     "may_rewrite",
@@ -244,24 +243,18 @@ def may_rewrite(bundle: Bundle) -> bool:
     )
 
 
-def hidden_kinds(bundle: Bundle) -> tuple[str, ...]:
-    """The detectors an enforced ``redact`` rule of ``bundle`` names (with the activation's
-    mode applied): the kinds of value the policy may hide from an agent."""
-    named = (
-        rule.detectors
-        for rule in bundle.rules
-        if rule.effect == "redact" and bundle.effective_mode(rule) == "enforce"
-    )
-    return tuple(dict.fromkeys(d for detectors in named for d in detectors))
-
-
 def searchable(bundle: Bundle, text: str) -> str:
     """``text`` (a task, a query) as a recall may read it under ``bundle``: every value of a
     kind an enforced redaction hides (an email, a phone number, a token, ...) replaced by its
     marker, so no hidden value steers a recall. An agent shown "[redacted:email]" could
     otherwise learn which memory holds an address it guesses from the order, or the presence,
     of what it is shown; the values it may see it still finds by."""
-    kinds = hidden_kinds(bundle)
+    hidden = (
+        rule.detectors
+        for rule in bundle.rules
+        if rule.effect == "redact" and bundle.effective_mode(rule) == "enforce"
+    )
+    kinds = tuple(dict.fromkeys(kind for detectors in hidden for kind in detectors))
     return redact_text(text, kinds).text if kinds else text
 
 
