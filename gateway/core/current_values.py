@@ -8,7 +8,10 @@ assembly may show are read again, oldest first, by the `rules` extractor of comp
 attribute table, then subject, attribute phrase and typed value by structure:
 `gateway.core.extraction`), each with the turns before it as its known claims. Two turns whose
 statements resolve to one claim key with different values: the newer states the current value,
-the older an earlier one, and the older is left out of the bundle (`superseded_in_bundle`).
+the older an earlier one, and the older is left out of the bundle (`superseded_in_bundle`),
+with the other turns before the newer that state the earlier value of that claim (compile's
+`value` rule, `supersession.states`: an assistant's "you're on the Starter plan"), unless they
+name the current value too.
 
 Conservative by construction, since leaving out a memory that still holds costs the agent a
 fact:
@@ -47,9 +50,9 @@ from typing import Literal
 from gateway.core.extraction.facts import Episode, Fact
 from gateway.core.extraction.generalized import extract
 from gateway.core.extraction.resolution import CHANGE
-from gateway.core.extraction.typed_values import dimension_of, typed_values
+from gateway.core.extraction.typed_values import dimension_of, says_nothing, typed_values
 from gateway.core.model import Candidate, MemoryId
-from gateway.core.supersession import jaccard, words
+from gateway.core.supersession import jaccard, mentions, stale_phrases, states, words
 
 __all__ = ["READ_DEPTH", "RULE", "EarlierValue", "earlier_values", "statement_of"]
 
@@ -169,7 +172,40 @@ def _in_one_namespace(
                 continue
             score = round(jaccard(_words(loser), _words(winner)), 3)
             found[loser.memory_id] = EarlierValue(winner.memory_id, loser.memory_id, key, score)
+    _echoes(ordered, stated, found, holders)
     return list(found.values())
+
+
+def _echoes(
+    ordered: Sequence[Candidate],
+    stated: dict[str, list[Fact]],
+    found: dict[str, EarlierValue],
+    holders: Collection[str],
+) -> None:
+    """The other turns before the current one that state a value decided earlier (compile's
+    `value` rule, `supersession.states`: "your plan is Starter" after the plan became Pro),
+    left out with it; a turn that holds a current value stays."""
+    decided = [(d, stated[d.claim_key]) for d in list(found.values())]
+    for decision, facts in decided:
+        current = facts[-1]
+        earlier = next(f for f in facts if f.sources[0] == decision.earlier)
+        value = earlier.value or ""
+        if says_nothing(value) or (current.value and mentions(current.value, value)):
+            continue
+        winner = next(c for c in ordered if c.memory_id == decision.current)
+        for turn in ordered:
+            if _order(turn) >= _order(winner):
+                break
+            read = statement_of(turn)
+            if read is None or turn.memory_id in found or turn.memory_id in holders:
+                continue
+            if current.value and mentions(read[1], current.value):
+                continue  # it names the current value too ("from X to Y"): it shows the change
+            if any(states(read[1], p, value, decision.claim_key) for p in stale_phrases(value)):
+                score = round(jaccard(_words(turn), _words(winner)), 3)
+                found[turn.memory_id] = EarlierValue(
+                    winner.memory_id, turn.memory_id, decision.claim_key, score
+                )
 
 
 def earlier_values(

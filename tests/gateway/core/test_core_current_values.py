@@ -129,6 +129,20 @@ def test_a_memory_holding_a_current_value_is_never_left_out() -> None:
     assert decided(both, newer) == []
 
 
+def test_a_turn_restating_the_earlier_value_goes_with_it() -> None:
+    """Compile's `value` rule at assembly: a turn before the current one that states the
+    earlier value of the decided claim (an assistant's echo) is left out too; one that names
+    the current value as well (the change itself), or comes after it, is kept."""
+    older = turn("a", "My plan is Starter.", 10)
+    echo = turn("e", "Got it, you're on the Starter plan with 3 seats.", 9, role="assistant")
+    change = turn("c", "Moving us from Starter to Pro next month, fine.", 8, role="assistant")
+    newer = turn("b", "We switched, my plan is now Pro.", 2)
+    later = turn("l", "Starter felt small, honestly.", 1)
+    found = decided(older, echo, change, newer, later)
+    assert ("b", "a", "user.plan") in found and ("b", "e", "user.plan") in found
+    assert {d[1] for d in found} == {"a", "e"}
+
+
 def test_only_the_best_ranked_are_read() -> None:
     filler = [turn(f"x{n:02d}", f"Note {n}.", 20) for n in range(READ_DEPTH - 1)]
     older, newer = turn("a", "My rent is $1,850.", 10), turn("b", "My rent is now $1,975.", 2)
