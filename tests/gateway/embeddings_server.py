@@ -3,12 +3,15 @@ ephemeral port, that can be told to fail the ways a real one does."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Literal
+from typing import Any, Literal
+
+from gateway.shell.settings import Settings
 
 Mode = Literal["ok", "hang", "http_503", "not_json", "not_embeddings"]
 # What a failing upstream says; none of it may reach a client of the gateway.
@@ -93,3 +96,15 @@ def embeddings_server(dim: int) -> Iterator[EmbeddingsServer]:
         yield server
     finally:
         server.stop()
+
+
+def embedding_settings(settings: Settings, server: EmbeddingsServer, **more: Any) -> Settings:
+    """`settings` with the `openai` embedder at `server` (a short timeout: a test waits on it)."""
+    return dataclasses.replace(
+        settings,
+        embedder="openai",
+        openai_base_url=server.base_url,
+        embedding_dim=server.dim,
+        openai_timeout_seconds=0.5,
+        **more,
+    )

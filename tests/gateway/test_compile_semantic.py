@@ -4,7 +4,6 @@ names the model; an embedder that fails fails the job and writes nothing."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +14,11 @@ from litestar.testing import TestClient
 from gateway.http.app import create_app
 from gateway.shell.settings import Settings
 from tests.conftest import KeyFactory
-from tests.gateway.embeddings_server import EmbeddingsServer, embeddings_server
+from tests.gateway.embeddings_server import (
+    EmbeddingsServer,
+    embedding_settings,
+    embeddings_server,
+)
 from tests.gateway.sessions_helpers import append, open_session
 
 DIM = 8
@@ -24,23 +27,12 @@ RENT = ("My rent is $1,850.", "My apartment costs $1,975.")
 
 
 @pytest.fixture
-def stand_in() -> Iterator[EmbeddingsServer]:
-    with embeddings_server(DIM) as server:
-        yield server
-
-
-@pytest.fixture
-def semantic_client(settings: Settings, stand_in: EmbeddingsServer) -> Iterator[TestClient[Any]]:
-    configured = dataclasses.replace(
-        settings,
-        embedder="openai",
-        openai_base_url=stand_in.base_url,
-        embedding_dim=DIM,
-        openai_timeout_seconds=0.5,
-        extractors=("rules", "rules+semantic"),
-    )
-    with TestClient(app=create_app(configured)) as client:
-        yield client
+def semantic_client(settings: Settings) -> Iterator[tuple[TestClient[Any], EmbeddingsServer]]:
+    with embeddings_server(DIM) as stand_in:
+        extractors = ("rules", "rules+semantic")
+        configured = embedding_settings(settings, stand_in, extractors=extractors)
+        with TestClient(app=create_app(configured)) as client:
+            yield client, stand_in
 
 
 def _compile(client: TestClient[Any], make_key: KeyFactory, namespace: str, extractor: str) -> Any:
@@ -65,14 +57,17 @@ def _claims(database_url: str, namespace: str) -> list[tuple[Any, ...]]:
 
 
 def test_the_embedder_joins_phrases_that_share_no_word(
-    semantic_client: TestClient[Any], make_key: KeyFactory, database_url: str
+    semantic_client: tuple[TestClient[Any], EmbeddingsServer],
+    make_key: KeyFactory,
+    database_url: str,
 ) -> None:
-    lexical = _compile(semantic_client, make_key, "plain", "rules")
+    client, _ = semantic_client
+    lexical = _compile(client, make_key, "plain", "rules")
     assert lexical["status"] == "completed", lexical
     apart = _claims(database_url, "plain")
     assert len({key for key, _, _ in apart}) == 2, apart  # two claims, both live
 
-    joined = _compile(semantic_client, make_key, "meant", "rules+semantic")
+    joined = _compile(client, make_key, "meant", "rules+semantic")
     assert joined["status"] == "completed" and joined["superseded"] >= 1, joined
     [(_key, value, extractor)] = _claims(database_url, "meant")
     assert value == "$1,975"  # the newer holds; the older is superseded
@@ -80,17 +75,17 @@ def test_the_embedder_joins_phrases_that_share_no_word(
 
 
 def test_an_embedder_that_fails_fails_the_compile_and_writes_nothing(
-    semantic_client: TestClient[Any],
+    semantic_client: tuple[TestClient[Any], EmbeddingsServer],
     make_key: KeyFactory,
-    stand_in: EmbeddingsServer,
     database_url: str,
 ) -> None:
+    client, stand_in = semantic_client
     agent = make_key(namespaces=("down",))
-    session_id = open_session(semantic_client, agent, namespace="down")["session_id"]
+    session_id = open_session(client, agent, namespace="down")["session_id"]
     for text in RENT:
-        assert append(semantic_client, agent, session_id, ("user", text)).status_code == 200
+        assert append(client, agent, session_id, ("user", text)).status_code == 200
     stand_in.mode = "http_503"
-    done = semantic_client.post(
+    done = client.post(
         "/v1/compile",
         json={"session_id": session_id, "extractor": "rules+semantic"},
         headers=agent.headers,

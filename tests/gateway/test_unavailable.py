@@ -20,7 +20,12 @@ from litestar.testing import TestClient
 from gateway.http.app import create_app
 from gateway.shell.settings import Settings
 from tests.conftest import KeyFactory
-from tests.gateway.embeddings_server import UPSTREAM_WORDS, EmbeddingsServer, embeddings_server
+from tests.gateway.embeddings_server import (
+    UPSTREAM_WORDS,
+    EmbeddingsServer,
+    embedding_settings,
+    embeddings_server,
+)
 from tests.gateway.test_memories_write import memory
 
 DIM = 8
@@ -45,14 +50,7 @@ def stand_in() -> Iterator[EmbeddingsServer]:
 
 @pytest.fixture
 def openai_client(settings: Settings, stand_in: EmbeddingsServer) -> Iterator[TestClient[Any]]:
-    configured = dataclasses.replace(
-        settings,
-        embedder="openai",
-        openai_base_url=stand_in.base_url,
-        embedding_dim=DIM,
-        openai_timeout_seconds=0.5,
-    )
-    with TestClient(app=create_app(configured)) as client:
+    with TestClient(app=create_app(embedding_settings(settings, stand_in))) as client:
         yield client
 
 
