@@ -19,7 +19,7 @@ own values, so a second subject's value in the next clause is never this one's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.core.extraction.typed_values import (
     FUNCTION_WORDS,
@@ -233,6 +233,29 @@ def _speaker_triple(
     return Triple("user", words, value, clause, _narrower(clause, value), _verbal(phrase))
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# A calendar date: "7/10", "7/22/2023", "May 6th", "March 5". Not "24/7", a ratio or a score.
+_DATE = re.compile(
+    r"(?<![\w/.])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?:/(?:\d{4}|\d{2}))?(?![\w/])"
+    r"|\b(?P<month>(?-i:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec))[a-z]*\.? "
+    r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th)?\b(?!:)"
+)
+
+
+def _dates(sentence: str) -> tuple[str, ...]:
+    """The calendar dates a sentence names, each as one word ("jul10" for "7/10" and "July
+    10th"): a value said of a dated event is that event's ("7 bass on my trip on 7/10", "9 that
+    day" of 7/22: two trips, not a count that changed)."""
+    found: list[str] = []
+    for match in _DATE.finditer(sentence):
+        if match.group("m"):
+            month, day = _MONTHS[int(match.group("m")) - 1], int(match.group("d"))
+        else:
+            month, day = match.group("month").casefold(), int(match.group("day"))
+        found.append(f"{month}{day}")
+    return tuple(dict.fromkeys(found))
+
+
 def triples(sentence: str, role: str) -> list[Triple]:
     """The statements of a sentence that states something (judged before): one per typed value
     whose subject is the speaker, or a named thing's state."""
@@ -261,4 +284,10 @@ def triples(sentence: str, role: str) -> list[Triple]:
                 triple = _speaker_triple(clause, value, position == 0, carried_here, role)
             if triple is not None:
                 found.append(triple)
-    return found
+    dated = _dates(sentence)
+    if not dated:
+        return found
+    return [
+        t if t.value.dimension in {"day", "clock"} else replace(t, narrower=(*dated, *t.narrower))
+        for t in found
+    ]

@@ -44,6 +44,8 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         ("I have read 12 books this year.", "I've now read 14 books this year!", "12 books", "14 books"),
         ("Our volleyball team is 3-2 so far.", "Our team, the Spikers, is doing well with a 5-2 record.", "3-2", "5-2"),
         ("I have a pottery class on Tuesdays.", "My pottery class moved, I have a pottery class on Thursdays now.", "Tuesdays", "Thursdays"),
+        # A date that names when the newer value holds does not part it from the older one.
+        ("My rent is $1,850.", "As of March 1st my rent is now $1,975.", "$1,850", "$1,975"),
         # A count of part of a set, the set named or said before ("them").
         ("I've cooked 4 of the recipes in that book.", "I've now cooked 7 of the recipes in that book.", "4 of the recipes", "7 of the recipes"),
         ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
@@ -74,6 +76,12 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
         ("I weigh 185 pounds.", "I want to get down to 170 pounds."),
         ("I weigh 185 pounds.", "If I keep this up I would be 170 pounds by June."),
         ("My salary is $145,000.", "Maybe they will offer $160,000."),
+        # Values of two dated events are the events', not one value that changed.
+        (
+            "I caught 7 bass on my trip to the lake on 7/10.",
+            "Back there on 7/22, we caught 9 bass that day.",
+        ),
+        ("On May 6th I sold 12 mugs at the market.", "I sold 9 mugs at the market on June 3."),
         # A count of part of a set is not how many there are.
         ("I have 4 dogs.", "I walked 2 of my dogs this morning."),
         ("We have 12 servers.", "We rebooted 3 of them last night."),
