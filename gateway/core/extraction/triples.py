@@ -283,11 +283,24 @@ def triples(sentence: str, role: str) -> list[Triple]:
             else:
                 triple = _speaker_triple(clause, value, position == 0, carried_here, role)
             if triple is not None:
-                found.append(triple)
-    dated = _dates(sentence)
-    if not dated:
-        return found
-    return [
-        t if t.value.dimension in {"day", "clock"} else replace(t, narrower=(*dated, *t.narrower))
-        for t in found
-    ]
+                found.append(_dated(triple, sentence, said, clause))
+    return found
+
+
+# What ends one stretch of a sentence a date holds for: "; ", " - ", a dash.
+_PERIOD = re.compile(r"[;—–]|\s-\s")
+# A clause that says its time by pointing back: "we caught 9 that day", "and then".
+_THAT_TIME = re.compile(r"\bthat (?:day|night|morning|afternoon|evening|weekend|time)\b|\bthen\b")
+
+
+def _dated(triple: Triple, sentence: str, start: int, clause: str) -> Triple:
+    """`triple` narrowed by the dates its clause is said at: those from the start of its
+    stretch of the sentence (`_PERIOD`) through its clause ("On 7/10, I caught 7"), or, when
+    the clause points back ("that day"), the last said before it."""
+    if triple.value.dimension in {"day", "clock"}:
+        return triple
+    stretch = max((m.end() for m in _PERIOD.finditer(sentence, 0, start)), default=0)
+    dated = _dates(sentence[stretch : start + len(clause)])
+    if not dated and _THAT_TIME.search(clause):
+        dated = _dates(sentence[:start])[-1:]
+    return replace(triple, narrower=(*dated, *triple.narrower)) if dated else triple

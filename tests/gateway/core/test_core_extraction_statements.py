@@ -46,6 +46,8 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         ("I have a pottery class on Tuesdays.", "My pottery class moved, I have a pottery class on Thursdays now.", "Tuesdays", "Thursdays"),
         # A date that names when the newer value holds does not part it from the older one.
         ("My rent is $1,850.", "As of March 1st my rent is now $1,975.", "$1,850", "$1,975"),
+        # A date of another stretch of the sentence is not this value's.
+        ("I've tried two of Emma's recipes.", "We fished on 7/22; I've tried 3 of Emma's recipes so far.", "two of Emma's recipes", "3 of Emma's recipes"),
         # A count of part of a set, the set named or said before ("them").
         ("I've cooked 4 of the recipes in that book.", "I've now cooked 7 of the recipes in that book.", "4 of the recipes", "7 of the recipes"),
         ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
@@ -216,6 +218,8 @@ _SAMPLE = [
     "We have 3 engineers on the platform team.",
     "Two more engineers joined the platform team, we're at 5 now.",
     "Project Atlas got suspended pending budget review.",
+    "I love Emma's recipes and I've tried two of them; I caught 7 bass on 7/10.",
+    "I've tried 3 of Emma's recipes so far, and we caught 9 bass on July 22nd.",
 ]
 
 
