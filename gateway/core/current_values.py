@@ -61,7 +61,7 @@ RULE: Literal["stated_value"] = "stated_value"
 # attribute table, then the statements' structure), and a bundle shows the best ranked.
 READ_DEPTH = 40
 
-_TURN = re.compile(r"^(?P<role>user|assistant), turn \d+: ")
+_TURN = re.compile(r"^(?P<role>user|assistant), turn (?P<seq>\d+): ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +87,12 @@ def statement_of(candidate: Candidate) -> tuple[str, str] | None:
     return (turn.group("role"), candidate.content) if turn else None
 
 
-def _order(candidate: Candidate) -> tuple[datetime, str]:
-    return (candidate.created_at, candidate.memory_id)
+def _order(candidate: Candidate) -> tuple[datetime, int, str]:
+    """When a turn was written, then its place in its session: turns appended in one request
+    share an instant, and their ids are random within it, so the turn's number orders them as
+    they were said (the same decisions whatever ids they drew)."""
+    turn = _TURN.match(candidate.heading)
+    return (candidate.created_at, int(turn.group("seq")) if turn else 0, candidate.memory_id)
 
 
 def _same(a: str, b: str) -> bool:

@@ -143,6 +143,26 @@ def test_a_turn_restating_the_earlier_value_goes_with_it() -> None:
     assert {d[1] for d in found} == {"a", "e"}
 
 
+def test_turns_written_in_one_instant_are_read_in_the_order_they_were_said() -> None:
+    """Turns appended in one request share an instant and draw random ids: their numbers in
+    the session order them, so the decisions do not depend on the ids drawn. Here the bare
+    level ("we're at 5 now") is read only after the count it is a level of."""
+    said = [
+        (1, "We have 3 engineers on the platform team.", 10.0),
+        (2, "Two more engineers joined the platform team, we're at 5 now.", 10.0),
+        (3, "We hired again, we have 7 engineers on the platform team now.", 2.0),
+    ]
+    outcomes = set()
+    for ids in (("a", "b", "c"), ("b", "a", "c")):  # the second turn's id sorts first
+        turns = [
+            dataclasses.replace(turn(memory_id, text, days), heading=f"user, turn {seq}: {text}")
+            for memory_id, (seq, text, days) in zip(ids, said, strict=True)
+        ]
+        names = {memory_id: f"said {seq}" for memory_id, (seq, _, _) in zip(ids, said, strict=True)}
+        outcomes.add(tuple(sorted((names[c], names[e]) for c, e, _ in decided(*turns))))
+    assert outcomes == {(("said 3", "said 1"), ("said 3", "said 2"))}
+
+
 def test_only_the_best_ranked_are_read() -> None:
     filler = [turn(f"x{n:02d}", f"Note {n}.", 20) for n in range(READ_DEPTH - 1)]
     older, newer = turn("a", "My rent is $1,850.", 10), turn("b", "My rent is now $1,975.", 2)
