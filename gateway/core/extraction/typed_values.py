@@ -234,7 +234,7 @@ def _counted(match: re.Match[str]) -> tuple[int, list[str], bool]:
 
 def _of_them(match: re.Match[str], size: float, said_before: str) -> TypedValue | None:
     """ "Two of them": a count of part of what the last plural noun said before names."""
-    noun = antecedent(said_before)
+    noun = _antecedent(said_before)
     pronoun = _OF_THEM.match(match.string, match.start("words"))
     if noun is None or pronoun is None or _YEAR.fullmatch(match.group("n")):
         return None
@@ -248,12 +248,13 @@ _PLURAL = re.compile(r"(?<![\w'’-])([a-z][a-z-]{2,}(?<![su'’]s)(?<!ss)s)(?![
 _SUBJECTS = frozenset({"he", "she", "it", "who", "that", "which", "everyone", "nobody"})
 
 
-def antecedent(text: str) -> str | None:
+def _antecedent(text: str) -> str | None:
     """The last plural noun of `text` ("recipes" of "I've been loving Emma's recipes"): what a
     later "two of them" counts."""
-    for match in reversed(list(_PLURAL.finditer(text.casefold()))):
+    folded = text.casefold()
+    for match in reversed(list(_PLURAL.finditer(folded))):
         word = match.group(1)
-        previous = text[: match.start()].casefold().split()[-1:]
+        previous = folded[: match.start()].split()[-1:]
         if word in FUNCTION_WORDS or stem(word) in _NOT_COUNTED_STEMS:
             continue
         if previous and previous[0] in _SUBJECTS:
