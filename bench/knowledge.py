@@ -15,7 +15,10 @@ and the current value annotated): each session a gateway session in date order, 
 
 Folds (``--fold A`` or ``B``): a case is in fold A when the first byte of the SHA-256 of its id is
 even, else B; the same split in every process. Choose on one fold, report on the other; the
-tables give both folds' clean rate and their gap. ``--extractor`` names the extractor a compile
+tables give both folds' clean rate and their gap. With ``--fold-c``, also fold C
+(``bench/knowledge_updates_lme_c.json``): the 9 knowledge-update questions of
+``../shared/bench/longmemeval_s_dev.jsonl.gz``, their values annotated in this repository after
+the extractor was written; held out from development, reported on its own row. ``--extractor`` names the extractor a compile
 uses (``rules``, or a version such as ``rules/2026-12-03.1``); default: the gateway's default.
 
 Also the 9 LongMemEval_S dev questions of type ``knowledge-update`` (unless
