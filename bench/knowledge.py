@@ -389,6 +389,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--no-dev", action="store_true", help="skip the 70 hand-written cases")
     parser.add_argument("--extractor", default=None, help="the extractor compiles name")
+    parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     args = parser.parse_args(argv)
     cases = [] if args.no_dev else load_cases()
     if args.lme_dev:
@@ -396,6 +397,8 @@ def main(argv: list[str]) -> int:
     if args.fold_c:
         cases += load_fold_c()
     cases = [c for c in cases if args.fold in (None, c.fold)][: args.limit]
+    if args.case:
+        cases = [c for c in cases if c.case_id in args.case]
     questions = [] if args.no_longmemeval else _knowledge_update_questions()
     with embedded_postgres() as server:
         database = new_database(server, "bench_knowledge")

@@ -32,6 +32,14 @@ fact:
 - a turn that states the current value of any claim is never left out, even when it states an
   earlier value of another.
 
+Under an assembler that reads the task as a question (`asked_values`), the question decides
+too (`_answered`, rule `asked_value`): when it asks for a kind of value (a count, money, a span
+of time, ...: `gateway.core.asked_values`), the user's newest turn with such a value in a
+sentence about the question's words states the current one, and older turns whose values of
+that dimension all differ are left out, whatever the extractor can read of their attribute.
+The same guards hold (one namespace, different instants, open conflicts, holders of a current
+value never left out).
+
 The caller passes only the candidates the policy admits, in rank order, so no decision reads,
 names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read. Their
 texts are those the agent would be shown, a redaction's rewrites applied
@@ -47,16 +55,27 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from gateway.core.asked_values import Asked, Said, said
 from gateway.core.extraction.facts import Episode, Fact
 from gateway.core.extraction.generalized import extract
 from gateway.core.extraction.resolution import CHANGE
-from gateway.core.extraction.typed_values import dimension_of, says_nothing, typed_values
+from gateway.core.extraction.typed_values import (
+    TypedValue,
+    dimension_of,
+    says_nothing,
+    typed_values,
+)
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.supersession import jaccard, mentions, stale_phrases, states, words
 
 __all__ = ["READ_DEPTH", "RULE", "EarlierValue", "earlier_values", "statement_of"]
 
 RULE: Literal["stated_value"] = "stated_value"
+ASKED: Literal["asked_value"] = "asked_value"
+# Of the sentences with a value of the asked kind, those saying at least this share of what the
+# best of them says of the question's attribute are about it (chosen on fold A of the dev sets,
+# bench/RESULTS.md): one that says less may be another thing with a value of the same kind.
+ON_TOPIC = 0.5
 # The candidates read, best ranked first: reading costs a fraction of a millisecond a turn (the
 # attribute table, then the statements' structure), and a bundle shows the best ranked.
 READ_DEPTH = 40
@@ -75,7 +94,7 @@ class EarlierValue:
     earlier: MemoryId
     claim_key: str
     score: float
-    rule: Literal["stated_value"] = RULE
+    rule: Literal["stated_value", "asked_value"] = RULE
 
 
 def statement_of(candidate: Candidate) -> tuple[str, str] | None:
@@ -114,6 +133,14 @@ def _same(a: str, b: str) -> bool:
     )
 
 
+def _one_value(a: TypedValue, b: TypedValue) -> bool:
+    """Two typed values that are one: of one dimension and size ("about 6 months" / "six
+    months"), or one text in two spellings."""
+    if a.dimension == b.dimension and a.size is not None and a.size == b.size:
+        return True
+    return _same(a.text, b.text)
+
+
 def _replaces(newer: Fact, older: Fact) -> bool:
     """Whether the newer statement reads as replacing the older value: it says it is a change
     ("now", "new", "switched", "instead", "down to": the words compile resolves an amount's
@@ -143,7 +170,10 @@ def _words(candidate: Candidate) -> frozenset[str]:
 
 
 def _in_one_namespace(
-    turns: Sequence[Candidate], apart: Collection[frozenset[str]], unsettled: Collection[str]
+    turns: Sequence[Candidate],
+    apart: Collection[frozenset[str]],
+    unsettled: Collection[str],
+    question: Asked | None,
 ) -> list[EarlierValue]:
     ordered = sorted(turns, key=_order)
     by_id = {c.memory_id: c for c in ordered}
@@ -177,7 +207,79 @@ def _in_one_namespace(
             score = round(jaccard(_words(loser), _words(winner)), 3)
             found[loser.memory_id] = EarlierValue(winner.memory_id, loser.memory_id, key, score)
     _echoes(ordered, stated, found, holders)
+    if question is not None:
+        _answered(ordered, question, found, holders, apart)
     return list(found.values())
+
+
+def _answered(
+    ordered: Sequence[Candidate],
+    question: Asked,
+    found: dict[str, EarlierValue],
+    holders: Collection[str],
+    apart: Collection[frozenset[str]],
+) -> None:
+    """The question's own reading (`gateway.core.asked_values`): of the turns with a value of
+    the kind the question asks for in a sentence about its attribute, the user's newest with a
+    value of a dimension (a count of followers, money) states its current value; an older turn
+    (the user's, or the assistant's) whose values of that dimension all differ from it states an
+    earlier one and is left out, with the older turns that name one of those earlier values and
+    say something of the attribute (the assistant's "based on your pre-approval of $350,000")."""
+    about = _answering(ordered, question)
+    newest: dict[str, tuple[Candidate, list[TypedValue]]] = {}
+    for turn, who, values in about:
+        for dimension in {v.dimension for v in values} if who == "user" else ():
+            newest[dimension] = (turn, [v for v in values if v.dimension == dimension])
+    winners = {turn.memory_id for turn, _ in newest.values()}
+    for dimension in sorted(newest):
+        winner, current = newest[dimension]
+        older = [
+            (turn, [v for v in values if v.dimension == dimension])
+            for turn, _, values in about
+            if _order(turn) < _order(winner)
+            and turn.memory_id not in winners
+            and turn.memory_id not in holders
+            and turn.created_at != winner.created_at
+            and frozenset((turn.memory_id, winner.memory_id)) not in apart
+            and not any(mentions(turn.content, c.text) for c in current)
+        ]
+        earlier = [
+            v.text
+            for _, values in older
+            if not any(_one_value(v, c) for v in values for c in current)
+            for v in values
+        ]
+        for turn, values in older:
+            stale = bool(values) and not any(_one_value(v, c) for v in values for c in current)
+            echoes = question.touches(turn.content) and any(
+                mentions(turn.content, value) for value in earlier
+            )
+            if (stale or echoes) and turn.memory_id not in found:
+                _leave_out(found, turn, winner, question.claim)
+
+
+def _answering(
+    ordered: Sequence[Candidate], question: Asked
+) -> list[tuple[Candidate, str, list[TypedValue]]]:
+    """Each remembered turn, who said it, and its values of the asked kind in sentences about
+    the question's attribute: saying at least `ON_TOPIC` of what the best of the user's says."""
+    read: list[tuple[Candidate, str, Sequence[Said]]] = []
+    for turn in ordered:
+        statement = statement_of(turn)
+        if statement is not None:
+            read.append((turn, statement[0], said(question, statement[1])))
+    best = max((s.anchor for _, who, all_ in read if who == "user" for s in all_), default=0.0)
+    return [
+        (turn, who, [s.value for s in all_ if best and s.anchor >= ON_TOPIC * best])
+        for turn, who, all_ in read
+    ]
+
+
+def _leave_out(
+    found: dict[str, EarlierValue], turn: Candidate, winner: Candidate, claim: str
+) -> None:
+    score = round(jaccard(_words(turn), _words(winner)), 3)
+    found[turn.memory_id] = EarlierValue(winner.memory_id, turn.memory_id, claim, score, ASKED)
 
 
 def _echoes(
@@ -216,13 +318,15 @@ def earlier_values(
     admitted: Sequence[Candidate],
     apart: Collection[tuple[str, str]] = (),
     unsettled: Collection[str] = (),
+    question: Asked | None = None,
 ) -> tuple[EarlierValue, ...]:
     """The turns among the first `READ_DEPTH` of `admitted` (the candidates the policy admits,
     each once, best ranked first) that state an earlier value of a claim another of them states
     newer, each with the turn that states the current value; sorted by the earlier one's id.
     `apart`: pairs never decided between; `unsettled`: claim keys never decided (the sides and
     the claims of the open conflicts, which the bundle shows together as the rules could not
-    order them). Same input, same output."""
+    order them); `question`: what the request's task asks for, read by `_answered` too when
+    the assembler reads it. Same input, same output."""
     pairs = {frozenset(pair) for pair in apart}
     # A namespace's turns apart from another's (another user's, another project's).
     namespaces: dict[str, list[Candidate]] = {}
@@ -232,6 +336,6 @@ def earlier_values(
     decisions = [
         decision
         for namespace in sorted(namespaces)
-        for decision in _in_one_namespace(namespaces[namespace], pairs, unsettled)
+        for decision in _in_one_namespace(namespaces[namespace], pairs, unsettled, question)
     ]
     return tuple(sorted(decisions, key=lambda d: d.earlier))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
+from gateway.core.asked_values import asked
 from gateway.core.current_values import READ_DEPTH, EarlierValue, earlier_values
 from gateway.core.errors import CoreError
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
@@ -145,7 +146,8 @@ def _earlier(
         else c
         for c in read
     ]
-    return earlier_values(as_shown, apart, unsettled)
+    question = asked(prepared.request.task) if assembler.asked_values else None
+    return earlier_values(as_shown, apart, unsettled, question)
 
 
 def _current_tier(

@@ -49,6 +49,7 @@ __all__ = [
     "LAYOUT",
     "PARTNERS",
     "SESSION_LAYOUTS",
+    "STATED",
     "Assembler",
     "LaidOut",
     "SessionLayout",
@@ -126,6 +127,9 @@ class Assembler:
     # is left out (`superseded_in_bundle`), its decision recorded; when the older was among the
     # memories in full, the newer joins them.
     current_values: bool = False
+    # And the task read as a question (`gateway.core.asked_values`): of the turns with a value of
+    # the kind it asks for about what it asks, the user's newest is current, the older left out.
+    asked_values: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -166,8 +170,8 @@ BUDGET_SIZED = Assembler(
 )
 # 2026-12-05.1: and of two admitted memories stating different values of one claim, the older
 # is left out and the newer shown (issue 33). A bundle in which no two admitted candidates do
-# has the bytes 2026-12-04.2 gave it. The current one.
-ASSEMBLER = Assembler(
+# has the bytes 2026-12-04.2 gave it.
+STATED = Assembler(
     version="assemble/2026-12-05.1",
     conflicts_section=True,
     conflict_partners=True,
@@ -177,11 +181,35 @@ ASSEMBLER = Assembler(
     pointing_index=True,
     current_values=True,
 )
+# 2026-12-05.2: and the task read as a question: of the turns answering it with values of the
+# kind it asks for, the user's newest is current (issue 33). A bundle whose task asks for no
+# value of these kinds, or that no two turns answer differently, has the bytes 2026-12-05.1
+# gave it. The current one.
+ASSEMBLER = Assembler(
+    version="assemble/2026-12-05.2",
+    conflicts_section=True,
+    conflict_partners=True,
+    heading_labels=True,
+    rank_admitted=True,
+    budget_sized=True,
+    pointing_index=True,
+    current_values=True,
+    asked_values=True,
+)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
         (a.version, a)
-        for a in (COMPACT, CONFLICTS, PARTNERS, LABELS, ADMITTED, BUDGET_SIZED, ASSEMBLER)
+        for a in (
+            COMPACT,
+            CONFLICTS,
+            PARTNERS,
+            LABELS,
+            ADMITTED,
+            BUDGET_SIZED,
+            STATED,
+            ASSEMBLER,
+        )
     ),
 )
 

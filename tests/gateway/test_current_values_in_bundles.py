@@ -138,3 +138,55 @@ def test_a_value_the_policy_hides_decides_nothing(
     assert result["replayed"]["bundle_sha256"] == hidden["bundle_sha256"]
     again = receipt_body(client, make_key, result["receipt_id"])
     assert again.get("earlier_values", []) == [] and again["excluded"] == body["excluded"]
+
+
+def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """"How long have I had my cat?" asks for a span of time of the cat: of the user's turns
+    that say one, the newest is current and the older is left out, though no claim of the
+    extractor reads "had" (the stated-value rule decides nothing here); the receipt names the
+    rule and the question's attribute, and an exact replay rebuilds both."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    ids = []
+    for text in (
+        "I've had Luna for about 6 months now, she loves the window seat.",
+        "Luna is doing great, I've had her for about 9 months now.",
+    ):
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        appended = append(client, agent, session_id, ("user", text))
+        assert appended.status_code == 200, appended.text
+        ids.extend(appended.json()["memory_ids"])
+    stale, current = ids
+    ask = {"task": "How long have I had my cat, Luna?", "namespaces": ["home"]}
+    original = client.post(
+        "/v1/context", json=ask | {"budget_tokens": 800}, headers=agent.headers
+    ).json()
+    assert "9 months" in original["bundle"] and "6 months" not in original["bundle"]
+    excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
+    assert excluded[stale] == "superseded_in_bundle"
+    body = receipt_body(client, make_key, original["receipt_id"])
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-05.2"
+    [decision] = body["earlier_values"]
+    assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
+    assert (decision["current"], decision["earlier"]) == (current, stale)
+
+    replayed = client.post(
+        f"/v1/receipts/{original['receipt_id']}/replay",
+        json={"mode": "exact"},
+        headers=auditor.headers,
+    )
+    assert replayed.status_code == 200, replayed.text
+    result = replayed.json()
+    assert result["identical"] is True, result["problems"]
+    again = receipt_body(client, make_key, result["receipt_id"])
+    assert again["earlier_values"] == body["earlier_values"]
+
+    # A statement, not a question of a kind: both turns stay.
+    told = client.post(
+        "/v1/context",
+        json=ask | {"task": "Tell me about Luna.", "budget_tokens": 800},
+        headers=agent.headers,
+    ).json()
+    assert {m["memory_id"] for m in told["included"]} == {stale, current}

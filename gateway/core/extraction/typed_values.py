@@ -24,6 +24,7 @@ __all__ = [
     "partitive",
     "says_nothing",
     "stem",
+    "time_spans",
     "typed_values",
 ]
 
@@ -120,7 +121,7 @@ _WORDS_AFTER = re.compile(r"(?:[A-Za-z][\w'’-]* ?){1,4}")
 _MODEL = re.compile(r"(?-i:[A-Z][\w-]*) $")
 _DEFINITE = re.compile(r"\b(?:the|these|those|his|her|their|its|which|secondary|grade) $", re.I)
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_MONEY = re.compile(MONEY + r"(?![\d,])", re.IGNORECASE)
+_MONEY = re.compile(MONEY + r"(?!\d|,\d)", re.IGNORECASE)
 # A win-loss record: "3-2 so far", "a 5-2 record", "went 7-3 this season"; not "3-4 pm".
 _RECORD = re.compile(
     r"(?<![\w.:/-])(?P<w>[1-9]\d?|0)-(?P<l>[1-9]\d?|0)(?![\w.:/-])"
@@ -310,3 +311,96 @@ def typed_values(clause: str, said_before: str = "") -> list[TypedValue]:
                 found.append(value)
                 taken[value.start : value.end] = b"\x01" * (value.end - value.start)
     return sorted(found, key=lambda v: v.start)
+
+
+# Spans of time, which `typed_values` leaves out: in a statement a span is more often how long
+# something took than the value of an attribute (read as values, they joined unrelated
+# statements: bench/RESULTS.md, issue 33). A question can ask for one ("how long", "how
+# often", "best time"), and then the spans are what answer it (`gateway.core.asked_values`).
+_SPAN_COUNT = (
+    r"(?:\d+(?:\.\d+)?|an?|" + "|".join(_NUMBER_WORDS) + r"|thirty|forty|fifty|sixty|"
+    r"a couple of|a few|half an?)"
+)
+_UNIT_DAYS = {
+    "second": 1 / 86400,
+    "minute": 1 / 1440,
+    "hour": 1 / 24,
+    "day": 1.0,
+    "night": 1.0,
+    "week": 7.0,
+    "weekend": 7.0,
+    "month": 30.0,
+    "year": 365.0,
+    "decade": 3650.0,
+}
+_SPAN_UNIT = r"(?P<unit>second|minute|hour|day|week|month|year|decade)s?"
+_DURATION = re.compile(
+    r"(?<![\w$.:-])(?P<n>"
+    + _SPAN_COUNT
+    + r")(?P<half>[ -]and[ -]a[ -]half)?[ -]"
+    + _SPAN_UNIT
+    + r"(?P<after> and a half)?(?![\w-])",
+    re.IGNORECASE,
+)
+_FREQUENCY = re.compile(
+    r"(?<![\w-])(?:(?P<n>once|twice|thrice|" + _SPAN_COUNT + r" times?)(?: a| per| each| every)"
+    r" (?P<per>day|night|week|weekend|month|year)|every (?P<other>other )?(?P<each>day|night|week|"
+    r"weekend|month|year|morning|evening)|(?P<adverb>daily|nightly|weekly|monthly|yearly))(?![\w-])",
+    re.IGNORECASE,
+)
+_ELAPSED = re.compile(r"(?<![\d:.$])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])(?!\s?[ap]\.?m\b)", re.I)
+_SPAN_WORDS = {"a": 1.0, "an": 1.0, "a couple of": 2.0, "a few": 3.0, "half a": 0.5}
+_SPAN_WORDS |= {"half an": 0.5, "once": 1.0, "twice": 2.0, "thrice": 3.0, "thirty": 30.0}
+_SPAN_WORDS |= {"forty": 40.0, "fifty": 50.0, "sixty": 60.0}
+
+
+def _span_size(raw: str) -> float | None:
+    folded = " ".join(raw.casefold().split()).removesuffix(" times").removesuffix(" time")
+    return _SPAN_WORDS.get(folded) or _size(folded)
+
+
+def time_spans(text: str) -> list[TypedValue]:
+    """The spans of time of `text`, in order: durations ("about 6 months", "an hour and a
+    half": dimension `duration`, size in days), frequencies ("three times a week", "every
+    other day", "daily": `frequency`, times a week) and elapsed times ("25:50": `elapsed`,
+    size in seconds)."""
+    found: list[TypedValue] = []
+    for match in _DURATION.finditer(text):
+        size = _span_size(match.group("n"))
+        if size is not None:
+            size = (
+                size + (0.5 if match.group("half") or match.group("after") else 0.0)
+            ) * _UNIT_DAYS[match.group("unit").casefold()]
+        found.append(TypedValue(match.start(), match.end(), match.group(0), "duration", size))
+    for match in _FREQUENCY.finditer(text):
+        found.append(
+            TypedValue(match.start(), match.end(), match.group(0), "frequency", _weekly(match))
+        )
+    for match in _ELAPSED.finditer(text):
+        parts = [int(p) for p in match.group(0).split(":")]
+        seconds = sum(p * 60**i for i, p in enumerate(reversed(parts)))
+        found.append(
+            TypedValue(match.start(), match.end(), match.group(0), "elapsed", float(seconds))
+        )
+    found.sort(key=lambda v: (v.start, -v.end))
+    # A frequency holds a duration's words ("once a week"): the longer span is the value.
+    kept: list[TypedValue] = []
+    for value in found:
+        if kept and value.start < kept[-1].end:
+            continue
+        kept.append(value)
+    return kept
+
+
+def _weekly(match: re.Match[str]) -> float | None:
+    """How many times a week a frequency says."""
+    if match.group("adverb"):
+        per = match.group("adverb").casefold().removesuffix("ly").replace("dai", "day")
+        return 7.0 / _UNIT_DAYS["day" if per == "night" else per]
+    if match.group("each"):
+        each = match.group("each").casefold()
+        days = _UNIT_DAYS.get(each, 1.0) * (2 if match.group("other") else 1)
+        return 7.0 / days
+    times = _span_size(match.group("n"))
+    per = _UNIT_DAYS[match.group("per").casefold()]
+    return None if times is None else times * 7.0 / per

@@ -1,0 +1,151 @@
+"""What kind of value a question asks for, and which sentences of a remembered turn answer it:
+the assembly defence read from the question's side (issue 33; `gateway.core.current_values`).
+
+The defence by claims needs the extractor to read a statement's attribute, and on text nobody
+wrote patterns for it often cannot ("I've had Luna for about 6 months now": whose attribute is
+"had"?). A question names the attribute itself: "How long have I had my cat, Luna?" asks for a
+span of time, of the thing its other words name. So the turns that answer it are those with a
+value of that kind in a sentence saying the question's words, and of two such turns the newer
+says the current value: the question, not a table, says what is compared. Why it should hold on
+text nobody here read: the kinds are a closed class of English question openings ("how many",
+"how long", "how often", "what time", "what day") and of value shapes (`typed_values`,
+`time_spans`); the attribute is the question's own words, whatever they are.
+
+Conservative, as the defence is: a question that sums, compares or asks for an earlier value
+("in total", "before", "how much more") asks for more than the current value and is not read;
+nor is any question of another shape ("which", "who", "where"): their answers are names, and a
+name is in nearly every sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from gateway.core.extraction.typed_values import (
+    FUNCTION_WORDS,
+    TypedValue,
+    stem,
+    time_spans,
+    typed_values,
+)
+
+__all__ = ["AnswerKind", "Asked", "Said", "asked", "said"]
+
+AnswerKind = Literal[
+    "count", "money", "amount", "duration", "frequency", "clock", "day", "elapsed", "record"
+]
+
+_MONEY_NOUNS = (
+    r"price|cost|costs|salary|rent|budget|fee|fees|pay|paid|spend|spent|earn|earned|worth|"
+    r"amount|income|bill|loan|mortgage|savings|raise|bonus|charge|charged|owe|sold"
+)
+# The first that matches names the kind; in this order, as "how many hours" is a span of time
+# before it is a count.
+_KINDS: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
+    (
+        re.compile(r"^how (?:many|much) (?:time|hours|minutes|days|weeks|months|years)\b"),
+        "duration",
+    ),
+    (re.compile(r"^how long\b"), "duration"),
+    (re.compile(r"^how often\b"), "frequency"),
+    (re.compile(r"^how many\b"), "count"),
+    (re.compile(r"^how much\b.*\b(?:" + _MONEY_NOUNS + r")\b"), "money"),
+    (re.compile(r"^how much\b"), "amount"),
+    (re.compile(r"^(?:what|which) time\b|^when (?:do|does|is|are)\b"), "clock"),
+    (re.compile(r"^(?:what|which) day\b"), "day"),
+    (
+        re.compile(r"^what(?:'s| is| was)\b.*\b(?:best|fastest|finish(?:ing)?|race) time\b"),
+        "elapsed",
+    ),
+    (re.compile(r"^what(?:'s| is| was)\b.*\brecord\b"), "record"),
+    (re.compile(r"^what(?:'s| is| was)\b.*\b(?:" + _MONEY_NOUNS + r")\b"), "money"),
+)
+# A question that sums, compares, or asks for what held before: the current value alone does
+# not answer it, so no turn is left out for it.
+_MORE_THAN_CURRENT = re.compile(
+    r"\b(?:total|totals|altogether|combined|in all|sum|average|overall|difference|differ|"
+    r"compare|compared|increase|increased|decrease|decreased|change|changed|before|previous|"
+    r"previously|first|initial|initially|original|originally|used to|earlier|between|ago|"
+    r"more|less|fewer|each of|both|last time|so far this)\b"
+)
+# The question's words that say what kind of value it asks for, or when, not what of.
+_NOT_THE_ATTRIBUTE = frozenset(
+    stem(w)
+    for w in (
+        *("current", "currently", "now", "recent", "recently", "latest", "most", "so", "far"),
+        *("many", "much", "long", "often", "time", "times", "day", "days", "week", "weeks"),
+        *("month", "months", "year", "years", "hour", "hours", "minute", "minutes", "amount"),
+        *("what", "which", "when", "how", "do", "does", "did", "right", "these", "usually"),
+    )
+)
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A question read: the kind of value it asks for and the stems of what it asks it of."""
+
+    kind: AnswerKind
+    stems: frozenset[str]
+
+    @property
+    def claim(self) -> str:
+        """The question's attribute as a receipt names it: `duration: cat luna`."""
+        return f"{self.kind}: {' '.join(sorted(self.stems))}"
+
+    def touches(self, text: str) -> bool:
+        """Whether `text` says any of the question's attribute."""
+        return bool(_stems(text) & self.stems)
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """A value of the asked kind in a sentence, and how much of the question's attribute that
+    sentence says (the share of its stems, 0 to 1)."""
+
+    value: TypedValue
+    anchor: float
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(
+        stem(w) for w in _WORD.findall(text) if w.casefold().strip("'’") not in FUNCTION_WORDS
+    )
+
+
+def asked(question: str) -> Asked | None:
+    """The kind of value `question` asks for and of what, or None when it asks for a name, for
+    more than the current value, or is not a question of these shapes."""
+    folded = " ".join(question.casefold().replace("’", "'").split())
+    if _MORE_THAN_CURRENT.search(folded):
+        return None
+    kind = next((k for pattern, k in _KINDS if pattern.search(folded)), None)
+    stems = _stems(question) - _NOT_THE_ATTRIBUTE
+    return Asked(kind, stems) if kind is not None and stems else None
+
+
+def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
+    if kind in ("duration", "frequency", "elapsed"):
+        return [v for v in time_spans(sentence) if v.dimension == kind]
+    found = typed_values(sentence)
+    if kind == "count":
+        return [v for v in found if v.dimension not in ("money", "clock", "day", "state")]
+    if kind == "amount":
+        return [v for v in found if v.size is not None]
+    return [v for v in found if v.dimension == kind]
+
+
+def said(question: Asked, text: str) -> Sequence[Said]:
+    """The values of the asked kind in `text`, each with its sentence's anchor; a sentence that
+    says none of the question's attribute answers nothing."""
+    found: list[Said] = []
+    for sentence in _SENTENCE.split(text):
+        shared = len(_stems(sentence) & question.stems)
+        if shared:
+            anchor = round(shared / len(question.stems), 3)
+            found.extend(Said(v, anchor) for v in _of_kind(question.kind, sentence))
+    return found

@@ -1,0 +1,153 @@
+"""The defence read from the question's side (issue 33): the kind of value a question asks for,
+the sentences that answer it, and which remembered turn states the current answer; questions
+that ask for more than the current value, and turns about another thing, decide nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.core.asked_values import Asked, asked, said
+from gateway.core.current_values import earlier_values
+from gateway.core.extraction.typed_values import time_spans, typed_values
+from tests.gateway.core.test_core_current_values import turn
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "stems"),
+    [
+        ("How long have I had my cat, Luna?", "duration", {"cat", "luna"}),
+        ("How much time do I dedicate to coding exercises each day?", "duration", None),
+        ("How often do I attend yoga classes?", "frequency", None),
+        ("How many followers do I have on Instagram now?", "count", {"follower", "instagram"}),
+        ("How much did I earn at the farmers market on my most recent visit?", "money", None),
+        ("What was the amount I was pre-approved for?", "money", None),
+        ("How much do I weigh?", "amount", None),
+        ("What time do I usually go to the gym?", "clock", None),
+        ("What day of the week is my cocktail class?", "day", None),
+        ("What was my personal best time in the charity 5K run?", "elapsed", None),
+        ("What is my current record in the volleyball league?", "record", None),
+    ],
+)
+def test_a_question_names_the_kind_of_value_and_what_of(
+    question: str, kind: str, stems: set[str] | None
+) -> None:
+    read = asked(question)
+    assert read is not None and read.kind == kind
+    if stems is not None:
+        assert read.stems == stems
+    # The words that ask ("how", "many", "current", "now") are not the attribute.
+    assert not read.stems & {"how", "many", "current", "now", "recent"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many books did I read in total this year?",  # a sum
+        "How much did my rent increase?",  # a comparison
+        "How many followers did I have before the campaign?",  # what held before
+        "What was my previous personal best time?",
+        "How many more stars do I need than last month?",
+        "Which city do I live in now?",  # a name: not read this way
+        "Who is my accountant?",
+        "Tell me about my cat.",  # no question of these shapes
+    ],
+)
+def test_a_question_that_asks_for_more_than_the_current_value_is_not_read(question: str) -> None:
+    assert asked(question) is None
+
+
+def test_spans_of_time_are_values_of_their_own_kinds() -> None:
+    spans = time_spans("I've had Luna for about 6 months now, I walk her twice a week.")
+    assert [(v.text, v.dimension, v.size) for v in spans] == [
+        ("6 months", "duration", 180.0),
+        ("twice a week", "frequency", 2.0),
+    ]
+    assert time_spans("an hour and a half")[0].size == pytest.approx(1.5 / 24)
+    assert time_spans("one and a half hours")[0].size == pytest.approx(1.5 / 24)
+    assert [v.size for v in time_spans("every other day, three times a week, daily")] == [
+        3.5,
+        3.0,
+        7.0,
+    ]
+    # A race time; a clock time is not one.
+    assert [(v.text, v.dimension) for v in time_spans("I ran 25:50, at 7:30 pm")] == [
+        ("25:50", "elapsed")
+    ]
+    # The statements' typed values leave spans of time out: they are read only when asked for.
+    assert typed_values("I've had Luna for about 6 months now") == []
+
+
+def test_money_before_a_comma_is_money() -> None:
+    found = typed_values("Catering is $9,000, photographer is $3,200.")
+    assert [(v.text, v.size) for v in found] == [("$9,000", 9000.0), ("$3,200", 3200.0)]
+
+
+def test_a_sentence_answers_with_the_share_of_the_attribute_it_says() -> None:
+    question = asked("How long have I had my cat, Luna?")
+    assert question == Asked("duration", frozenset({"cat", "luna"}))
+    text = "I've had Luna for about 6 months now. My commute takes an hour."
+    assert [(s.value.text, s.anchor) for s in said(question, text)] == [("6 months", 0.5)]
+    assert question.claim == "duration: cat luna"
+    assert question.touches("Luna loves her new toy") and not question.touches("My dog Rex")
+
+
+LUNA = "How long have I had my cat, Luna?"
+
+
+def decided(question: str, *turns: object) -> list[tuple[str, str, str, str]]:
+    read = asked(question)
+    return [
+        (d.current, d.earlier, d.rule, d.claim_key)
+        for d in earlier_values(turns, question=read)  # type: ignore[arg-type]
+    ]
+
+
+def test_the_users_newest_answer_is_current_and_the_older_left_out() -> None:
+    older = turn("a", "I've had Luna for about 6 months now and she's settled in.", 100)
+    newer = turn("b", "Luna is doing great, I've had her for about 9 months now.", 10)
+    assert decided(LUNA, older, newer) == [("b", "a", "asked_value", "duration: cat luna")]
+    assert decided(LUNA, newer, older) == decided(LUNA, older, newer)
+    # Without the question the claims alone decide, and they cannot read "had": nothing.
+    assert earlier_values([older, newer]) == ()
+
+
+def test_the_assistants_echo_of_an_earlier_value_goes_with_it() -> None:
+    older = turn("a", "I've had Luna for about 6 months now.", 100)
+    echo = turn(
+        "b", "Six months with Luna already! At about 6 months cats...", 99, role="assistant"
+    )
+    newer = turn("c", "I've had Luna for 9 months now.", 10)
+    assert {d[1] for d in decided(LUNA, older, echo, newer)} == {"a", "b"}
+
+
+def test_what_does_not_answer_the_same_question_stays() -> None:
+    older = turn("a", "I've had Luna for about 6 months now.", 100)
+    # The assistant's value is never the current one: its suggestion is not what holds.
+    suggestion = turn("b", "You could try keeping Luna indoors for 2 weeks.", 10, role="assistant")
+    assert decided(LUNA, older, suggestion) == []
+    # A newer answer of the same value is no change; one naming it too shows the change.
+    same = turn("c", "Luna and I, six months together now!", 10)
+    assert decided(LUNA, older, same) == []
+    # A sentence about another thing, with a value of the same kind, answers nothing.
+    other = turn("d", "I've been running for 3 months now.", 10)
+    assert decided(LUNA, older, other) == []
+    # Another kind of value ("how long" asks for a span of time, not a count).
+    count = turn("e", "Luna has 2 toys now.", 10)
+    assert decided(LUNA, older, count) == []
+
+
+def test_counts_are_compared_only_of_one_noun() -> None:
+    question = "How many followers do I have on Instagram now?"
+    older = turn("a", "I just passed 1250 followers on Instagram!", 50)
+    newer = turn("b", "My Instagram is at 1300 followers now.", 5)
+    posts = turn("c", "I posted 12 photos on Instagram this week.", 3)
+    assert [d[:2] for d in decided(question, older, newer)] == [("b", "a")]
+    # The photo count is another noun: nothing is compared with it, and it hides nothing.
+    assert decided(question, older, posts) == []
+    assert [d[:2] for d in decided(question, older, newer, posts)] == [("b", "a")]
+
+
+def test_a_question_that_sums_decides_nothing() -> None:
+    older = turn("a", "I read 4 books in March.", 50)
+    newer = turn("b", "I read 3 books in April.", 5)
+    assert decided("How many books did I read in total?", older, newer) == []
