@@ -143,7 +143,7 @@ def test_a_value_the_policy_hides_decides_nothing(
 def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     client: TestClient[Any], make_key: KeyFactory
 ) -> None:
-    """"How long have I had my cat?" asks for a span of time of the cat: of the user's turns
+    """ "How long have I had my cat?" asks for a span of time of the cat: of the user's turns
     that say one, the newest is current and the older is left out, though no claim of the
     extractor reads "had" (the stated-value rule decides nothing here); the receipt names the
     rule and the question's attribute, and an exact replay rebuilds both."""
