@@ -30,7 +30,7 @@ One resolver, :meth:`Versions.resolve`, and one error, :class:`UnknownVersionErr
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Generic, Literal, TypeVar
 
@@ -185,17 +185,7 @@ STATED = Assembler(
 # kind it asks for, the user's newest is current (issue 33). A bundle whose task asks for no
 # value of these kinds, or that no two turns answer differently, has the bytes 2026-12-05.1
 # gave it. The current one.
-ASSEMBLER = Assembler(
-    version="assemble/2026-12-05.2",
-    conflicts_section=True,
-    conflict_partners=True,
-    heading_labels=True,
-    rank_admitted=True,
-    budget_sized=True,
-    pointing_index=True,
-    current_values=True,
-    asked_values=True,
-)
+ASSEMBLER = replace(STATED, version="assemble/2026-12-05.2", asked_values=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (

@@ -19,6 +19,20 @@ from tests.gateway.test_policy_rendered_redaction import REDACT_EMAILS
 ASK = {"task": "What is my monthly rent?", "namespaces": ["home"], "budget_tokens": 800}
 
 
+def replayed_exactly(client: TestClient[Any], auditor: Any, original: dict[str, Any]) -> str:
+    """An exact replay of `original`'s receipt: identical bytes; the replay receipt's id."""
+    replayed = client.post(
+        f"/v1/receipts/{original['receipt_id']}/replay",
+        json={"mode": "exact"},
+        headers=auditor.headers,
+    )
+    assert replayed.status_code == 200, replayed.text
+    result = replayed.json()
+    assert result["identical"] is True, result["problems"]
+    assert result["replayed"]["bundle_sha256"] == original["bundle_sha256"]
+    return str(result["receipt_id"])
+
+
 def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
     client: TestClient[Any], make_key: KeyFactory
 ) -> None:
@@ -47,16 +61,7 @@ def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
     assert decision["claim_key"] == "user.rent"
     assert isinstance(decision["score"], str) and 0 < float(decision["score"]) < 1
 
-    replayed = client.post(
-        f"/v1/receipts/{original['receipt_id']}/replay",
-        json={"mode": "exact"},
-        headers=auditor.headers,
-    )
-    assert replayed.status_code == 200, replayed.text
-    result = replayed.json()
-    assert result["identical"] is True, result["problems"]
-    assert result["replayed"]["bundle_sha256"] == original["bundle_sha256"]
-    again = receipt_body(client, make_key, result["receipt_id"])
+    again = receipt_body(client, make_key, replayed_exactly(client, auditor, original))
     assert again["earlier_values"] == body["earlier_values"]
     assert again["excluded"] == body["excluded"]
 
@@ -127,16 +132,7 @@ def test_a_value_the_policy_hides_decides_nothing(
     body = receipt_body(client, make_key, hidden["receipt_id"])
     assert body.get("earlier_values", []) == []
     auditor = make_key(role="auditor")
-    replayed = client.post(
-        f"/v1/receipts/{hidden['receipt_id']}/replay",
-        json={"mode": "exact"},
-        headers=auditor.headers,
-    )
-    assert replayed.status_code == 200, replayed.text
-    result = replayed.json()
-    assert result["identical"] is True, result["problems"]
-    assert result["replayed"]["bundle_sha256"] == hidden["bundle_sha256"]
-    again = receipt_body(client, make_key, result["receipt_id"])
+    again = receipt_body(client, make_key, replayed_exactly(client, auditor, hidden))
     assert again.get("earlier_values", []) == [] and again["excluded"] == body["excluded"]
 
 
@@ -172,15 +168,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)
 
-    replayed = client.post(
-        f"/v1/receipts/{original['receipt_id']}/replay",
-        json={"mode": "exact"},
-        headers=auditor.headers,
-    )
-    assert replayed.status_code == 200, replayed.text
-    result = replayed.json()
-    assert result["identical"] is True, result["problems"]
-    again = receipt_body(client, make_key, result["receipt_id"])
+    again = receipt_body(client, make_key, replayed_exactly(client, auditor, original))
     assert again["earlier_values"] == body["earlier_values"]
 
     # A statement, not a question of a kind: both turns stay.
