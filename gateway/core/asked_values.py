@@ -141,9 +141,16 @@ def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
 
 def said(question: Asked, text: str) -> Sequence[Said]:
     """The values of the asked kind in `text`, each with its sentence's anchor; a sentence that
-    says none of the question's attribute answers nothing."""
+    says none of the question's attribute answers nothing (and is not read for values: most
+    sentences of a long turn are about other things, and reading values costs their length)."""
+    # A stem is a prefix of the word it was cut from, but for "-ies"/"-ied" cut to "-y": so a
+    # sentence without any of these strings cannot say any of the stems.
+    prefixes = [s[:-1] if s.endswith("y") else s for s in question.stems]
     found: list[Said] = []
     for sentence in _SENTENCE.split(text):
+        folded = sentence.casefold()
+        if not any(p in folded for p in prefixes):
+            continue
         shared = len(_stems(sentence) & question.stems)
         if shared:
             anchor = round(shared / len(question.stems), 3)
