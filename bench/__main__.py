@@ -29,6 +29,10 @@ BENCHMARKS = {
     ),
     "replay": ("bench.replay", "exact replay of LongMemEval_S context receipts"),
     "roundtrips": ("bench.roundtrips", "database round trips per request, counted on the wire"),
+    "defence": (
+        "bench.defence",
+        "evidence recall with conversations as remembered sessions, which the defence reads",
+    ),
     "hops": (
         "bench.hops",
         "calls and data shapes one /v1/context and one session step pass, traced in process",

@@ -27,6 +27,8 @@ from typing import Literal
 from gateway.core.extraction.typed_values import (
     FUNCTION_WORDS,
     TypedValue,
+    ordinal_counts,
+    places,
     stem,
     time_spans,
     typed_values,
@@ -35,7 +37,16 @@ from gateway.core.extraction.typed_values import (
 __all__ = ["AnswerKind", "Asked", "Said", "asked", "said"]
 
 AnswerKind = Literal[
-    "count", "money", "amount", "duration", "frequency", "clock", "day", "elapsed", "record"
+    "count",
+    "money",
+    "amount",
+    "duration",
+    "frequency",
+    "clock",
+    "day",
+    "elapsed",
+    "record",
+    "place",
 ]
 
 _MONEY_NOUNS = (
@@ -56,6 +67,7 @@ _KINDS: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
     (re.compile(r"^how much\b"), "amount"),
     (re.compile(r"^(?:what|which) time\b|^when (?:do|does|is|are)\b"), "clock"),
     (re.compile(r"^(?:what|which) day\b"), "day"),
+    (re.compile(r"^where\b"), "place"),
     (
         re.compile(r"^what(?:'s| is| was)\b.*\b(?:best|fastest|finish(?:ing)?|race) time\b"),
         "elapsed",
@@ -69,7 +81,21 @@ _MORE_THAN_CURRENT = re.compile(
     r"\b(?:total|totals|altogether|combined|in all|sum|average|overall|difference|differ|"
     r"compare|compared|increase|increased|decrease|decreased|change|changed|before|previous|"
     r"previously|first|initial|initially|original|originally|used to|earlier|between|ago|"
-    r"more|less|fewer|each of|both|last time|so far this)\b"
+    r"more|less|fewer|each of|both|last time|so far this|passed|elapsed|save|saved|saving|"
+    r"savings|left|remaining|than|older|younger)\b"
+)
+# The question asks what holds now: in the present tense or the present perfect ("how many do I
+# have", "how long have I had"), or naming the present or the latest ("currently", "most
+# recent", "so far", a personal best). A question in the past tense without one of these asks
+# about a past event ("how long did it take", "what time did I reach the clinic"), and two
+# values said of it at two times may both hold (a price paid, a price listed).
+_PRESENT = re.compile(r"\b(?:do|does|am|is|are|can|have|has)\b|'s\b|'re\b|'ve\b")
+_PAST = re.compile(r"\b(?:did|was|were|had)\b")
+# "Have I had", "has she had": the present perfect, not the past.
+_PERFECT_HAD = re.compile(r"\b(?:have|has)(?: \w+)? had\b|'ve had\b")
+_NOW = re.compile(
+    r"\b(?:current|currently|now|right now|these days|most recent|most recently|latest|"
+    r"so far|still|best|highest|lowest|fastest|longest|personal record)\b"
 )
 # The question's words that say what kind of value it asks for, or when, not what of.
 _NOT_THE_ATTRIBUTE = frozenset(
@@ -112,9 +138,9 @@ class Said:
 
 
 def _stems(text: str) -> frozenset[str]:
-    return frozenset(
-        stem(w) for w in _WORD.findall(text) if w.casefold().strip("'’") not in FUNCTION_WORDS
-    )
+    """The stems of the content words ("'Ethereal Dreams'": its quotes are not the words')."""
+    words = (w.strip("'’") for w in _WORD.findall(text))
+    return frozenset(stem(w) for w in words if w and w.casefold() not in FUNCTION_WORDS)
 
 
 def asked(question: str) -> Asked | None:
@@ -123,17 +149,23 @@ def asked(question: str) -> Asked | None:
     folded = " ".join(question.casefold().replace("’", "'").split())
     if _MORE_THAN_CURRENT.search(folded):
         return None
+    past = _PAST.search(_PERFECT_HAD.sub(" ", folded))
+    if not _NOW.search(folded) and (past or not _PRESENT.search(folded)):
+        return None
     kind = next((k for pattern, k in _KINDS if pattern.search(folded)), None)
     stems = _stems(question) - _NOT_THE_ATTRIBUTE
     return Asked(kind, stems) if kind is not None and stems else None
 
 
 def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
+    if kind == "place":
+        return places(sentence)
     if kind in ("duration", "frequency", "elapsed"):
         return [v for v in time_spans(sentence) if v.dimension == kind]
     found = typed_values(sentence)
     if kind == "count":
-        return [v for v in found if v.dimension not in ("money", "clock", "day", "state")]
+        counts = [v for v in found if v.dimension not in ("money", "clock", "day", "state")]
+        return counts + ordinal_counts(sentence)
     if kind == "amount":
         return [v for v in found if v.size is not None]
     return [v for v in found if v.dimension == kind]

@@ -50,7 +50,7 @@ are one and decide nothing, and no decision tells the agent whether they differ.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -208,7 +208,10 @@ def _in_one_namespace(
             found[loser.memory_id] = EarlierValue(winner.memory_id, loser.memory_id, key, score)
     _echoes(ordered, stated, found, holders)
     if question is not None:
-        _answered(ordered, question, found, holders, apart)
+        held: dict[str, list[str]] = {}
+        for facts in stated.values():
+            held.setdefault(facts[-1].sources[0], []).append(facts[-1].value or "")
+        _answered(ordered, question, found, held, apart)
     return list(found.values())
 
 
@@ -216,7 +219,7 @@ def _answered(
     ordered: Sequence[Candidate],
     question: Asked,
     found: dict[str, EarlierValue],
-    holders: Collection[str],
+    held: Mapping[str, Sequence[str]],
     apart: Collection[frozenset[str]],
 ) -> None:
     """The question's own reading (`gateway.core.asked_values`): of the turns with a value of
@@ -238,7 +241,6 @@ def _answered(
             for turn, _, values in about
             if _order(turn) < _order(winner)
             and turn.memory_id not in winners
-            and turn.memory_id not in holders
             and turn.created_at != winner.created_at
             and frozenset((turn.memory_id, winner.memory_id)) not in apart
             and not any(mentions(turn.content, c.text) for c in current)
@@ -254,7 +256,13 @@ def _answered(
             echoes = question.touches(turn.content) and any(
                 mentions(turn.content, value) for value in earlier
             )
-            if (stale or echoes) and turn.memory_id not in found:
+            # A turn holding the current value of a claim is never left out, unless the claim
+            # is the one the question decides: every value it holds is one decided earlier.
+            holds = any(
+                not any(mentions(value, v.text) or mentions(v.text, value) for v in values)
+                for value in held.get(turn.memory_id, ())
+            )
+            if (stale or echoes) and not holds and turn.memory_id not in found:
                 _leave_out(found, turn, winner, question.claim)
 
 

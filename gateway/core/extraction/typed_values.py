@@ -21,7 +21,9 @@ __all__ = [
     "STATES",
     "TypedValue",
     "dimension_of",
+    "ordinal_counts",
     "partitive",
+    "places",
     "says_nothing",
     "stem",
     "time_spans",
@@ -404,3 +406,73 @@ def _weekly(match: re.Match[str]) -> float | None:
     times = _span_size(match.group("n"))
     per = _UNIT_DAYS[match.group("per").casefold()]
     return None if times is None else times * 7.0 / per
+
+
+# "My 5th project", "the 10th time": an ordinal of the speaker's own series counts what it
+# numbers so far. Read only when a question asks how many (`gateway.core.asked_values`): in a
+# statement an ordinal is as often a rank or a name ("5th Avenue", "my 2nd choice").
+_ORDINAL = re.compile(
+    r"(?<![\w.,/-])(?P<n>\d{1,3})(?:st|nd|rd|th)\b (?P<words>(?:[A-Za-z][\w'-]* ?){1,3})",
+    re.IGNORECASE,
+)
+_MONTH_BEFORE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.? $", re.IGNORECASE
+)
+
+
+def ordinal_counts(text: str) -> list[TypedValue]:
+    """The counts ordinals state ("my 5th project": `count_project`, 5; "the 10th time":
+    `times`, 10), in order; a date's ordinal ("May 5th") counts nothing."""
+    found: list[TypedValue] = []
+    for match in _ORDINAL.finditer(text):
+        if _MONTH_BEFORE.search(text[: match.start()]):
+            continue
+        run: list[str] = []
+        for word in match.group("words").split():
+            if word.casefold() in FUNCTION_WORDS or not word.replace("-", "").isalpha():
+                break
+            run.append(word)
+        if not run:
+            continue
+        noun = stem(run[-1])
+        dimension = "times" if run[-1].casefold() == "time" else f"count_{noun}"
+        if noun in _NOT_COUNTED_STEMS and dimension != "times":
+            continue
+        end = match.start("words") + len(" ".join(run))
+        size = float(match.group("n"))
+        found.append(TypedValue(match.start(), end, text[match.start() : end], dimension, size))
+    return found
+
+
+# Where a thing is or where one went: a spatial preposition and what it names ("above my bed",
+# "next to the window"), or a place's name after "to", "in", "at" or "from" ("to Paris"). Read
+# only when a question asks where (`gateway.core.asked_values`): in statements nearly every
+# sentence says where something happened.
+_SPATIAL = re.compile(
+    r"\b(?:above|below|under|underneath|beneath|behind|beside|next to|over|across from|"
+    r"opposite|on top of|in front of) (?:my|the|our|your|his|her|their) (?P<words>(?:[A-Za-z][\w'-]* ?){1,4})",
+    re.IGNORECASE,
+)
+_DESTINATION = re.compile(
+    r"\b(?:to|in|at|from|visited|visiting) (?P<name>(?-i:[A-Z][a-z][\w'-]*)(?: (?-i:[A-Z][a-z][\w'-]*)){0,2})",
+)
+
+
+def places(text: str) -> list[TypedValue]:
+    """The places `text` names (dimension `place`), in order: spatial phrases ("above my bed")
+    and places' names after a preposition of place or motion ("to Paris")."""
+    found: list[TypedValue] = []
+    for match in _SPATIAL.finditer(text):
+        run: list[str] = []
+        for word in match.group("words").split():
+            if word.casefold() in FUNCTION_WORDS or not word.replace("-", "").isalpha():
+                break
+            run.append(word)
+        if run:
+            end = match.start("words") + len(" ".join(run))
+            found.append(TypedValue(match.start(), end, text[match.start() : end], "place"))
+    for match in _DESTINATION.finditer(text):
+        if not any(v.start <= match.start() < v.end for v in found):
+            name = match.group("name")
+            found.append(TypedValue(match.start("name"), match.end("name"), name, "place"))
+    return sorted(found, key=lambda v: v.start)

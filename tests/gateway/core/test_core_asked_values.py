@@ -8,7 +8,12 @@ import pytest
 
 from gateway.core.asked_values import Asked, asked, said
 from gateway.core.current_values import earlier_values
-from gateway.core.extraction.typed_values import time_spans, typed_values
+from gateway.core.extraction.typed_values import (
+    ordinal_counts,
+    places,
+    time_spans,
+    typed_values,
+)
 from tests.gateway.core.test_core_current_values import turn
 
 
@@ -20,12 +25,13 @@ from tests.gateway.core.test_core_current_values import turn
         ("How often do I attend yoga classes?", "frequency", None),
         ("How many followers do I have on Instagram now?", "count", {"follower", "instagram"}),
         ("How much did I earn at the farmers market on my most recent visit?", "money", None),
-        ("What was the amount I was pre-approved for?", "money", None),
+        ("What was my personal best time in the charity 5K run?", "elapsed", None),
         ("How much do I weigh?", "amount", None),
         ("What time do I usually go to the gym?", "clock", None),
         ("What day of the week is my cocktail class?", "day", None),
-        ("What was my personal best time in the charity 5K run?", "elapsed", None),
         ("What is my current record in the volleyball league?", "record", None),
+        ("Where is the painting 'Ethereal Dreams' hanging now?", "place", None),
+        ("How many projects have I completed since I started?", "count", None),
     ],
 )
 def test_a_question_names_the_kind_of_value_and_what_of(
@@ -47,6 +53,13 @@ def test_a_question_names_the_kind_of_value_and_what_of(
         "How many followers did I have before the campaign?",  # what held before
         "What was my previous personal best time?",
         "How many more stars do I need than last month?",
+        # A past event: two values said of it at two times may both hold.
+        "How much did I save on the Jimmy Choo heels?",
+        "What time did I reach the clinic on Monday?",
+        "How long had I been using the new rug when I rearranged the furniture?",
+        "What was the amount I was pre-approved for?",
+        "How many years older am I than when I graduated?",
+        "How many months have passed since I last visited a museum?",
         "Which city do I live in now?",  # a name: not read this way
         "Who is my accountant?",
         "Tell me about my cat.",  # no question of these shapes
@@ -75,6 +88,18 @@ def test_spans_of_time_are_values_of_their_own_kinds() -> None:
     ]
     # The statements' typed values leave spans of time out: they are read only when asked for.
     assert typed_values("I've had Luna for about 6 months now") == []
+
+
+def test_ordinals_count_what_they_number_and_places_are_where() -> None:
+    found = ordinal_counts("I just finished my 5th project, the 10th time I tried; on May 5th.")
+    assert [(v.text, v.dimension, v.size) for v in found] == [
+        ("5th project", "count_project", 5.0),
+        ("10th time", "times", 10.0),
+    ]
+    spots = places("I moved it above my bed, after our trip to Paris; born in 1990.")
+    assert [(v.text, v.dimension) for v in spots] == [("above my bed", "place"), ("Paris", "place")]
+    # Both only when a question asks: a statement's typed values hold neither.
+    assert typed_values("I am on my 5th project above my bed") == []
 
 
 def test_money_before_a_comma_is_money() -> None:
@@ -145,6 +170,22 @@ def test_counts_are_compared_only_of_one_noun() -> None:
     # The photo count is another noun: nothing is compared with it, and it hides nothing.
     assert decided(question, older, posts) == []
     assert [d[:2] for d in decided(question, older, newer, posts)] == [("b", "a")]
+
+
+def test_a_turn_holding_the_claim_the_question_decides_is_not_kept_by_it() -> None:
+    # The extractor reads "completed 4 projects" as a claim whose newest value this turn holds;
+    # the question decides that very claim, so holding it keeps the turn no longer.
+    question = "How many projects have I completed since starting painting classes?"
+    older = turn("a", "I've completed 4 projects since starting painting classes.", 50)
+    newer = turn("b", "I just finished my 5th project since starting painting classes!", 5)
+    assert [d[:3] for d in decided(question, older, newer)] == [("b", "a", "asked_value")]
+    # A turn holding another claim's current value stays (the rent, not the projects).
+    rent = turn(
+        "c",
+        "My monthly rent is $1,850. I've completed 4 projects since starting painting classes.",
+        40,
+    )
+    assert [d[1] for d in decided(question, rent, newer)] == []
 
 
 def test_a_question_that_sums_decides_nothing() -> None:
