@@ -43,6 +43,7 @@ AnswerKind = Literal[
     "duration",
     "frequency",
     "clock",
+    "when",
     "day",
     "elapsed",
     "record",
@@ -65,7 +66,8 @@ _KINDS: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
     (re.compile(r"^how many\b"), "count"),
     (re.compile(r"^how much\b.*\b(?:" + _MONEY_NOUNS + r")\b"), "money"),
     (re.compile(r"^how much\b"), "amount"),
-    (re.compile(r"^(?:what|which) time\b|^when (?:do|does|is|are)\b"), "clock"),
+    (re.compile(r"^(?:what|which) time\b"), "clock"),
+    (re.compile(r"^when (?:do|does|is|are)\b"), "when"),
     (re.compile(r"^(?:what|which) day\b"), "day"),
     (re.compile(r"^where\b"), "place"),
     (
@@ -166,6 +168,8 @@ def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
     if kind == "count":
         counts = [v for v in found if v.dimension not in ("money", "clock", "day", "state")]
         return counts + ordinal_counts(sentence)
+    if kind == "when":  # a date or a time of day: each its own dimension
+        return [v for v in found if v.dimension in ("clock", "day")]
     if kind == "amount":
         return [v for v in found if v.size is not None]
     return [v for v in found if v.dimension == kind]

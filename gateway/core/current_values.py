@@ -49,10 +49,11 @@ are one and decide nothing, and no decision tells the agent whether they differ.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal
 
 from gateway.core.asked_values import Asked, Said, said
@@ -170,12 +171,12 @@ def _words(candidate: Candidate) -> frozenset[str]:
 
 
 def _in_one_namespace(
-    turns: Sequence[Candidate],
+    candidates: Sequence[Candidate],
     apart: Collection[frozenset[str]],
     unsettled: Collection[str],
     question: Asked | None,
 ) -> list[EarlierValue]:
-    ordered = sorted(turns, key=_order)
+    ordered = sorted((c for c in candidates if statement_of(c) is not None), key=_order)
     by_id = {c.memory_id: c for c in ordered}
     episodes = []
     for turn in ordered:
@@ -211,7 +212,8 @@ def _in_one_namespace(
         held: dict[str, list[str]] = {}
         for facts in stated.values():
             held.setdefault(facts[-1].sources[0], []).append(facts[-1].value or "")
-        _answered(ordered, question, found, held, apart)
+        compiled = [c for c in candidates if c.source_type == "compile"]
+        _answered(ordered, question, found, held, apart, compiled)
     return list(found.values())
 
 
@@ -221,6 +223,7 @@ def _answered(
     found: dict[str, EarlierValue],
     held: Mapping[str, Sequence[str]],
     apart: Collection[frozenset[str]],
+    compiled: Sequence[Candidate] = (),
 ) -> None:
     """The question's own reading (`gateway.core.asked_values`): of the turns with a value of
     the kind the question asks for in a sentence about its attribute, the user's newest with a
@@ -264,6 +267,33 @@ def _answered(
             )
             if (stale or echoes) and not holds and turn.memory_id not in found:
                 _leave_out(found, turn, winner, question.claim)
+        # What compile made of the earlier statements: a fact quoting one, a session's digest
+        # retelling it (compile could not read the newer one, or the fact would be retired).
+        for memory in compiled:
+            said_on = _stated_on(memory)
+            if (
+                memory.memory_id not in found
+                and said_on is not None
+                and said_on <= winner.created_at.date()
+                and question.touches(memory.content)
+                and any(mentions(memory.content, value) for value in earlier)
+                and not any(mentions(memory.content, c.text) for c in current)
+            ):
+                _leave_out(found, memory, winner, question.claim)
+
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def _stated_on(memory: Candidate) -> date | None:
+    """The last day a compiled memory says its statements were made on: a fact's "On
+    2023-08-16 the user said", a digest's "Session digest, 2023-08-11 to 2023-08-16"."""
+    first_line = memory.content.partition("\n")[0]
+    days: list[date] = []
+    for y, m, d in _ISO_DAY.findall(f"{memory.heading} {first_line}"):
+        with contextlib.suppress(ValueError):  # "2023-13-45" names no day
+            days.append(date(int(y), int(m), int(d)))
+    return max(days, default=None)
 
 
 def _answering(
@@ -339,7 +369,7 @@ def earlier_values(
     # A namespace's turns apart from another's (another user's, another project's).
     namespaces: dict[str, list[Candidate]] = {}
     for candidate in admitted[:READ_DEPTH]:
-        if statement_of(candidate) is not None:
+        if statement_of(candidate) is not None or candidate.source_type == "compile":
             namespaces.setdefault(candidate.namespace, []).append(candidate)
     decisions = [
         decision

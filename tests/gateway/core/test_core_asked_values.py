@@ -4,6 +4,8 @@ that ask for more than the current value, and turns about another thing, decide 
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gateway.core.asked_values import Asked, asked, said
@@ -14,6 +16,8 @@ from gateway.core.extraction.typed_values import (
     time_spans,
     typed_values,
 )
+from gateway.core.model import Candidate
+from tests.gateway.core.core_samples import memory
 from tests.gateway.core.test_core_current_values import turn
 
 
@@ -29,6 +33,7 @@ from tests.gateway.core.test_core_current_values import turn
         ("How much do I weigh?", "amount", None),
         ("What time do I usually go to the gym?", "clock", None),
         ("What day of the week is my cocktail class?", "day", None),
+        ("When is my thesis defense?", "when", None),
         ("What is my current record in the volleyball league?", "record", None),
         ("Where is the painting 'Ethereal Dreams' hanging now?", "place", None),
         ("How many projects have I completed since I started?", "count", None),
@@ -186,6 +191,42 @@ def test_a_turn_holding_the_claim_the_question_decides_is_not_kept_by_it() -> No
         40,
     )
     assert [d[1] for d in decided(question, rent, newer)] == []
+
+
+def compiled(memory_id: str, heading: str, content: str) -> Candidate:
+    """A memory compile wrote: a fact quoting a statement, a session's digest."""
+    return dataclasses.replace(
+        memory(memory_id, heading=heading, content=content, created_days_ago=1),
+        source_type="compile",
+    )
+
+
+def test_what_compile_made_of_an_earlier_statement_goes_with_it() -> None:
+    question = "How many projects have I completed since starting painting classes?"
+    older = turn("a", "I've completed 4 projects since starting painting classes.", 50)
+    newer = turn("b", "I just finished my 5th project since starting painting classes!", 5)
+    fact = compiled(
+        "f",
+        "user.count_project_complet",
+        "On 2026-10-10 the user said: I've completed 4 projects since starting painting classes",
+    )
+    digest = compiled(
+        "g",
+        "Session digest, 2026-10-10 to 2026-10-10",
+        "- t3 user: I've completed 4 projects since starting painting classes.",
+    )
+    assert {d[1] for d in decided(question, older, newer, fact, digest)} == {"a", "f", "g"}
+    # One that names the current value too, or says its statements after the current one was
+    # written, or says no day, stays.
+    both = compiled(
+        "h", "Session digest, 2026-10-10 to 2026-11-28", "- 4 projects, now my 5th project"
+    )
+    later = compiled("i", "Session digest, 2026-11-28 to 2026-11-28", "- t1 user: 4 projects done")
+    undated = compiled("j", "user.count_project", "The user completed 4 projects")
+    assert {d[1] for d in decided(question, older, newer, both, later, undated)} == {"a"}
+    # A day that is no day is none.
+    broken = compiled("k", "Session digest, 2026-13-45 to 2026-13-45", "- 4 projects")
+    assert {d[1] for d in decided(question, older, newer, broken)} == {"a"}
 
 
 def test_a_question_that_sums_decides_nothing() -> None:
