@@ -127,7 +127,14 @@ class Asked:
 
     def touches(self, text: str) -> bool:
         """Whether `text` says any of the question's attribute."""
-        return bool(_stems(text) & self.stems)
+        return self.may_touch(text) and bool(_stems(text) & self.stems)
+
+    def may_touch(self, text: str) -> bool:
+        """Whether `text` holds any of the question's stems as a string: a stem is a prefix
+        of the word it was cut from, but for "-ies"/"-ied" cut to "-y", so a text without
+        any cannot say them (and is not stemmed word by word to find so)."""
+        folded = text.casefold()
+        return any((s[:-1] if s.endswith("y") else s) in folded for s in self.stems)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +166,32 @@ def asked(question: str) -> Asked | None:
     return Asked(kind, stems) if kind is not None and stems else None
 
 
+# What a sentence must hold to hold a value of a kind, found at a regex's cost rather than the
+# finders': a number (digits or a word), or a span of time's unit. Kinds absent: no hint.
+_NUMBER_HINT = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|dozen|single|once|twice|half)\b",
+    re.IGNORECASE,
+)
+_SPAN_HINT = re.compile(
+    r"second|minute|hour|day|week|month|year|decade|night|daily|once|twice|\d:\d", re.IGNORECASE
+)
+_HINTS: dict[AnswerKind, re.Pattern[str]] = {
+    "count": _NUMBER_HINT,
+    "money": re.compile(r"[$€£¥]\s?\d"),
+    "amount": _NUMBER_HINT,
+    "record": re.compile(r"\d-\d"),
+    "clock": re.compile(r"\d\s?[ap]\.?m", re.IGNORECASE),
+    "duration": _SPAN_HINT,
+    "frequency": _SPAN_HINT,
+    "elapsed": re.compile(r"\d:\d"),
+}
+
+
 def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
+    hint = _HINTS.get(kind)
+    if hint is not None and not hint.search(sentence):
+        return []
     if kind == "place":
         return places(sentence)
     if kind in ("duration", "frequency", "elapsed"):
@@ -179,16 +211,15 @@ def said(question: Asked, text: str) -> Sequence[Said]:
     """The values of the asked kind in `text`, each with its sentence's anchor; a sentence that
     says none of the question's attribute answers nothing (and is not read for values: most
     sentences of a long turn are about other things, and reading values costs their length)."""
-    # A stem is a prefix of the word it was cut from, but for "-ies"/"-ied" cut to "-y": so a
-    # sentence without any of these strings cannot say any of the stems.
-    prefixes = [s[:-1] if s.endswith("y") else s for s in question.stems]
     found: list[Said] = []
+    if not question.may_touch(text):
+        return found
     for sentence in _SENTENCE.split(text):
-        folded = sentence.casefold()
-        if not any(p in folded for p in prefixes):
+        if not question.may_touch(sentence):
             continue
-        shared = len(_stems(sentence) & question.stems)
+        values = _of_kind(question.kind, sentence)  # before the stems: most sentences hold none
+        shared = len(_stems(sentence) & question.stems) if values else 0
         if shared:
             anchor = round(shared / len(question.stems), 3)
-            found.extend(Said(v, anchor) for v in _of_kind(question.kind, sentence))
+            found.extend(Said(v, anchor) for v in values)
     return found

@@ -256,8 +256,8 @@ def _answered(
         ]
         for turn, values in older:
             stale = bool(values) and not any(_one_value(v, c) for v in values for c in current)
-            echoes = question.touches(turn.content) and any(
-                mentions(turn.content, value) for value in earlier
+            echoes = any(mentions(turn.content, value) for value in earlier) and question.touches(
+                turn.content
             )
             # A turn holding the current value of a claim is never left out, unless the claim
             # is the one the question decides: every value it holds is one decided earlier.
@@ -275,9 +275,9 @@ def _answered(
                 memory.memory_id not in found
                 and said_on is not None
                 and said_on <= winner.created_at.date()
-                and question.touches(memory.content)
                 and any(mentions(memory.content, value) for value in earlier)
                 and not any(mentions(memory.content, c.text) for c in current)
+                and question.touches(memory.content)
             ):
                 _leave_out(found, memory, winner, question.claim)
 

@@ -10,6 +10,7 @@ are closed classes of English, not the vocabulary of any one conversation.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -153,6 +154,7 @@ class TypedValue:
     partitive: bool = False
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure, and most words of a conversation recur
 def stem(word: str) -> str:
     """A crude stem, enough to meet "tried"/"try", "videos"/"video", "making"/"make"."""
     word = word.casefold().removesuffix("'s").removesuffix("’s")
