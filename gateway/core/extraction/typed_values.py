@@ -422,6 +422,17 @@ _MONTH_BEFORE = re.compile(
 )
 
 
+def _content_run(words: str) -> list[str]:
+    """The words that open `words` up to a function word or one not of letters: the noun
+    phrase after an ordinal or a preposition ("oil painting" of "oil painting since ...")."""
+    run: list[str] = []
+    for word in words.split():
+        if word.casefold() in FUNCTION_WORDS or not word.replace("-", "").isalpha():
+            break
+        run.append(word)
+    return run
+
+
 def ordinal_counts(text: str) -> list[TypedValue]:
     """The counts ordinals state ("my 5th project": `count_project`, 5; "the 10th time":
     `times`, 10), in order; a date's ordinal ("May 5th") counts nothing."""
@@ -429,11 +440,7 @@ def ordinal_counts(text: str) -> list[TypedValue]:
     for match in _ORDINAL.finditer(text):
         if _MONTH_BEFORE.search(text[: match.start()]):
             continue
-        run: list[str] = []
-        for word in match.group("words").split():
-            if word.casefold() in FUNCTION_WORDS or not word.replace("-", "").isalpha():
-                break
-            run.append(word)
+        run = _content_run(match.group("words"))
         if not run:
             continue
         noun = stem(run[-1])
@@ -465,11 +472,7 @@ def places(text: str) -> list[TypedValue]:
     and places' names after a preposition of place or motion ("to Paris")."""
     found: list[TypedValue] = []
     for match in _SPATIAL.finditer(text):
-        run: list[str] = []
-        for word in match.group("words").split():
-            if word.casefold() in FUNCTION_WORDS or not word.replace("-", "").isalpha():
-                break
-            run.append(word)
+        run = _content_run(match.group("words"))
         if run:
             end = match.start("words") + len(" ".join(run))
             found.append(TypedValue(match.start(), end, text[match.start() : end], "place"))
