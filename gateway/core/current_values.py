@@ -246,6 +246,8 @@ def _answered(
             and turn.memory_id not in winners
             and turn.created_at != winner.created_at
             and frozenset((turn.memory_id, winner.memory_id)) not in apart
+            # A turn saying nothing of the question holds no answer and echoes none.
+            and question.may_touch(turn.content)
             and not any(mentions(turn.content, c.text) for c in current)
         ]
         earlier = [

@@ -17,6 +17,7 @@ statements of one fact on different days are the same fact.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -166,9 +167,13 @@ def mentions(text: str, value: str) -> bool:
     """`text` states `value` as a whole phrase (case aside, and a space, hyphen or underscore
     between its words alike): "two cats" is in "board two cats?", "Team Atlas" in
     "#team-atlas", "Pro" is not in "Product"."""
-    words = [re.escape(w) for w in re.split(r"[ _-]+", value.casefold()) if w]
-    pattern = r"(?<![\w$])" + r"[ _-]+".join(words) + r"(?!\w)"
-    return re.search(pattern, text.casefold()) is not None
+    return _phrase(value.casefold()).search(text.casefold()) is not None
+
+
+@functools.lru_cache(maxsize=4096)  # a value is looked for in many texts
+def _phrase(value: str) -> re.Pattern[str]:
+    words = [re.escape(w) for w in re.split(r"[ _-]+", value) if w]
+    return re.compile(r"(?<![\w$])" + r"[ _-]+".join(words) + r"(?!\w)")
 
 
 # "Sven Eriksson" is also "Sven"; "Dr. Abernathy" also "Abernathy".
