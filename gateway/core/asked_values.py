@@ -8,13 +8,17 @@ span of time, of the thing its other words name. So the turns that answer it are
 value of that kind in a sentence saying the question's words, and of two such turns the newer
 says the current value: the question, not a table, says what is compared. Why it should hold on
 text nobody here read: the kinds are a closed class of English question openings ("how many",
-"how long", "how often", "what time", "what day") and of value shapes (`typed_values`,
-`time_spans`); the attribute is the question's own words, whatever they are.
+"how long", "how often", "what time", "what day", "when is", "where") and of value shapes
+(`typed_values`; and, read only for a question, `time_spans`, `ordinal_counts`, `places`); the
+attribute is the question's own words, whatever they are.
 
-Conservative, as the defence is: a question that sums, compares or asks for an earlier value
-("in total", "before", "how much more") asks for more than the current value and is not read;
-nor is any question of another shape ("which", "who", "where"): their answers are names, and a
-name is in nearly every sentence.
+Conservative, as the defence is. Not read: a question that sums, compares or asks for an
+earlier value ("in total", "before", "how much more", "how much did I save"), which asks for more
+than the current value; a question about a past event ("what time did I reach the clinic on
+Monday?": past tense, and nothing of "current", "most recent", "so far" or a personal best),
+where two values said at two times may both hold (a price paid, a price listed); and a question
+of another shape ("which", "who", "what type"), whose answer is a name, and a name is in nearly
+every sentence.
 """
 
 from __future__ import annotations
