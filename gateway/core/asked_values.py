@@ -156,10 +156,34 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w and w.casefold() not in FUNCTION_WORDS)
 
 
-def asked(question: str) -> Asked | None:
-    """The kind of value `question` asks for and of what, or None when it asks for a name, for
-    more than the current value, or is not a question of these shapes."""
-    folded = " ".join(question.casefold().replace("’", "'").split())
+def asked(task: str) -> Asked | None:
+    """What the last question of `task` that reads asks for: its kind of value and of what; None
+    when none does (each asks for a name, for more than the current value, about a past event,
+    or is of no shape here). A task may hold more than the question: a session step asks with
+    its pinned task and then the user's last turn ("Thanks! By the way, how long have I had
+    Luna?"), so each sentence is read, the last first."""
+    for sentence in reversed(_SENTENCE.split(task)):
+        if _MORE_THAN_CURRENT.search(sentence.casefold()):
+            continue  # "in total, how many ...": the whole sentence asks for more
+        # The question may open a later clause ("By the way, how long ...").
+        starts = [0, *(m.end() for m in _CLAUSE.finditer(sentence))]
+        for start in starts:
+            read = _asked(sentence[start:])
+            if read is not None:
+                return read
+    return None
+
+
+_CLAUSE = re.compile(r"[,;:]\s+")
+# Words a question may open with before its question word ("also, how many ...", "so what time").
+_OPENERS = re.compile(
+    r"^(?:(?:also|and|so|but|oh|ok|okay|well|btw|anyway|actually|hey|hi|then|quick question)"
+    r"\b[ ,]*)+"
+)
+
+
+def _asked(question: str) -> Asked | None:
+    folded = _OPENERS.sub("", " ".join(question.casefold().replace("’", "'").split()))
     if _MORE_THAN_CURRENT.search(folded):
         return None
     past = _PAST.search(_PERFECT_HAD.sub(" ", folded))

@@ -12,7 +12,7 @@ from litestar.testing import TestClient
 
 from gateway.core.versions import ASSEMBLER
 from tests.conftest import KeyFactory
-from tests.gateway.sessions_helpers import append, open_session, receipt_body
+from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
 from tests.gateway.test_policies_api import activate
 from tests.gateway.test_policy_rendered_redaction import REDACT_EMAILS
 
@@ -178,3 +178,45 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
         headers=agent.headers,
     ).json()
     assert {m["memory_id"] for m in told["included"]} == {stale, current}
+
+
+def test_a_session_step_reads_the_users_last_question(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """A session step asks its memory part with the pinned task and the user's last turn: the
+    question in that turn is read, the older answer is left out of the step's memories, the
+    step's receipt records the decision, and an exact replay rebuilds the same text."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    ids = []
+    for text in (
+        "I've had Luna for about 6 months now, she loves the window seat.",
+        "Luna is doing great, I've had her for about 9 months now.",
+    ):
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        appended = append(client, agent, session_id, ("user", text))
+        assert appended.status_code == 200, appended.text
+        ids.extend(appended.json()["memory_ids"])
+    stale, current = ids
+    step = open_session(client, agent, namespace="home", task="Chat with the user.")
+    asking = ("user", "Thanks! By the way, how long have I had my cat Luna?")
+    assert append(client, agent, step["session_id"], asking).status_code == 200
+
+    body = context(client, agent, step["session_id"], budget_tokens=2000).json()
+    assert "9 months" in body["text"] and "6 months" not in body["text"]
+    excluded = {e["memory_id"]: e["reason"] for e in body["memory"]["excluded"]}
+    assert excluded[stale] == "superseded_in_bundle"
+    receipt = receipt_body(client, make_key, body["receipt_id"])
+    [decision] = receipt["memory"]["earlier_values"]
+    assert (decision["rule"], decision["current"], decision["earlier"]) == (
+        "asked_value",
+        current,
+        stale,
+    )
+    replayed = client.post(
+        f"/v1/receipts/{body['receipt_id']}/replay",
+        json={"mode": "exact"},
+        headers=auditor.headers,
+    )
+    assert replayed.status_code == 200, replayed.text
+    assert replayed.json()["identical"] is True, replayed.json()["problems"]

@@ -74,6 +74,17 @@ def test_a_question_that_asks_for_more_than_the_current_value_is_not_read(questi
     assert asked(question) is None
 
 
+def test_the_last_question_of_a_task_is_read() -> None:
+    # A session step asks with its pinned task and the user's last turn.
+    task = "Chat with the user.\nThanks! By the way, how long have I had my cat Luna?"
+    assert asked(task) == Asked("duration", frozenset({"cat", "luna"}))
+    both = "How many books did I read in total? Also, how many cats do I have now?"
+    assert asked(both) == Asked("count", frozenset({"cat"}))
+    # A guard anywhere in the question's sentence holds for its every clause.
+    assert asked("In total, how many books have I read?") is None
+    assert asked("Chat with the user.\nHelp me plan a trip to Lisbon.") is None
+
+
 def test_spans_of_time_are_values_of_their_own_kinds() -> None:
     spans = time_spans("I've had Luna for about 6 months now, I walk her twice a week.")
     assert [(v.text, v.dimension, v.size) for v in spans] == [
