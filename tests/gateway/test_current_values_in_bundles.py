@@ -11,12 +11,29 @@ import pytest
 from litestar.testing import TestClient
 
 from gateway.core.versions import ASSEMBLER
-from tests.conftest import KeyFactory
+from tests.conftest import Key, KeyFactory
 from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
 from tests.gateway.test_policies_api import activate
 from tests.gateway.test_policy_rendered_redaction import REDACT_EMAILS
 
 ASK = {"task": "What is my monthly rent?", "namespaces": ["home"], "budget_tokens": 800}
+
+
+LUNA = (
+    "I've had Luna for about 6 months now, she loves the window seat.",
+    "Luna is doing great, I've had her for about 9 months now.",
+)
+
+
+def said_in_sessions(client: TestClient[Any], agent: Key, *texts: str) -> list[str]:
+    """Each text the user's turn of a session of its own in `home`, in order; their memories."""
+    ids: list[str] = []
+    for text in texts:
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        appended = append(client, agent, session_id, ("user", text))
+        assert appended.status_code == 200, appended.text
+        ids.extend(appended.json()["memory_ids"])
+    return ids
 
 
 def replayed_exactly(client: TestClient[Any], auditor: Any, original: dict[str, Any]) -> str:
@@ -38,14 +55,8 @@ def test_the_older_value_is_left_out_recorded_and_replayed_exactly(
 ) -> None:
     agent = make_key(agent_id="helper", namespaces=("home",))
     auditor = make_key(role="auditor")
-    ids = []
-    for text in ("My monthly rent is $1,850.", "My landlord raised it, my rent is now $1,975."):
-        session_id = open_session(client, agent, namespace="home")["session_id"]
-        appended = append(client, agent, session_id, ("user", text))
-        assert appended.status_code == 200, appended.text
-        [memory_id] = appended.json()["memory_ids"]
-        ids.append(memory_id)
-    stale, current = ids
+    rents = ("My monthly rent is $1,850.", "My landlord raised it, my rent is now $1,975.")
+    stale, current = said_in_sessions(client, agent, *rents)
 
     original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
     assert "$1,975" in original["bundle"] and "$1,850" not in original["bundle"]
@@ -110,13 +121,7 @@ def test_a_value_the_policy_hides_decides_nothing(
     so the decision is too)."""
     agent = make_key(agent_id="helper", namespaces=("home",))
     admin = make_key(role="admin")
-    ids = []
-    for text in case.stated:
-        session_id = open_session(client, agent, namespace="home")["session_id"]
-        appended = append(client, agent, session_id, ("user", text))
-        assert appended.status_code == 200, appended.text
-        ids.extend(appended.json()["memory_ids"])
-    stale, current = ids
+    stale, current = said_in_sessions(client, agent, *case.stated)
     question = {"task": case.ask, "namespaces": ["home"], "budget_tokens": 800}
 
     readable = client.post("/v1/context", json=question, headers=agent.headers).json()
@@ -145,16 +150,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     rule and the question's attribute, and an exact replay rebuilds both."""
     agent = make_key(agent_id="helper", namespaces=("home",))
     auditor = make_key(role="auditor")
-    ids = []
-    for text in (
-        "I've had Luna for about 6 months now, she loves the window seat.",
-        "Luna is doing great, I've had her for about 9 months now.",
-    ):
-        session_id = open_session(client, agent, namespace="home")["session_id"]
-        appended = append(client, agent, session_id, ("user", text))
-        assert appended.status_code == 200, appended.text
-        ids.extend(appended.json()["memory_ids"])
-    stale, current = ids
+    stale, current = said_in_sessions(client, agent, *LUNA)
     ask = {"task": "How long have I had my cat, Luna?", "namespaces": ["home"]}
     original = client.post(
         "/v1/context", json=ask | {"budget_tokens": 800}, headers=agent.headers
@@ -188,16 +184,7 @@ def test_a_session_step_reads_the_users_last_question(
     step's receipt records the decision, and an exact replay rebuilds the same text."""
     agent = make_key(agent_id="helper", namespaces=("home",))
     auditor = make_key(role="auditor")
-    ids = []
-    for text in (
-        "I've had Luna for about 6 months now, she loves the window seat.",
-        "Luna is doing great, I've had her for about 9 months now.",
-    ):
-        session_id = open_session(client, agent, namespace="home")["session_id"]
-        appended = append(client, agent, session_id, ("user", text))
-        assert appended.status_code == 200, appended.text
-        ids.extend(appended.json()["memory_ids"])
-    stale, current = ids
+    stale, current = said_in_sessions(client, agent, *LUNA)
     step = open_session(client, agent, namespace="home", task="Chat with the user.")
     asking = ("user", "Thanks! By the way, how long have I had my cat Luna?")
     assert append(client, agent, step["session_id"], asking).status_code == 200
