@@ -36,9 +36,11 @@ Under an assembler that reads the task as a question (`asked_values`), the quest
 too (`_answered`, rule `asked_value`): when it asks for a kind of value (a count, money, a span
 of time, ...: `gateway.core.asked_values`), the user's newest turn with such a value in a
 sentence about the question's words states the current one, and older turns whose values of
-that dimension all differ are left out, whatever the extractor can read of their attribute.
-The same guards hold (one namespace, different instants, open conflicts, holders of a current
-value never left out).
+that dimension all differ are left out, whatever the extractor can read of their attribute,
+with the assistant's echoes of those values and what compile made of them (a fact quoting one,
+a digest retelling it). The same guards hold (one namespace, different instants, open
+conflicts, a turn holding another claim's current value never left out); a turn whose only
+claim is the one the question decides is not kept by it.
 
 The caller passes only the candidates the policy admits, in rank order, so no decision reads,
 names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read. Their
@@ -223,7 +225,7 @@ def _answered(
     found: dict[str, EarlierValue],
     held: Mapping[str, Sequence[str]],
     apart: Collection[frozenset[str]],
-    compiled: Sequence[Candidate] = (),
+    compiled: Sequence[Candidate],
 ) -> None:
     """The question's own reading (`gateway.core.asked_values`): of the turns with a value of
     the kind the question asks for in a sentence about its attribute, the user's newest with a
@@ -250,14 +252,14 @@ def _answered(
             and question.may_touch(turn.content)
             and not any(mentions(turn.content, c.text) for c in current)
         ]
-        earlier = [
-            v.text
-            for _, values in older
-            if not any(_one_value(v, c) for v in values for c in current)
-            for v in values
-        ]
+        # A turn states an earlier value when its values of the dimension all differ.
+        stale = {
+            turn.memory_id: bool(values)
+            and not any(_one_value(v, c) for v in values for c in current)
+            for turn, values in older
+        }
+        earlier = [v.text for turn, values in older if stale[turn.memory_id] for v in values]
         for turn, values in older:
-            stale = bool(values) and not any(_one_value(v, c) for v in values for c in current)
             echoes = any(mentions(turn.content, value) for value in earlier) and question.touches(
                 turn.content
             )
@@ -267,7 +269,7 @@ def _answered(
                 not any(mentions(value, v.text) or mentions(v.text, value) for v in values)
                 for value in held.get(turn.memory_id, ())
             )
-            if (stale or echoes) and not holds and turn.memory_id not in found:
+            if (stale[turn.memory_id] or echoes) and not holds and turn.memory_id not in found:
                 _leave_out(found, turn, winner, question.claim)
         # What compile made of the earlier statements: a fact quoting one, a session's digest
         # retelling it (compile could not read the newer one, or the fact would be retired).
