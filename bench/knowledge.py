@@ -18,7 +18,8 @@ even, else B; the same split in every process. Choose on one fold, report on the
 tables give both folds' clean rate and their gap. With ``--fold-c``, also fold C
 (``bench/knowledge_updates_lme_c.json``): the 9 knowledge-update questions of
 ``../shared/bench/longmemeval_s_dev.jsonl.gz``, their values annotated in this repository after
-the extractor was written; held out from development, reported on its own row. ``--extractor`` names the extractor a compile
+the extractor was written; held out until its first run, developed on since (bench/RESULTS.md),
+reported on its own row. ``--extractor`` names the extractor a compile
 uses (``rules``, or a version such as ``rules/2026-12-03.1``); default: the gateway's default.
 
 Also the 9 LongMemEval_S dev questions of type ``knowledge-update`` (unless
@@ -101,7 +102,7 @@ class Case:
     gold: str
     stale: str  # empty for no_update
     budget: int = BUDGET
-    held_out: bool = False  # fold C: annotated after the extractor, never developed on
+    held_out: bool = False  # fold C: annotated after the extractor (developed on since)
 
     @property
     def namespace(self) -> str:
@@ -331,7 +332,7 @@ def fold_rows(records: Sequence[dict[str, Any]]) -> list[list[object]]:
         rows.append([name, count["A"], a, count["B"], b, gap])
     if fold_c:
         rate_c = 100.0 * sum(r["clean"] for r in fold_c) / len(fold_c)
-        rows.append(["lme fold C (held out; only C)", len(fold_c), rate_c, 0, None, None])
+        rows.append(["lme fold C (only C)", len(fold_c), rate_c, 0, None, None])
     return rows
 
 
