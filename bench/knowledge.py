@@ -391,8 +391,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--no-dev", action="store_true", help="skip the 70 hand-written cases")
     parser.add_argument("--extractor", default=None, help="the extractor compiles name")
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
+    parser.add_argument(
+        "--cases",
+        type=Path,
+        default=DATASET,
+        help="hand-written cases in the dev file's format (default: the 70 dev cases)",
+    )
     args = parser.parse_args(argv)
-    cases = [] if args.no_dev else load_cases()
+    cases = [] if args.no_dev else load_cases(args.cases)
     if args.lme_dev:
         cases += load_lme_cases()
     if args.fold_c:

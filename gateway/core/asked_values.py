@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.core.extraction.triples import another_holder, names_another
 from gateway.core.extraction.typed_values import (
     FUNCTION_WORDS,
     TypedValue,
@@ -123,6 +124,9 @@ class Asked:
 
     kind: AnswerKind
     stems: frozenset[str]
+    # Whether it asks of someone else ("when is Yumi's wedding?"): then a value another person
+    # holds may answer it; a question of the user's own is answered by none of theirs.
+    of_another: bool = False
 
     @property
     def claim(self) -> str:
@@ -191,7 +195,7 @@ def _asked(question: str) -> Asked | None:
         return None
     kind = next((k for pattern, k in _KINDS if pattern.search(folded)), None)
     stems = _stems(question) - _NOT_THE_ATTRIBUTE
-    return Asked(kind, stems) if kind is not None and stems else None
+    return Asked(kind, stems, names_another(question)) if kind is not None and stems else None
 
 
 # What a sentence must hold to hold a value of a kind, found at a regex's cost rather than the
@@ -235,17 +239,23 @@ def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
     return [v for v in found if v.dimension == kind]
 
 
-def said(question: Asked, text: str) -> Sequence[Said]:
-    """The values of the asked kind in `text`, each with its sentence's anchor; a sentence that
-    says none of the question's attribute answers nothing (and is not read for values: most
-    sentences of a long turn are about other things, and reading values costs their length)."""
+def said(question: Asked, text: str, role: str) -> Sequence[Said]:
+    """The values of the asked kind in `text` (said by `role`), each with its sentence's
+    anchor; a sentence that says none of the question's attribute answers nothing (and is not
+    read for values: most sentences of a long turn are about other things, and reading values
+    costs their length), and a value someone else holds ("my sister's base is $190,000")
+    answers nothing of the user's own."""
     found: list[Said] = []
     if not question.may_touch(text):
         return found
     for sentence in _SENTENCE.split(text):
         if not question.may_touch(sentence):
             continue
-        values = _of_kind(question.kind, sentence)  # before the stems: most sentences hold none
+        values = [
+            v
+            for v in _of_kind(question.kind, sentence)  # before the stems: most sentences hold none
+            if question.of_another or another_holder(sentence, v.text, role) is None
+        ]
         shared = len(_stems(sentence) & question.stems) if values else 0
         if shared:
             anchor = round(shared / len(question.stems), 3)

@@ -309,7 +309,7 @@ def _answering(
     for turn in ordered:
         statement = statement_of(turn)
         if statement is not None:
-            read.append((turn, statement[0], said(question, statement[1])))
+            read.append((turn, statement[0], said(question, statement[1], statement[0])))
     best = max((s.anchor for _, who, all_ in read if who == "user" for s in all_), default=0.0)
     return [
         (turn, who, [s.value for s in all_ if best and s.anchor >= ON_TOPIC * best])

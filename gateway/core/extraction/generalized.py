@@ -24,11 +24,11 @@ from collections.abc import Iterable, Sequence
 
 from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.introductions import introductions
-from gateway.core.extraction.judgement import HEDGE, judged
+from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
 from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
 from gateway.core.extraction.statements import statements
-from gateway.core.extraction.triples import Triple, triples
+from gateway.core.extraction.triples import THIRD_PERSONS, Triple, another_holder, triples
 from gateway.core.extraction.typed_values import (
     FUNCTION_WORDS,
     TypedValue,
@@ -67,9 +67,13 @@ def _content_of(sentence: str, triple: Triple | None) -> str:
     return text if len(text) <= 240 else text[:239] + "…"
 
 
-def states_value(clause: str) -> bool:
-    """Whether a clause states its value: no hedge, no goal, no request."""
-    return HEDGE.search(clause) is None and _GOAL.search(clause) is None
+def states_value(triple: Triple) -> bool:
+    """Whether a statement states its value: no hedge, no goal, no request in its clause up to
+    the end of the part holding the value ("I weigh 185 pounds and I'd like to start lifting"
+    states the weight; "I'd like to weigh 170 pounds" does not)."""
+    cut = SUBORDINATE.search(triple.clause, triple.value.end)
+    said = triple.clause[: cut.start()] if cut else triple.clause
+    return HEDGE.search(said) is None and _GOAL.search(said) is None
 
 
 class _Extraction:
@@ -112,13 +116,21 @@ class _Extraction:
     def sentence_facts(
         self, sentence: str, stated: str, episode: Episode, confirmed: bool
     ) -> list[Fact]:
-        stating = [t for t in triples(stated, episode.role) if states_value(t.clause)]
+        stating = [t for t in triples(stated, episode.role) if states_value(t)]
         found: list[Fact] = []
         values: list[str] = []
         for fact in facts_of(sentence, stated, episode, confirmed, self.claims):
             value = (fact.value or "").casefold()
             if says_nothing(value):
                 continue  # "still", "few", "both": no value, and it would retire every turn
+            if (
+                _users(fact)
+                and another_holder(stated, fact.value or "", episode.role) in THIRD_PERSONS
+            ):
+                # "her base is $190,000": the table reads the phrase, not whose it is. Only a
+                # pronoun, and only of a claim the table gives the user: "my manager is
+                # Beatriz", "Lindenhof ... since they reopened" are the table's to key.
+                continue
             same = next((t for t in stating if _overlap(t.value.text.casefold(), value)), None)
             found.append(self.rekeyed(fact, same, stated))
             if value:
@@ -179,6 +191,11 @@ class _Extraction:
                 "quantity", "semantic", key, _content_of(stated, None), episode, confirmed
             )
             yield dataclasses.replace(fact, value=value)
+
+
+def _users(fact: Fact) -> bool:
+    """Whether the table keyed `fact` as the user's own (its counts are the user's)."""
+    return (fact.claim_key or "").partition(".")[0] in {"user", "count"}
 
 
 def _overlap(a: str, b: str) -> bool:

@@ -28,7 +28,15 @@ from gateway.core.extraction.typed_values import (
     typed_values,
 )
 
-__all__ = ["MAX_VALUES", "Triple", "clauses", "triples"]
+__all__ = [
+    "MAX_VALUES",
+    "THIRD_PERSONS",
+    "Triple",
+    "another_holder",
+    "clauses",
+    "names_another",
+    "triples",
+]
 
 # A clause with more values than this is a list (a pasted table, prices one after another):
 # it states no one attribute's value, and reading each would cost its length every time.
@@ -38,9 +46,13 @@ _CLAUSE = re.compile(r"\s*(?:[;:—–]|\s-\s|,(?!\d{3})|\(|\))\s*")
 _TOKEN = re.compile(r"[A-Za-z][\w'’-]*")
 _SPEAKER = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd"})
 _SPEAKER_OWNS = frozenset({"my", "our", "me", "us"})
-_OTHERS = frozenset(
-    {"he", "she", "they", "his", "her", "their", "he's", "she's", "they're", "someone"}
-    | {"somebody", "everyone", "people", "you", "your", "you're", "it's", "its"}
+# Other people, by pronoun: "her base is $190,000" is hers, whatever the phrase.
+THIRD_PERSONS = frozenset(
+    {"he", "she", "they", "his", "her", "their", "him", "them", "hers", "he's", "she's"}
+    | {"they're"}
+)
+_OTHERS = THIRD_PERSONS - {"him", "them", "hers"} | frozenset(
+    {"someone", "somebody", "everyone", "people", "you", "your", "you're", "it's", "its"}
 )
 # People a possessive names: "my sister has 3 kids" is the sister's count, not the user's.
 _PEOPLE = frozenset(
@@ -125,31 +137,84 @@ def _content(tokens: list[str]) -> tuple[str, ...]:
     return tuple(words)
 
 
-def _speaker_subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:
-    """Whether the nearest subject before a value is the speaker (for the assistant's
-    confirmation, the user it addresses: "your"), and where it stands: None when it is someone
-    else."""
+def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:
+    """The nearest subject before a value and where it stands: `(True, i)` the speaker (for the
+    assistant's confirmation, the user it addresses: "your"), `(False, i)` someone else ("she",
+    "my sister", "Emma has"), None when the clause names none."""
     owns = _SPEAKER_OWNS if role == "user" else frozenset({"your", "you", "you're", "you've"})
     for index in range(len(left) - 1, -1, -1):
-        folded = left[index].casefold().replace("’", "'")
-        if folded in owns:
-            after = left[index + 1].casefold() if index + 1 < len(left) else ""
-            if stem(after) in _PEOPLE_STEMS and after not in {"team", "family"}:
-                return None
-            return True, index
-        if folded in _OTHERS or (role != "user" and folded in _SPEAKER | _SPEAKER_OWNS):
-            return None
-        if folded.endswith("'s") and index > 0 and left[index - 1].casefold() in owns:
-            return None  # "my sister's": another's
-        if folded in _SPEAKER and role == "user":
-            return True, index
-        following = left[index + 1].casefold() if index + 1 < len(left) else ""
-        if left[index][0].isupper() and index > 0 and following in _SUBJECT_VERBS:
-            return None  # a name as the subject: "Emma has tried 3"
+        speaker = _whose(left, index, owns, role)
+        if speaker is not None:
+            return speaker, index
     if first_clause and left:
         opening = left[0].casefold()
         if opening in _ELIDED or (opening.endswith("ed") and len(opening) > 4):
             return True, -1
+    return None
+
+
+def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool | None:
+    """Whether `left[index]` is the speaker as a subject (True), someone else (False), or no
+    subject (None)."""
+    folded = left[index].casefold().replace("’", "'")
+    after = left[index + 1].casefold() if index + 1 < len(left) else ""
+    if folded in owns:
+        return not (stem(after) in _PEOPLE_STEMS and after not in {"team", "family"})
+    if folded == "her" and (not after or after in FUNCTION_WORDS):
+        return None  # an object ("I've had her for 9 months"), not whose: "her base"
+    if folded in _OTHERS or (role != "user" and folded in _SPEAKER | _SPEAKER_OWNS):
+        return False
+    if folded.endswith("'s") and index > 0 and left[index - 1].casefold() in owns:
+        return False  # "my sister's": another's
+    if folded in _SPEAKER and role == "user":
+        return True
+    if (
+        left[index][0].isupper()
+        and index > 0
+        and after in _SUBJECT_VERBS
+        and left[index - 1].casefold() not in owns  # "my Instagram is at 1300": mine
+    ):
+        return False  # a name as the subject: "Emma has tried 3"
+    return None
+
+
+_THINGS = frozenset({"it's", "its"})
+
+
+def names_another(text: str) -> bool:
+    """Whether `text` (a question) is about a person other than the speaker: a third person's
+    pronoun, one of the speaker's people ("my sister"), a name's possessive ("Yumi's")."""
+    tokens = _TOKEN.findall(text)
+    for index, token in enumerate(tokens):
+        folded = token.casefold().replace("’", "'")
+        if folded in THIRD_PERSONS or (index > 0 and token[0].isupper() and folded.endswith("'s")):
+            return True
+        if (
+            index > 0
+            and tokens[index - 1].casefold() in _SPEAKER_OWNS
+            and stem(folded) in _PEOPLE_STEMS
+            and folded not in {"team", "family"}
+        ):
+            return True
+    return False
+
+
+def another_holder(sentence: str, value: str, role: str) -> str | None:
+    """Who else holds `value`, said in `sentence` by `role`, by the subject of its clause: the
+    word naming them ("her" in "my sister just got a raise, her base is $190,000", "sister" in
+    "my sister has 3 cats"), or None when it is the speaker's or the clause names no one: the
+    same reading that keeps another's value out of the speaker's statements (`triples`)."""
+    for position, clause in enumerate(clauses(sentence)):
+        at = clause.find(value)
+        if at >= 0:
+            left = _TOKEN.findall(clause[:at])
+            held = _subject(left, position == 0 and role == "user", role)
+            if held is None or held[0]:
+                return None
+            word = left[held[1]].casefold().replace("’", "'")
+            if word in _SPEAKER_OWNS and held[1] + 1 < len(left):
+                word = left[held[1] + 1].casefold()  # "my sister": the sister
+            return None if word in _THINGS else word  # "it's three cats now": no one else's
     return None
 
 
@@ -212,10 +277,10 @@ def _speaker_triple(
     if _DELTA.search(clause, 0, value.start):
         return None  # "lost 3 pounds", "by $200": a change by, not a value of
     left = _TOKEN.findall(clause[: value.start])
-    subject = _speaker_subject(left, first and role == "user", role)
+    subject = _subject(left, first and role == "user", role)
     if subject is None and carried and not _has_subject(left):
         subject = (True, -1)  # the subject of the clause before
-    if subject is None:
+    if subject is None or not subject[0]:
         return None
     phrase = left[subject[1] + 1 :]
     if any(t.casefold() in _RELATIVE for t in phrase):
@@ -266,10 +331,10 @@ def triples(sentence: str, role: str) -> list[Triple]:
         said = max(sentence.find(clause, said), said)
         before = sentence[:said]
         opening = _TOKEN.findall(clause)
-        speaks = _speaker_subject(opening, position == 0 and role == "user", role)
+        speaks = _subject(opening, position == 0 and role == "user", role)
         carried_here = carried
         if not _appositive(opening):  # "our team, the Net Ninjas, is 5-2": still the team
-            carried = speaks is not None or (carried and not _has_subject(opening))
+            carried = (speaks is not None and speaks[0]) or (carried and not _has_subject(opening))
         if opening and opening[0].casefold() in _RELATIVE:
             continue  # "which caps us at 10 seats" qualifies a noun before it
         values = typed_values(clause, before)

@@ -127,7 +127,7 @@ def test_a_sentence_answers_with_the_share_of_the_attribute_it_says() -> None:
     question = asked("How long have I had my cat, Luna?")
     assert question == Asked("duration", frozenset({"cat", "luna"}))
     text = "I've had Luna for about 6 months now. My commute takes an hour."
-    assert [(s.value.text, s.anchor) for s in said(question, text)] == [("6 months", 0.5)]
+    assert [(s.value.text, s.anchor) for s in said(question, text, "user")] == [("6 months", 0.5)]
     assert question.claim == "duration: cat luna"
     assert question.touches("Luna loves her new toy") and not question.touches("My dog Rex")
 
@@ -238,6 +238,27 @@ def test_what_compile_made_of_an_earlier_statement_goes_with_it() -> None:
     # A day that is no day is none.
     broken = compiled("k", "Session digest, 2026-13-45 to 2026-13-45", "- 4 projects")
     assert {d[1] for d in decided(question, older, newer, broken)} == {"a"}
+
+
+def test_a_value_someone_else_holds_answers_nothing_of_the_users_own() -> None:
+    question = "What is my base salary?"
+    mine = turn("a", "My salary is $145,000 base.", 100)
+    sisters = turn("b", "My sister just got a raise, her base is $190,000 now.", 10)
+    assert decided(question, mine, sisters) == []
+    read = asked(question)
+    assert read is not None and not read.of_another
+    assert said(read, "My sister just got a raise, her base is $190,000 now.", "user") == []
+    # A question of the other person's reads their values.
+    of_hers = asked("What is my sister's base salary now?")
+    assert of_hers is not None and of_hers.of_another
+    text = "My sister just got a raise, her base is $190,000 now."
+    assert [s.value.text for s in said(of_hers, text, "user")] == ["$190,000"]
+    # "Her" as the object of the user's sentence is not someone else's value.
+    luna = asked(LUNA)
+    assert luna is not None
+    assert [s.value.text for s in said(luna, "I've had her for 9 months, Luna.", "user")] == [
+        "9 months"
+    ]
 
 
 def test_a_question_that_sums_decides_nothing() -> None:

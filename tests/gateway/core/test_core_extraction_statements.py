@@ -50,6 +50,8 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         ("I've tried two of Emma's recipes.", "We fished on 7/22; I've tried 3 of Emma's recipes so far.", "two of Emma's recipes", "3 of Emma's recipes"),
         # A count of part of a set, the set named or said before ("them").
         ("I've cooked 4 of the recipes in that book.", "I've now cooked 7 of the recipes in that book.", "4 of the recipes", "7 of the recipes"),
+        # A goal in a later part of the sentence does not hedge the value stated before it.
+        ("I weigh 185 pounds and I'd like to start lifting.", "Three months of training and I'm down to 172 pounds now.", "185 pounds", "172 pounds"),
         ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
     ],
 )  # fmt: skip
@@ -74,6 +76,9 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
         ("I weigh 185 pounds.", "My brother weighs 210 pounds."),
         ("I have two cats.", "My sister has 3 cats."),
         ("I have two cats.", "She has 3 cats."),
+        # The attribute table reads a phrase, not whose it is: the structure says it.
+        ("My salary is $145,000 base.", "My sister just got a raise, her base is $190,000 now."),
+        ("My salary is $145,000 base.", "My sister just got a raise — her base is $190,000 now."),
         # A goal or a hypothetical states no value.
         ("I weigh 185 pounds.", "I want to get down to 170 pounds."),
         ("I weigh 185 pounds.", "If I keep this up I would be 170 pounds by June."),
