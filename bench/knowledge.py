@@ -7,6 +7,10 @@ Every case gets its own namespace; each of its sessions becomes a gateway sessio
 appended with ``occurred_at`` (the session's date, a second per turn) and remembered as episodic
 memories (``remember_turns``). With ``--compile`` every session is compiled (``POST /v1/compile``,
 oldest first) before the question is asked. Then ``/v1/context`` with the question at 800 tokens.
+``--cases PATH`` reads hand-written cases of the same format from another file instead, such as
+``bench/knowledge_updates_written_here.json`` (issue 33's own examples with traps on them, and a
+paraphrase per category, written here after the mechanism: a check of the issue's sentences,
+not held-out data).
 
 With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
 knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale

@@ -108,7 +108,10 @@ class _Extraction:
         if key is None:
             return fact
         narrowed = triple.narrower and triple.value.dimension != "money"
-        if key in self.registry or (narrowed and CLAIM_KEY.match(key)):
+        # A thing's state the table gave the user ("the gym near my office is closed": its
+        # pattern reads "my office is ..."): the structure says whose it is.
+        things = triple.value.dimension == "state" and triple.subject != "user" and _users(fact)
+        if key in self.registry or things or (narrowed and CLAIM_KEY.match(key)):
             # A known claim, or what narrows it, which the table's key does not say.
             return dataclasses.replace(fact, claim_key=key)
         return fact

@@ -89,7 +89,9 @@ class _Held:
 def _held(key: str, value: str) -> _Held:
     subject, _, rest = key.partition(".")
     subject = "user" if subject == "count" else subject  # the table's counts are the user's
-    dimension = dimension_of(value)
+    # A count said without its noun ("two of them") is of the noun its key names.
+    named = re.match(r"count_[a-z0-9]+", rest)
+    dimension = dimension_of(value) or (named.group(0) if named else None)
     drop = set((dimension or "").split("_")) | {"count", "amount", "state"}
     soft, _, narrow = rest.partition("_in_")
     words = tuple(stem(w) for w in soft.split("_") if w and w not in drop)

@@ -85,11 +85,27 @@ _ELIDED = frozenset(
 )
 # Named things whose state a clause states: a capitalized name, optionally after "the".
 _NAMED = re.compile(r"^(?:the |our |my )?(?P<name>(?-i:[A-Z][\w'&-]*(?: [A-Z][\w'&-]*){0,3}))\b")
-_STATE_VERB = re.compile(
-    r"^(?:(?:'s|is|was|are|were|has been|have been|got|just got|went|stays|remains|became|"
+_STATE_VERBS = (
+    r"(?:(?:'s|is|was|are|were|has been|have been|got|just got|went|stays|remains|became|"
     r"is now|was just|got officially|is officially|has)\b(?: (?:now|officially|temporarily|"
-    r"currently|finally|just|been|back|in|put on|placed on|marked|set to|moved to))*)",
+    r"currently|finally|just|been|back|in|put on|placed on|marked|set to|moved to))*)"
+)
+_STATE_VERB = re.compile("^" + _STATE_VERBS, re.IGNORECASE)
+# A definite thing's state: "the gym near my office is closed", "our order got delayed", "the
+# gym near my office reopened": the thing is the noun after the determiner, what follows a
+# preposition only says which one.
+_THING_STATE = re.compile(
+    r"^(?:the|our|my) (?P<name>[a-z][\w-]*"
+    r"(?: (?!(?:is|was|are|were|got|has|have|went|just)\b|[a-z]+ly\b|[a-z]+s\b)[a-z][\w-]*)?)"
+    r"(?: (?:near|at|on|in|by|behind|next to|across from|around|down) [^,;]{1,40}?)?"
+    r"(?: (?P<verb>" + _STATE_VERBS + r"))?\s*['\"‘“]?$",
     re.IGNORECASE,
+)
+_PLACE_PREPOSITIONS = frozenset({"near", "behind", "beside", "across", "next"})
+# What a verb acting on something is followed by: "my manager approved my vacation".
+_OBJECTS = frozenset(
+    {"a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that"}
+    | {"these", "those", "some", "it", "them", "him", "me", "us"}
 )
 # What narrows a count: "on the platform team", "of flour"; a span of time does not.
 _NARROWER = re.compile(
@@ -159,6 +175,8 @@ def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool
     folded = left[index].casefold().replace("’", "'")
     after = left[index + 1].casefold() if index + 1 < len(left) else ""
     if folded in owns:
+        if index > 0 and left[index - 1].casefold() in _PLACE_PREPOSITIONS:
+            return None  # "the gym near my office": the object of "near", not the subject
         return not (stem(after) in _PEOPLE_STEMS and after not in {"team", "family"})
     if folded == "her" and (not after or after in FUNCTION_WORDS):
         return None  # an object ("I've had her for 9 months"), not whose: "her base"
@@ -233,18 +251,25 @@ def _appositive(tokens: list[str]) -> bool:
 
 
 def _narrower(clause: str, value: TypedValue) -> tuple[str, ...]:
+    """What narrows a value: a name before its noun ("8 edX courses"), then a phrase after it
+    ("12 courses on Coursera"): two counts narrowed to different things are two claims."""
+    *modifiers, noun = _TOKEN.findall(value.text) or [""]
+    # Only of a common noun: "227 Larkspur Avenue", "Six Flags Magic Mountain" are names whole.
+    named = (
+        tuple(stem(t.casefold()) for t in modifiers if not t.islower()) if noun.islower() else ()
+    )
     match = _NARROWER.match(clause[value.end :])
     if match is None:
-        return ()
+        return named
     tokens: list[str] = []
     for token in match.group("words").split():
         folded = token.casefold()
         if folded in _TIME_WORDS:
-            return ()  # "in the past few weeks": a time, not a narrower thing
+            return named  # "in the past few weeks": a time, not a narrower thing
         if folded in FUNCTION_WORDS:
             break
         tokens.append(token)
-    return _content(tokens)
+    return named + _content(tokens)
 
 
 def _verbal(tokens: list[str]) -> bool:
@@ -256,7 +281,23 @@ def _verbal(tokens: list[str]) -> bool:
 
 def _named_state(clause: str, value: TypedValue) -> Triple | None:
     """A named thing's state: "Project Atlas is in 'Active' status", "Project Atlas got
-    suspended pending budget review"."""
+    suspended pending budget review"; or a definite thing's ("the gym near my office
+    reopened")."""
+    thing = _THING_STATE.match(clause[: value.start])
+    following = next(iter(_TOKEN.findall(clause[value.end :])), "").casefold()
+    if (
+        thing is not None
+        and thing.group("name").split()[0] not in FUNCTION_WORDS
+        # Without "is", "got": the state word is the verb, said as done ("reopened", "closed"),
+        # not "my grandparents live in Ohio".
+        and (thing.group("verb") or value.text.casefold().endswith("ed"))
+        # "approved my request", "complete coverage": an action on something, a modifier;
+        # not "open again", "closed temporarily", "delayed until".
+        and following not in _OBJECTS
+        and (following in FUNCTION_WORDS | _TIME_WORDS | {"", "again"} or following.endswith("ly"))
+    ):
+        # Its head noun, as the attribute table names a thing ("coffee shop": shop).
+        return Triple(thing.group("name").split()[-1].casefold(), ("state",), value, clause)
     named = _NAMED.match(clause)
     if named is None or value.start < named.end():
         return None

@@ -101,7 +101,17 @@ SUBJECT = (
     + r"(?:[a-z][\w'-]*|(?-i:[A-Z][\w-]*)))"
     r"{0,5}?)"
 )
-DETERMINER = r"(?:^|(?<=[,:;] )|\b(?:my|our|your|the|his|her|their|and|so|then) )"
+# A determiner opening the subject; not one after a preposition, whose noun is the object of
+# that preposition ("the gym near my office is closed": the gym's state, not the office's).
+_NOT_AFTER_PREPOSITION = "".join(
+    rf"(?<!\b{word} )"
+    for word in ("near", "at", "in", "on", "by", "of", "from", "behind", "to", "for")
+)
+DETERMINER = (
+    r"(?:^|(?<=[,:;] )|"
+    + _NOT_AFTER_PREPOSITION
+    + r"\b(?:my|our|your|the|his|her|their|and|so|then) )"
+)
 PREPOSITIONS = frozenset(
     {"in", "at", "for", "on", "of", "with", "from", "to", "by", "since", "about", "off", "into"}
 )
@@ -112,6 +122,8 @@ STOP_ATTRIBUTES = frozenset(
     {
         *("it", "this", "that", "these", "those", "there", "here", "them", "which", "what"),
         *("one", "ones", "thing", "things", "way", "time", "have", "has", "be", "do", "get"),
+        # When, not what: "moved to Denver last month" names no attribute "last".
+        *("last", "next", "ago", "today", "yesterday", "tomorrow", "recently", "now"),
     }
 )
 # Words that qualify an attribute without naming it ("the final base", "our weekly deploy").

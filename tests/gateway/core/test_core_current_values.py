@@ -81,8 +81,15 @@ def test_a_newer_value_of_one_claim_makes_the_older_memory_earlier() -> None:
     [
         # A second subject: another team's count is another claim.
         ("We have 3 engineers on the platform team.", "We have 2 engineers on the data team."),
-        # Someone else's value is not the user's.
+        # Counts narrowed to different things by a name before the noun or a phrase after it
+        # (a total asks for both).
+        (
+            "I have a foundation from my previous 8 edX courses.",
+            "I've completed 12 courses on Coursera.",
+        ),
+        # Someone else's value is not the user's, whatever phrase the table reads.
         ("I have 2 kids.", "My sister has 3 kids."),
+        ("My salary is $145,000 base.", "My sister just got a raise, her base is $190,000 now."),
         # A hypothetical states no value.
         ("I have 2 kids.", "If I had 3 kids I'd need a bigger car."),
         # A goal states no value.

@@ -50,6 +50,9 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         ("I've tried two of Emma's recipes.", "We fished on 7/22; I've tried 3 of Emma's recipes so far.", "two of Emma's recipes", "3 of Emma's recipes"),
         # A count of part of a set, the set named or said before ("them").
         ("I've cooked 4 of the recipes in that book.", "I've now cooked 7 of the recipes in that book.", "4 of the recipes", "7 of the recipes"),
+        # A definite thing's state, whatever place says which one it is.
+        ("The gym near my office is closed for renovation.", "The gym near my office reopened on Monday!", "closed", "reopened"),
+        ("Our coffee shop is closed for the winter.", "Our coffee shop is open again.", "closed", "open again"),
         # A goal in a later part of the sentence does not hedge the value stated before it.
         ("I weigh 185 pounds and I'd like to start lifting.", "Three months of training and I'm down to 172 pounds now.", "185 pounds", "172 pounds"),
         ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
@@ -70,6 +73,9 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
     [
         # A narrower claim: another team's count is another claim.
         ("We have 3 engineers on the platform team.", "We have 2 engineers on the data team."),
+        # A name before the noun narrows a count as a phrase after it does.
+        ("I've completed 8 edX courses.", "I've completed 12 courses on Coursera."),
+        ("I have 4 Python books.", "I have 6 books on Rust."),
         # Another thing counted of the same kind.
         ("I need 2 cups of flour.", "I need 3 cups of sugar."),
         # Someone else's value is not the user's.
@@ -92,7 +98,15 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
         # A count of part of a set is not how many there are.
         ("I have 4 dogs.", "I walked 2 of my dogs this morning."),
         ("We have 12 servers.", "We rebooted 3 of them last night."),
-        # A second subject's state.
+        # A second subject's state; an action on something is no state of the actor.
+        (
+            "The gym near my office is closed for renovation.",
+            "The pool near my office reopened on Monday.",
+        ),
+        (
+            "The gym near my office is closed for renovation.",
+            "Our office reopened on Monday, but my manager approved my leave.",
+        ),
         ("Project Atlas is in 'Active' status.", "Project Hermes got suspended last week."),
     ],
 )
