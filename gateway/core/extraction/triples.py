@@ -101,6 +101,7 @@ _THING_STATE = re.compile(
     r"(?: (?P<verb>" + _STATE_VERBS + r"))?\s*['\"‘“]?$",
     re.IGNORECASE,
 )
+# Prepositions of place: the possessive after one is an object's ("the gym near my office").
 _PLACE_PREPOSITIONS = frozenset({"near", "behind", "beside", "across", "next"})
 # What a verb acting on something is followed by: "my manager approved my vacation".
 _OBJECTS = frozenset(
@@ -279,25 +280,32 @@ def _verbal(tokens: list[str]) -> bool:
     return all(t.endswith(("ing", "ed")) or t in _LIGHT_VERBS for t in named)
 
 
-def _named_state(clause: str, value: TypedValue) -> Triple | None:
-    """A named thing's state: "Project Atlas is in 'Active' status", "Project Atlas got
-    suspended pending budget review"; or a definite thing's ("the gym near my office
-    reopened")."""
+def _thing_state(clause: str, value: TypedValue) -> Triple | None:
+    """A definite thing's state ("the gym near my office reopened", "our coffee shop is open
+    again"), keyed by its head noun as the attribute table names a thing ("coffee shop": shop)."""
     thing = _THING_STATE.match(clause[: value.start])
+    if thing is None or thing.group("name").split()[0] in FUNCTION_WORDS:
+        return None
+    # Without "is", "got", the state word is the verb, said as done ("reopened", "closed"),
+    # not "my grandparents live in Ohio".
+    if not thing.group("verb") and not value.text.casefold().endswith("ed"):
+        return None
+    # "approved my request", "complete coverage": an action on something, a modifier; not
+    # "open again", "closed temporarily", "delayed until".
     following = next(iter(_TOKEN.findall(clause[value.end :])), "").casefold()
-    if (
-        thing is not None
-        and thing.group("name").split()[0] not in FUNCTION_WORDS
-        # Without "is", "got": the state word is the verb, said as done ("reopened", "closed"),
-        # not "my grandparents live in Ohio".
-        and (thing.group("verb") or value.text.casefold().endswith("ed"))
-        # "approved my request", "complete coverage": an action on something, a modifier;
-        # not "open again", "closed temporarily", "delayed until".
-        and following not in _OBJECTS
-        and (following in FUNCTION_WORDS | _TIME_WORDS | {"", "again"} or following.endswith("ly"))
+    if following in _OBJECTS or not (
+        following in FUNCTION_WORDS | _TIME_WORDS | {"", "again"} or following.endswith("ly")
     ):
-        # Its head noun, as the attribute table names a thing ("coffee shop": shop).
-        return Triple(thing.group("name").split()[-1].casefold(), ("state",), value, clause)
+        return None
+    return Triple(thing.group("name").split()[-1].casefold(), ("state",), value, clause)
+
+
+def _named_state(clause: str, value: TypedValue) -> Triple | None:
+    """A thing's state: a definite thing's (`_thing_state`) or a named one's ("Project Atlas is
+    in 'Active' status", "Project Atlas got suspended pending budget review")."""
+    thing = _thing_state(clause, value)
+    if thing is not None:
+        return thing
     named = _NAMED.match(clause)
     if named is None or value.start < named.end():
         return None
