@@ -11,6 +11,7 @@ from gateway.core.extraction.vocabulary import (
     DIGITS,
     MONEY,
     NAME,
+    NOT_AFTER_PREPOSITION,
     NUMBER,
     PHONES,
     RACES,
@@ -55,9 +56,11 @@ ATTRIBUTES = (
     ),
     p(
         "identity",
-        r"\b(?:i live|we live|i moved|we moved|i'm now|now that i'm|now that we're|"
-        r"i've been|we've been) (?:in|to) "
-        r"(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)",
+        # "I've been in Denver" is where one lives; "I've been to the Grand Canyon", a visit.
+        r"\b(?:(?:i live|we live|i moved|we moved|i'm now|now that i'm|now that we're) (?:in|to)"
+        r"|(?:i've been|we've been) in) "
+        # A place by its name, capitalized: "I'm now in a better mood" names none.
+        r"(?P<value>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*))",
         "user.location",
     ),
     p(
@@ -422,7 +425,11 @@ ATTRIBUTES = (
     ),
     p(
         "attribute",
-        r"\b(?P<owner>my|our|your) (?P<attr>[a-z][a-z -]{1,40}?) (?:is|are)(?: now)? (?!not\b)",
+        # Not the object of a preposition: "communication with my partner is key" is not the
+        # partner's value.
+        NOT_AFTER_PREPOSITION
+        + r"(?<!\bwith )\b(?P<owner>my|our|your) (?P<attr>[a-z][a-z -]{1,40}?) (?:is|are)(?: now)? "
+        r"(?!not\b)",
         "{owner}.{attr}",
         tail=True,
         head=True,

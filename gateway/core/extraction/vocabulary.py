@@ -14,6 +14,7 @@ __all__ = [
     "MODIFIERS",
     "MONEY",
     "NAME",
+    "NOT_AFTER_PREPOSITION",
     "NUMBER",
     "NUMBER_WORDS",
     "PARTNER_ROLES",
@@ -103,13 +104,13 @@ SUBJECT = (
 )
 # A determiner opening the subject; not one after a preposition, whose noun is the object of
 # that preposition ("the gym near my office is closed": the gym's state, not the office's).
-_NOT_AFTER_PREPOSITION = "".join(
+NOT_AFTER_PREPOSITION = "".join(
     rf"(?<!\b{word} )"
     for word in ("near", "at", "in", "on", "by", "of", "from", "behind", "to", "for")
 )
 DETERMINER = (
     r"(?:^|(?<=[,:;] )|"
-    + _NOT_AFTER_PREPOSITION
+    + NOT_AFTER_PREPOSITION
     + r"\b(?:my|our|your|the|his|her|their|and|so|then) )"
 )
 PREPOSITIONS = frozenset(
@@ -124,6 +125,8 @@ STOP_ATTRIBUTES = frozenset(
         *("one", "ones", "thing", "things", "way", "time", "have", "has", "be", "do", "get"),
         # When, not what: "moved to Denver last month" names no attribute "last".
         *("last", "next", "ago", "today", "yesterday", "tomorrow", "recently", "now"),
+        # How often, not what: "like I usually do on Sundays".
+        *("usually", "always", "often", "sometimes", "normally", "typically", "generally"),
     }
 )
 # Words that qualify an attribute without naming it ("the final base", "our weekly deploy").
@@ -157,6 +160,7 @@ ARTICLES = frozenset({"the", "a", "an", "new", "current", "old"})
 GENERIC_HEADS = frozenset(
     {
         "budget",
+        "type",  # "my skin type", "my hair type": the skin's, the hair's
         "cost",
         "price",
         "bill",
