@@ -119,6 +119,29 @@ def test_traps_are_kept_apart_by_structure(older: str, newer: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "not_keyed"),
+    [
+        # Found on real conversation text (LongMemEval_S turns): phrasings the table read as a
+        # claim of the user's that they do not state.
+        ("I've been to the Grand Canyon with my family a few years ago.", "user.location"),
+        ("I'm now in a much better mood about it.", "user.location"),
+        ("Like I usually do on Sundays.", "user.usually"),
+        ("Communication with my partner is definitely key.", "user.partner"),
+        ("My skin type is combination.", "user.type"),
+        ("We moved to Denver last month.", "user.last"),
+        ("My sister just got a raise, her base is $190,000 now.", "user.base"),
+    ],
+)
+def test_what_a_sentence_does_not_state_is_no_claim(text: str, not_keyed: str) -> None:
+    assert not_keyed not in {f.claim_key for f in extract([Episode(("t1",), "user", text, AT)])}
+
+
+def test_a_type_is_of_what_it_types() -> None:
+    facts = extract([Episode(("t1",), "user", "My skin type is combination.", AT)])
+    assert [(f.claim_key, f.value) for f in facts] == [("user.skin", "combination")]
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         (
