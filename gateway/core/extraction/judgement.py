@@ -13,15 +13,15 @@ __all__ = ["HEDGE", "SUBORDINATE", "judged"]
 # these words hedge everything except an intent pattern.
 _INTENT_WORDS = r"plan to|planning to|going to"
 HEDGE = re.compile(
-    r"\b(maybe|perhaps|might|probably|possibly|i think|i guess|not sure|thinking about|"
-    r"considering|wondering|if|would|could|should|hoping|hope to|want to|wants to|"
+    r"\b(maybe|perhaps|might|probably|possibly|likely|i think|i guess|not sure|thinking about|"
+    r"thinking of|considering|wondering|if|would|could|should|hoping|hope to|want to|wants to|"
     + _INTENT_WORDS
     + r")\b",
     re.IGNORECASE,
 )
 _HEDGE_NOT_INTENT = re.compile(
-    r"\b(maybe|perhaps|might|probably|possibly|i think|i guess|not sure|thinking about|"
-    r"considering|wondering|if|would|could|should|hoping|hope to)\b",
+    r"\b(maybe|perhaps|might|probably|possibly|likely|i think|i guess|not sure|thinking about|"
+    r"thinking of|considering|wondering|if|would|could|should|hoping|hope to)\b",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(

@@ -130,6 +130,12 @@ def test_traps_are_kept_apart_by_structure(older: str, newer: str) -> None:
         ("My skin type is combination.", "user.type"),
         ("We moved to Denver last month.", "user.last"),
         ("My sister just got a raise, her base is $190,000 now.", "user.base"),
+        # A prediction or an idea is no statement.
+        ("My car is likely in good condition.", "user.car"),
+        (
+            "I'm thinking of booking a helicopter tour in Las Vegas for our anniversary.",
+            "plan.anniversary",
+        ),
     ],
 )
 def test_what_a_sentence_does_not_state_is_no_claim(text: str, not_keyed: str) -> None:
