@@ -30,7 +30,7 @@ _CHANGE_VERBS = (
 # Single-valued attributes, most specific first. A `value` group (or, with `tail`, the words
 # after the match) is the fact's value; a `previous` group the value it replaced ("from X").
 ATTRIBUTES = (
-    p("identity", r"\bmy name is (?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)", "user.name"),
+    p("identity", r"\bmy name is (?P<value>(?-i:[A-Z][\w'-]*(?: [A-Z][\w'-]*)*))", "user.name"),
     p(
         "identity",
         # "I'm a contractor for Brightline" / "they hired me full-time": how the user works.
@@ -43,7 +43,7 @@ ATTRIBUTES = (
     ),
     p(
         "identity",
-        r"\bi (?:work|started working) (?:at|for) (?P<value>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*)*)",
+        r"\bi (?:work|started working) (?:at|for) (?P<value>(?-i:[A-Z][\w&'-]*(?: [A-Z][\w&'-]*)*))",
         "user.employer",
         gate="work working",
     ),
