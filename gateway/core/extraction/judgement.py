@@ -12,18 +12,12 @@ __all__ = ["HEDGE", "SUBORDINATE", "judged"]
 # Intentions are facts about a plan ("I'm going to learn Italian", "we're planning a trip"):
 # these words hedge everything except an intent pattern.
 _INTENT_WORDS = r"plan to|planning to|going to"
-HEDGE = re.compile(
-    r"\b(maybe|perhaps|might|probably|possibly|likely|i think|i guess|not sure|thinking about|"
-    r"thinking of|considering|wondering|if|would|could|should|hoping|hope to|want to|wants to|"
-    + _INTENT_WORDS
-    + r")\b",
-    re.IGNORECASE,
+_HEDGES = (
+    r"maybe|perhaps|might|probably|possibly|likely|i think|i guess|not sure|thinking about|"
+    r"thinking of|considering|wondering|if|would|could|should|hoping|hope to"
 )
-_HEDGE_NOT_INTENT = re.compile(
-    r"\b(maybe|perhaps|might|probably|possibly|likely|i think|i guess|not sure|thinking about|"
-    r"thinking of|considering|wondering|if|would|could|should|hoping|hope to)\b",
-    re.IGNORECASE,
-)
+HEDGE = re.compile(r"\b(" + _HEDGES + r"|want to|wants to|" + _INTENT_WORDS + r")\b", re.IGNORECASE)
+_HEDGE_NOT_INTENT = re.compile(r"\b(" + _HEDGES + r")\b", re.IGNORECASE)
 _REPORTED = re.compile(
     r"\b(s?he|they|someone|somebody|people) (said|says|told|thinks|asked|mentioned)\b|"
     r"\baccording to\b|\b(said|says) that\b",
