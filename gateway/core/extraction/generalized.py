@@ -127,8 +127,9 @@ class _Extraction:
             if says_nothing(value):
                 continue  # "still", "few", "both": no value, and it would retire every turn
             if (
-                _users(fact)
-                and another_holder(stated, fact.value or "", episode.role) in THIRD_PERSONS
+                fact.value
+                and _users(fact)
+                and another_holder(stated, fact.value, episode.role) in THIRD_PERSONS
             ):
                 # "her base is $190,000": the table reads the phrase, not whose it is. Only a
                 # pronoun, and only of a claim the table gives the user: "my manager is

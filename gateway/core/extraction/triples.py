@@ -66,6 +66,7 @@ _PEOPLE = frozenset(
     }
 )
 _PEOPLE_STEMS = frozenset(stem(p) for p in _PEOPLE)
+
 _WHEN = re.compile(r"\b(?:on|at|is|are|every|to|for|moved to)\s*$", re.IGNORECASE)
 _DELTA = re.compile(
     r"\b(?:lost|gained|gain|lose|losing|gaining|by|another|extra|additional|"
@@ -154,6 +155,12 @@ def _content(tokens: list[str]) -> tuple[str, ...]:
     return tuple(words)
 
 
+def _person(word: str) -> bool:
+    """Whether `word` after "my" names one of the speaker's people ("my sister"), not a group
+    the speaker is of ("my team", "my family")."""
+    return stem(word) in _PEOPLE_STEMS and word not in {"team", "family"}
+
+
 def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:
     """The nearest subject before a value and where it stands: `(True, i)` the speaker (for the
     assistant's confirmation, the user it addresses: "your"), `(False, i)` someone else ("she",
@@ -178,7 +185,7 @@ def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool
     if folded in owns:
         if index > 0 and left[index - 1].casefold() in _PLACE_PREPOSITIONS:
             return None  # "the gym near my office": the object of "near", not the subject
-        return not (stem(after) in _PEOPLE_STEMS and after not in {"team", "family"})
+        return not _person(after)
     if folded == "her" and (not after or after in FUNCTION_WORDS):
         return None  # an object ("I've had her for 9 months"), not whose: "her base"
     if folded in _OTHERS or (role != "user" and folded in _SPEAKER | _SPEAKER_OWNS):
@@ -208,12 +215,7 @@ def names_another(text: str) -> bool:
         folded = token.casefold().replace("’", "'")
         if folded in THIRD_PERSONS or (index > 0 and token[0].isupper() and folded.endswith("'s")):
             return True
-        if (
-            index > 0
-            and tokens[index - 1].casefold() in _SPEAKER_OWNS
-            and stem(folded) in _PEOPLE_STEMS
-            and folded not in {"team", "family"}
-        ):
+        if index > 0 and tokens[index - 1].casefold() in _SPEAKER_OWNS and _person(folded):
             return True
     return False
 

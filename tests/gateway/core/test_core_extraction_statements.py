@@ -128,7 +128,7 @@ def test_traps_are_kept_apart_by_structure(older: str, newer: str) -> None:
         ("Like I usually do on Sundays.", "user.usually"),
         ("Communication with my partner is definitely key.", "user.partner"),
         ("My skin type is combination.", "user.type"),
-        ("We moved to Denver last month.", "user.last"),
+        ("We just moved to Denver last month.", "user.last"),
         ("My sister just got a raise, her base is $190,000 now.", "user.base"),
         # An employer is named capitalized.
         ("I work at home most days.", "user.employer"),
