@@ -239,7 +239,7 @@ def test_a_session_the_policy_denies_is_not_found(
     admin = _enforce(client, make_key)
     created = client.post(
         "/v1/sessions",
-        json={"namespace": "chat", "task": "Rotate the launch code 7781.", "labels": ["secret"],
+        json={"namespace": "chat", "task": "Rotate the launch code 77815304.", "labels": ["secret"],
               "system_prompt": "You guard the launch codes."},
         headers=admin.headers,
     )  # fmt: skip
@@ -263,11 +263,11 @@ def test_a_session_the_policy_denies_is_not_found(
 
     for hidden, unknown in zip(asked(secret), asked(UNKNOWN), strict=True):
         assert _problem(hidden, secret) == _problem(unknown, UNKNOWN)
-        assert hidden.status_code == 404 and "7781" not in hidden.text
+        assert hidden.status_code == 404 and "77815304" not in hidden.text
     # A session it may see reads as before; the admin sees everything.
     assert [r.status_code for r in asked(plain)] == [200, 200, 200, 200]
     shown = client.get(f"/v1/sessions/{secret}", headers=admin.headers)
-    assert shown.status_code == 200 and "7781" in shown.json()["task"]
+    assert shown.status_code == 200 and "77815304" in shown.json()["task"]
 
 
 # 5. Idempotency keys ----------------------------------------------------------------------------
