@@ -15,6 +15,7 @@ from gateway.core.extraction.vocabulary import (
     NUMBER,
     PHONES,
     RACES,
+    ROLES,
     SCHOOL,
     SUBJECT,
     TYPED,
@@ -146,9 +147,7 @@ ATTRIBUTES = (
         "relation",
         # "my manager, Priya", "my accountant is Roger Hollis", "a new accountant: Anjali Mehta",
         # "our building's property manager is now listed as ...".
-        r"\b(?:my|our|your|a|the)(?: [\w']+'s)? (?:new )?(?P<attr>manager|boss|accountant|"
-        r"primary care doctor|doctor|dentist|therapist|landlord|property manager|boyfriend|"
-        r"girlfriend|partner|husband|wife|fiancée?|lawyer|coach|tutor|mentor|vet|realtor)"
+        r"\b(?:my|our|your|a|the)(?: [\w']+'s)? (?:new )?(?P<attr>" + "|".join(ROLES) + ")"
         r"(?:,| is| was|:| named| to)?(?: now)?(?: listed as)? (?P<value>" + NAME + ")",
         "user.{attr}",
     ),

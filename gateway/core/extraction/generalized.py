@@ -26,6 +26,7 @@ from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.introductions import introductions
 from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
+from gateway.core.extraction.named_values import NamedClaim, named_change, named_claims
 from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
 from gateway.core.extraction.statements import statements
 from gateway.core.extraction.triples import THIRD_PERSONS, Triple, another_holder, triples
@@ -155,6 +156,7 @@ class _Extraction:
             found.append(dataclasses.replace(fact, value=triple.value.text))
             values.append(text)
         found.extend(self._bare_levels(stated, episode, confirmed, values))
+        found.extend(self._named(stated, episode, found, values))
         if any(f.claim_key for f in found):
             # The table's fallback for a sentence it had no claim for ("... now": a state
             # change without a key) restates what a claim now says, values and all.
@@ -162,6 +164,24 @@ class _Extraction:
         if episode.role == "user":
             found.extend(self._introduced(stated, episode, found, values))
         return found
+
+    def _named(
+        self, stated: str, episode: Episode, found: list[Fact], values: list[str]
+    ) -> Iterable[Fact]:
+        """Names as values (`named_values`): a diet the speaker keeps, and a name's change whose
+        sentence does not say of what ("Upgraded to Premium"), for claims the sentence has no
+        fact of."""
+        taken = {f.claim_key for f in found}
+        change = named_change(stated, episode.role, self.registry.live())
+        claims: list[NamedClaim] = [*named_claims(stated, episode.role)]
+        for claim in [*claims, *([change] if change else [])]:
+            if claim.claim_key in taken or any(_overlap(claim.value.casefold(), v) for v in values):
+                continue
+            taken.add(claim.claim_key)
+            fact = build_fact(
+                "identity", "semantic", claim.claim_key, _content_of(stated, None), episode, False
+            )
+            yield dataclasses.replace(fact, value=claim.value)
 
     def _introduced(
         self, stated: str, episode: Episode, found: list[Fact], values: list[str]

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from gateway.core.extraction.triples import Triple
 from gateway.core.extraction.typed_values import dimension_of, partitive, stem
@@ -146,7 +147,12 @@ class ClaimRegistry:
     def add(self, key: str, value: str) -> None:
         self._held.pop(key, None)
         self._held[key] = _held(key, value)
+        self._values.pop(key, None)
         self._values[key] = value
+
+    def live(self) -> Mapping[str, str]:
+        """The known claims' values by key, newest last."""
+        return MappingProxyType(self._values)
 
     def _alike(self, a: tuple[str, ...], b: tuple[str, ...]) -> float:
         score = lexical(a, b)

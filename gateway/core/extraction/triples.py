@@ -35,6 +35,7 @@ __all__ = [
     "another_holder",
     "clauses",
     "names_another",
+    "speaker_holds",
     "triples",
 ]
 
@@ -237,6 +238,27 @@ def another_holder(sentence: str, value: str, role: str) -> str | None:
                 word = left[held[1] + 1].casefold()  # "my sister": the sister
             return None if word in _THINGS else word  # "it's three cats now": no one else's
     return None
+
+
+def speaker_holds(sentence: str, at: int, role: str) -> bool:
+    """Whether the value at `at` in `sentence`, said by `role`, is the speaker's by the subject
+    of its clause ("I see Dr. Okafor now"), of the clause before when its own names none ("I
+    sold it, got $38,500"), or elided at the sentence's opening ("Upgraded to Premium")."""
+    carried = False
+    start = 0
+    for position, clause in enumerate(clauses(sentence)):
+        start = sentence.find(clause, start)
+        tokens = _TOKEN.findall(clause)
+        if start <= at < start + len(clause):
+            left = _TOKEN.findall(clause[: at - start])
+            held = _subject(left, position == 0 and role == "user", role)
+            if held is None:
+                return carried and not _has_subject(left)
+            return held[0]
+        speaks = _subject(tokens, position == 0 and role == "user", role)
+        carried = (speaks is not None and speaks[0]) or (carried and not _has_subject(tokens))
+        start += len(clause)
+    return False
 
 
 def _has_subject(tokens: list[str]) -> bool:

@@ -23,6 +23,8 @@ __all__ = [
     "PRONOUNS",
     "RACES",
     "RACE_KINDS",
+    "ROLES",
+    "ROLE_HEADS",
     "SCHOOL",
     "STOP_ATTRIBUTES",
     "SUBJECT",
@@ -89,6 +91,14 @@ PARTNER_ROLES = frozenset(
         "spouse",
     }
 )
+# Roles a person holds for the speaker ("my dentist is Dr. Patel"), as the table names them;
+# `ROLE_HEADS`: their head nouns, the attribute of a claim whose value is a person.
+ROLES = (
+    *("manager", "boss", "accountant", "primary care doctor", "doctor", "dentist", "therapist"),
+    *("landlord", "property manager", "boyfriend", "girlfriend", "partner", "husband", "wife"),
+    *("fiancée?", "lawyer", "coach", "tutor", "mentor", "vet", "realtor"),
+)
+ROLE_HEADS = frozenset(role.split()[-1].rstrip("?") for role in ROLES) | PARTNER_ROLES
 NAME = r"(?-i:(?:Dr\. |Team )?[A-Z][\w'&.-]*(?: [A-Z][\w'&.-]*){0,3})"
 # A noun phrase naming what a value belongs to ("catering budget", "primary database region",
 # "escalations for the payments service"); its head is found by `_attribute`.

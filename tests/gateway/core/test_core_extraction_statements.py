@@ -56,6 +56,14 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         # A goal in a later part of the sentence does not hedge the value stated before it.
         ("I weigh 185 pounds and I'd like to start lifting.", "Three months of training and I'm down to 172 pounds now.", "185 pounds", "172 pounds"),
         ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
+        # A name's change that does not say of what: the kind of value the known claim holds.
+        ("I'm on the Basic plan for my streaming service.", "Upgraded to Premium yesterday, the 4K was worth it.", "Basic", "Premium"),
+        ("I'm on the Silver plan at my gym.", "I switched to Platinum for the pool access.", "Silver", "Platinum"),
+        ("My dentist is Dr. Patel and she wants me to floss more.", "Switched dentists, I see Dr. Okafor now.", "Dr. Patel", "Dr. Okafor"),
+        ("My doctor is Dr. Abernathy.", "I changed doctors, now I see Dr. Nakashima.", "Dr. Abernathy", "Dr. Nakashima"),
+        ("I live in Austin and the summers are brutal.", "We just moved to Denver last month, much cooler here.", "Austin", "Denver"),
+        ("I'm vegetarian, so no meat recipes please.", "I've started eating fish again, so I'm pescatarian now.", "vegetarian", "pescatarian"),
+        ("I've gone vegan this year.", "Honestly I'm mostly keto now.", "vegan", "keto"),
     ],
 )  # fmt: skip
 def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
@@ -108,8 +116,17 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
             "Our office reopened on Monday, but my manager approved my leave.",
         ),
         ("Project Atlas is in 'Active' status.", "Project Hermes got suspended last week."),
+        # A name of a known claim's kind: someone else's, a hedge, a thing's, two at once.
+        ("I'm on the Basic plan for my streaming service.", "My sister upgraded to Premium yesterday."),
+        ("I'm on the Basic plan for my streaming service.", "I'm thinking of upgrading to Premium."),
+        ("I'm on the Basic plan for my streaming service.", "I switched between Premium and Pro twice now."),
+        ("I live in Austin and the summers are brutal.", "My brother just moved to Denver."),
+        ("My dentist is Dr. Patel.", "My wife switched dentists, she sees Dr. Okafor now."),
+        ("I'm vegetarian, so no meat recipes please.", "My wife is vegan now."),
+        # A bare name changes a person only where the sentence names the role.
+        ("My manager is Priya.", "Marcus started a new project with us now."),
     ],
-)
+)  # fmt: skip
 def test_traps_are_kept_apart_by_structure(older: str, newer: str) -> None:
     found = pair(older, newer)
     first = {f.claim_key for f in found if f.sources == ("t1",)}
