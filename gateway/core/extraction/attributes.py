@@ -6,6 +6,7 @@ from __future__ import annotations
 from gateway.core.extraction.patterns import p
 from gateway.core.extraction.vocabulary import (
     ADJECTIVES,
+    CHANGE_VERBS,
     DAY,
     DETERMINER,
     DIGITS,
@@ -24,10 +25,6 @@ from gateway.core.extraction.vocabulary import (
 
 __all__ = ["ATTRIBUTES"]
 
-_CHANGE_VERBS = (
-    r"(?:switched|moved|changed|migrated|upgraded|downgraded|dropped|raised|lowered|cut|"
-    r"reduced|increased|bumped|pushed|rescheduled|updated|brought)"
-)
 # Single-valued attributes, most specific first. A `value` group (or, with `tail`, the words
 # after the match) is the fact's value; a `previous` group the value it replaced ("from X").
 ATTRIBUTES = (
@@ -452,7 +449,7 @@ ATTRIBUTES = (
     ),
     p(
         "state",
-        r"\b" + _CHANGE_VERBS + r" (?:my |our |the |your |her |his )?"
+        r"\b" + CHANGE_VERBS + r" (?:my |our |the |your |her |his )?"
         r"(?:(?!from\b)(?P<attr>[a-z][a-z -]{1,30}?) )?(?:from (?P<previous>.+?) )?to (?P<value>.+)",
         "{owner}.{attr}",
         head=True,

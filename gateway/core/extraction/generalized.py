@@ -37,6 +37,7 @@ from gateway.core.extraction.typed_values import (
     says_nothing,
     stem,
 )
+from gateway.core.extraction.vocabulary import CHANGE_VERBS
 from gateway.core.known_claims import Known, KnownClaims
 from gateway.core.supersession import CLAIM_KEY
 
@@ -125,17 +126,8 @@ class _Extraction:
         values: list[str] = []
         for fact in facts_of(sentence, stated, episode, confirmed, self.claims):
             value = (fact.value or "").casefold()
-            if says_nothing(value):
+            if says_nothing(value) or _anothers(fact, stated, episode.role):
                 continue  # "still", "few", "both": no value, and it would retire every turn
-            if (
-                fact.value
-                and _users(fact)
-                and another_holder(stated, fact.value, episode.role) in THIRD_PERSONS
-            ):
-                # "her base is $190,000": the table reads the phrase, not whose it is. Only a
-                # pronoun, and only of a claim the table gives the user: "my manager is
-                # Beatriz", "Lindenhof ... since they reopened" are the table's to key.
-                continue
             same = next((t for t in stating if _overlap(t.value.text.casefold(), value)), None)
             found.append(self.rekeyed(fact, same, stated))
             if value:
@@ -215,6 +207,23 @@ class _Extraction:
                 "quantity", "semantic", key, _content_of(stated, None), episode, confirmed
             )
             yield dataclasses.replace(fact, value=value)
+
+
+_CHANGE_VERB = re.compile(r"\b" + CHANGE_VERBS + r"\b", re.IGNORECASE)
+
+
+def _anothers(fact: Fact, sentence: str, role: str) -> bool:
+    """Whether a table fact is someone else's, which the table (reading a phrase, not whose it
+    is) cannot tell: a value of the user's claim held by a pronoun ("her base is $190,000";
+    only a pronoun, and only of a claim the table gives the user: "my manager is Beatriz",
+    "Lindenhof ... since they reopened" are the table's to key), or a change without a claim
+    whose verb's subject is another ("my brother just moved to Raleigh": his move)."""
+    if fact.value and _users(fact):
+        return another_holder(sentence, fact.value, role) in THIRD_PERSONS
+    if fact.claim_key is None:
+        verb = _CHANGE_VERB.search(sentence)
+        return verb is not None and another_holder(sentence, verb.group(0), role) is not None
+    return False
 
 
 def _users(fact: Fact) -> bool:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from gateway.core.extraction.triples import Triple
+from gateway.core.extraction.triples import DATE_WORD, Triple
 from gateway.core.extraction.typed_values import dimension_of, partitive, stem
 from gateway.core.known_claims import AMOUNT_FACTOR, Known, money
 
@@ -38,9 +38,11 @@ PhraseSimilarity = Callable[[str, str], float]
 # not on their words alone (they meet by their dimension when one names nothing else).
 ALIKE = 0.5
 CHANGE = re.compile(
-    r"\b(?:new|now|anymore|instead|these days|currently|down to|up to|raised|dropped|"
-    r"increased|decreased|went (?:up|down)|changed|updated|switched|moved|promoted|bumped|cut|"
-    r"lowered|reduced|latest|most recent|recently|just)\b",
+    r"\b(?:new|now|anymore|instead|these days|currently|down to|up to|went (?:up|down)|"
+    r"promoted|latest|most recent|recently|just|cut|cutting|"
+    # said as done or as under way: "raised", "they're raising it to"
+    r"(?:rais|increas|decreas|chang|updat|reduc|lower|bump|switch|drop)(?:ed|ing|ped|ping)|"
+    r"moved)\b",
     re.IGNORECASE,
 )
 _GENERIC = frozenset({"money", "day", "clock", "state"})
@@ -196,7 +198,9 @@ class ClaimRegistry:
                 return held.key
         if (
             dimension == "money"
-            and not triple.narrower  # "$1,975 a month for the new studio": the studio's
+            # "$1,975 a month for the new studio": the studio's; "starting March 1st" only
+            # says from when.
+            and not [w for w in triple.narrower if not DATE_WORD.fullmatch(w)]
             and CHANGE.search(sentence)
             and triple.value.size
         ):

@@ -29,6 +29,7 @@ from gateway.core.extraction.typed_values import (
 )
 
 __all__ = [
+    "DATE_WORD",
     "MAX_VALUES",
     "THIRD_PERSONS",
     "Triple",
@@ -103,6 +104,8 @@ _THING_STATE = re.compile(
     r"(?: (?P<verb>" + _STATE_VERBS + r"))?\s*['\"‘“]?$",
     re.IGNORECASE,
 )
+_ARTICLES = frozenset({"a", "an", "the", "one", "another", "some"})
+_AUXILIARIES = frozenset({"are", "is", "was", "were", "have", "has", "had", "will", "just"})
 # Prepositions of place: the possessive after one is an object's ("the gym near my office").
 _PLACE_PREPOSITIONS = frozenset({"near", "behind", "beside", "across", "next"})
 # What a verb acting on something is followed by: "my manager approved my vacation".
@@ -167,6 +170,10 @@ def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int]
     assistant's confirmation, the user it addresses: "your"), `(False, i)` someone else ("she",
     "my sister", "Emma has"), None when the clause names none."""
     owns = _SPEAKER_OWNS if role == "user" else frozenset({"your", "you", "you're", "you've"})
+    acted_on = _before_agent(left)
+    if acted_on is not left and not acted_on and role == "user":
+        return True, 0  # "they're bumping it to $1,975": the speaker's, set by another
+    left = acted_on
     for index in range(len(left) - 1, -1, -1):
         speaker = _whose(left, index, owns, role)
         if speaker is not None:
@@ -178,6 +185,19 @@ def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int]
     return None
 
 
+def _before_agent(left: list[str]) -> list[str]:
+    """What is said before a third person who sets a thing to the value ("they're bumping it
+    to $1,975", "he finally moved them to Friday"): the value is the thing's, and the thing's
+    holder, if named, is named before the one acting on it."""
+    folded = [t.casefold().replace("’", "'") for t in left]
+    if len(folded) < 4 or folded[-1] != "to" or folded[-2] not in {"it", "them"}:
+        return left
+    at = len(folded) - 4  # the word before the verb
+    while at >= 0 and (folded[at].endswith("ly") or folded[at] in _AUXILIARIES):
+        at -= 1
+    return left[:at] if at >= 0 and folded[at] in THIRD_PERSONS else left
+
+
 def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool | None:
     """Whether `left[index]` is the speaker as a subject (True), someone else (False), or no
     subject (None)."""
@@ -187,6 +207,8 @@ def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool
         if index > 0 and left[index - 1].casefold() in _PLACE_PREPOSITIONS:
             return None  # "the gym near my office": the object of "near", not the subject
         return not _person(after)
+    if _person(folded) and (index == 0 or (index == 1 and left[0].casefold() in _ARTICLES)):
+        return False  # a person opening the clause: "a friend of mine pays $2,300"
     if folded == "her" and (not after or after in FUNCTION_WORDS):
         return None  # an object ("I've had her for 9 months"), not whose: "her base"
     if folded in _OTHERS or (role != "user" and folded in _SPEAKER | _SPEAKER_OWNS):
@@ -372,6 +394,8 @@ def _speaker_triple(
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+# A date as `_dates` writes it into a narrower ("mar1" for "March 1st").
+DATE_WORD = re.compile("(?:" + "|".join(_MONTHS) + r")\d{1,2}")
 # A calendar date: "7/10", "7/22/2023", "May 6th", "March 5". Not "24/7", a ratio or a score.
 _DATE = re.compile(
     r"(?<![\w/.])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])(?:/(?:\d{4}|\d{2}))?(?![\w/])"

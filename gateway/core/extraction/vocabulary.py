@@ -7,6 +7,7 @@ from __future__ import annotations
 __all__ = [
     "ADJECTIVES",
     "ARTICLES",
+    "CHANGE_VERBS",
     "DAY",
     "DETERMINER",
     "DIGITS",
@@ -54,6 +55,11 @@ ADJECTIVES = (
 )
 DIGITS = r"\d{1,3}(?:,\d{3})+|\d{1,7}"
 NUMBER = r"(?P<n>" + DIGITS + "|" + "|".join(NUMBER_WORDS) + r")"
+# Verbs that say a value changed ("switched to", "bumped the rent to").
+CHANGE_VERBS = (
+    r"(?:switched|moved|changed|migrated|upgraded|downgraded|dropped|raised|lowered|cut|"
+    r"reduced|increased|bumped|pushed|rescheduled|updated|brought)"
+)
 # Typed values: what a stated quantity, date, time or version looks like in running text.
 MONEY = r"[$€£¥]\s?(?:" + DIGITS + r")(?:\.\d+)?(?:\s?(?:k|m|million|billion|thousand)\b)?"
 _MONTH = (

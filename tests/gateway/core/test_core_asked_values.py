@@ -253,6 +253,18 @@ def test_a_value_someone_else_holds_answers_nothing_of_the_users_own() -> None:
     assert of_hers is not None and of_hers.of_another
     text = "My sister just got a raise, her base is $190,000 now."
     assert [s.value.text for s in said(of_hers, text, "user")] == ["$190,000"]
+    # A person opening the clause holds its value; one after the verb is its object.
+    rent = asked("How much am I paying in rent each month now?")
+    assert rent is not None
+    friends = "A friend of mine pays $2,300 for basically the same place across town."
+    assert said(rent, friends, "user") == []
+    assert decided(rent_question := "How much is my rent each month now?", turn("a", "My rent is $1,850 a month.", 100), turn("b", friends, 10)) == []  # fmt: skip
+    assert asked(rent_question) is not None
+    coach = asked("How much do I pay my coach each month?")
+    assert coach is not None
+    assert [s.value.text for s in said(coach, "I pay the coach $150 each month.", "user")] == [
+        "$150"
+    ]
     # "Her" as the object of the user's sentence is not someone else's value.
     luna = asked(LUNA)
     assert luna is not None

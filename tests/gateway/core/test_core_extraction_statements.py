@@ -56,6 +56,9 @@ def claims(facts: list[Fact]) -> list[tuple[str, str | None, str | None]]:
         # A goal in a later part of the sentence does not hedge the value stated before it.
         ("I weigh 185 pounds and I'd like to start lifting.", "Three months of training and I'm down to 172 pounds now.", "185 pounds", "172 pounds"),
         ("I bought a box of Lego sets, and I've built two of them.", "I've built 5 of my Lego sets so far.", "two of them", "5 of my Lego sets"),
+        # Another sets the speaker's thing to a value: the value is the thing's; a date says
+        # from when it holds.
+        ("My rent is $1,850 a month for a one-bedroom.", "Got the renewal letter. They're bumping it to $1,975 starting March 1st, ugh.", "$1,850", "$1,975"),
         # A name's change that does not say of what: the kind of value the known claim holds.
         ("I'm on the Basic plan for my streaming service.", "Upgraded to Premium yesterday, the 4K was worth it.", "Basic", "Premium"),
         ("I'm on the Silver plan at my gym.", "I switched to Platinum for the pool access.", "Silver", "Platinum"),
@@ -123,6 +126,9 @@ def test_a_newer_statement_of_one_attribute_is_a_value_of_the_same_claim(
         ("I live in Austin and the summers are brutal.", "My brother just moved to Denver."),
         ("My dentist is Dr. Patel.", "My wife switched dentists, she sees Dr. Okafor now."),
         ("I'm vegetarian, so no meat recipes please.", "My wife is vegan now."),
+        # The thing another sets is the speaker's only when no one else's is named before.
+        ("My rent is $1,850 a month.", "My brother's landlord is raising it to $2,000 in May."),
+        ("My rent is $1,850 a month.", "A friend of mine pays $2,300 for basically the same place."),
         # A bare name changes a person only where the sentence names the role.
         ("My manager is Priya.", "Marcus started a new project with us now."),
     ],
@@ -376,3 +382,14 @@ def test_a_value_of_function_words_alone_says_nothing() -> None:
         assert says_nothing(nothing), nothing
     for something in ("Pro Plus", "30", "the Starter plan", "iPhone"):
         assert not says_nothing(something), something
+
+
+def test_a_change_without_a_claim_is_the_speakers_only() -> None:
+    def changes(text: str) -> list[str]:
+        return [f.heading for f in extract([Episode(("t1",), "user", text, AT)])]
+
+    assert changes("I switched to the night shift.") == ["state: I switched to the night shift."]
+    assert changes("We moved to a bigger place last spring.") != []
+    # Someone else's move is no state of the user's (it would retire the user's own).
+    assert changes("My brother just moved to Raleigh for a new job.") == []
+    assert changes("She switched to decaf after the holidays.") == []
