@@ -119,8 +119,11 @@ class _Extraction:
         return fact
 
     def sentence_facts(
-        self, sentence: str, stated: str, episode: Episode, confirmed: bool
+        self, sentence: str, stated: str, episode: Episode, confirmed: bool, before: str = ""
     ) -> list[Fact]:
+        """The facts of one sentence of `episode` (`stated`: the part that states something),
+        `before` being the sentence of the turn before it (a change announced there: "I
+        switched. Dr. Lindqvist did my crown prep")."""
         stating = [t for t in triples(stated, episode.role) if states_value(t)]
         found: list[Fact] = []
         values: list[str] = []
@@ -148,7 +151,7 @@ class _Extraction:
             found.append(dataclasses.replace(fact, value=triple.value.text))
             values.append(text)
         found.extend(self._bare_levels(stated, episode, confirmed, values))
-        found.extend(self._named(stated, episode, found, values))
+        found.extend(self._named(stated, before, episode, found, values))
         if any(f.claim_key for f in found):
             # The table's fallback for a sentence it had no claim for ("... now": a state
             # change without a key) restates what a claim now says, values and all.
@@ -158,13 +161,13 @@ class _Extraction:
         return found
 
     def _named(
-        self, stated: str, episode: Episode, found: list[Fact], values: list[str]
+        self, stated: str, before: str, episode: Episode, found: list[Fact], values: list[str]
     ) -> Iterable[Fact]:
         """Names as values (`named_values`): a diet the speaker keeps, and a name's change whose
         sentence does not say of what ("Upgraded to Premium"), for claims the sentence has no
         fact of."""
         taken = {f.claim_key for f in found}
-        change = named_change(stated, episode.role, self.registry.live())
+        change = named_change(stated, episode.role, self.registry.live(), before)
         claims: list[NamedClaim] = [*named_claims(stated, episode.role)]
         for claim in [*claims, *([change] if change else [])]:
             if claim.claim_key in taken or any(_overlap(claim.value.casefold(), v) for v in values):
@@ -242,13 +245,14 @@ def _size(value: str) -> float | None:
 
 def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
     seen: set[str | None] = set()
+    before = ""
     for sentence, confirmed in statements(episode):
         if len(sentence) > MAX_SENTENCE:
             continue  # pasted text, not a statement; and the table's patterns backtrack on it
-        stated = judged(sentence)
+        stated, before_this, before = judged(sentence), before, sentence
         if stated is None:
             continue
-        for fact in extraction.sentence_facts(sentence, stated, episode, confirmed):
+        for fact in extraction.sentence_facts(sentence, stated, episode, confirmed, before_this):
             # One value per claim per turn: the first statement of it.
             if fact.claim_key is None or fact.claim_key not in seen:
                 seen.add(fact.claim_key)

@@ -10,9 +10,11 @@ from what does not depend on the phrasing:
 - the value's kind, from a closed class (plan tiers, diets), a shape (a title before a
   surname), or the place verb it follows ("moved to", "live in"); a known claim's kind from its
   value the same way, or from its attribute (a location holds places);
-- the speaker's known claims of that kind: the one whose attribute the sentence names
-  ("dentists"), else the only one of a specific kind; a capitalized word of no known kind
-  changes only the claim the sentence names ("a new manager, Marcus");
+- the speaker's known claims of that kind: the one whose attribute the turn names
+  ("dentists"), else the only one of a kind that names its attribute (a tier, a diet, a
+  place). A person, titled or not, changes only the role the turn names ("Switched dentists, I
+  see Dr. Okafor now", "a new manager, Marcus"): people hold many roles ("my thesis advisor,
+  Dr. Smith" is no new partner);
 - a change stated (`CHANGES`): a name of a known kind said in passing ("the Premium tier has
   4K") changes nothing, and neither does anyone else's ("my sister moved to Denver": the
   subject decides, `triples.speaker_holds`) nor a hedge ("thinking of upgrading to Premium").
@@ -76,6 +78,7 @@ _TIER = re.compile(r"\b(?-i:(?:" + "|".join(sorted(_TIERS)) + r")(?: [A-Z][\w-]*
 # A known claim whose attribute holds places.
 _PLACE_ATTRIBUTES = frozenset({"location", "city", "hometown", "home", "residence"})
 _WORDS = re.compile(r"[A-Za-z][\w'-]*")
+_ABOUT_SPEAKER = re.compile(r"\b(?:my|me|i|i'm|i've|we|our|us)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,8 +94,8 @@ class _Name:
     start: int
     text: str
     kind: str
-    # Whether its kind is read from the name itself (a tier, a title); a bare name ("Marcus")
-    # could be of anything, and changes a claim only where the sentence names its attribute.
+    # Whether its kind names its attribute (a tier is a plan's, a diet the speaker's diet); a
+    # person is of many roles, and changes a claim only where the turn names the role.
     specific: bool = True
 
 
@@ -127,7 +130,7 @@ def _names(sentence: str) -> list[_Name]:
     for match in _PLACE.finditer(sentence):
         add(_Name(match.start("value"), match.group("value"), "place"))
     for match in _TITLED.finditer(sentence):
-        add(_Name(match.start(), match.group(0), "person"))
+        add(_Name(match.start(), match.group(0), "person", specific=False))
     for match in _TIER.finditer(sentence):
         add(_Name(match.start(), match.group(0), "tier"))
     for match in _DIET.finditer(sentence):
@@ -139,17 +142,26 @@ def _names(sentence: str) -> list[_Name]:
 
 
 def _stated(sentence: str, name: _Name, role: str) -> bool:
-    """The speaker's, and not hedged in what is said up to it."""
-    return speaker_holds(sentence, name.start, role) and not HEDGE.search(sentence, 0, name.start)
+    """The speaker's, and not hedged in what is said up to it: held by the speaker's clause
+    ("I see Dr. Okafor now"), or a person opening a sentence about the speaker ("Dr. Lindqvist
+    did my crown prep")."""
+    if HEDGE.search(sentence, 0, name.start):
+        return False
+    if name.start == 0 and name.kind == "person":
+        return _ABOUT_SPEAKER.search(sentence) is not None
+    return speaker_holds(sentence, name.start, role)
 
 
-def named_change(sentence: str, role: str, known: Mapping[str, str]) -> NamedClaim | None:
+def named_change(
+    sentence: str, role: str, known: Mapping[str, str], before: str = ""
+) -> NamedClaim | None:
     """The known claim (`known`: key to live value, newest last) a user's `sentence` states a
     new name for, or None: one name of a kind a known claim of the speaker's holds, differing
-    from its value, in a sentence that states a change."""
-    if role != "user" or CHANGES.search(sentence) is None:
+    from its value, in a sentence that states a change, or after one that does (`before`: the
+    sentence before it in the turn, "... so I switched.")."""
+    if role != "user" or CHANGES.search(f"{before} {sentence}") is None:
         return None
-    stems = {stem(w.casefold()) for w in _WORDS.findall(sentence)}
+    stems = {stem(w.casefold()) for w in _WORDS.findall(f"{before} {sentence}")}
     values = {v.casefold() for v in known.values()}
     changes: list[NamedClaim] = []
     for name in _names(sentence):

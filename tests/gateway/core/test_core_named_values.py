@@ -67,3 +67,15 @@ def test_a_diet_the_speaker_keeps_is_their_diet_however_it_is_said() -> None:
     for other in ("My wife is vegan.", "A vegan menu sounds fun.", "I might go keto."):
         assert list(named_claims(other, "user")) == [], other
     assert list(named_claims("I'm vegetarian.", "assistant")) == []
+
+
+def test_a_change_announced_in_the_sentence_before_is_read_with_it() -> None:
+    before = "The billing mess never got sorted, so I switched dentists."
+    assert named_change("Dr. Lindqvist did my crown prep yesterday.", "user", KNOWN, before) == (
+        NamedClaim("user.dentist", "Dr. Lindqvist")
+    )
+    # Without the role named, a person is of no known claim: people hold many roles.
+    assert named_change("Dr. Lindqvist did my crown prep.", "user", KNOWN, "So I switched.") is None
+    partner = {"user.partner": "Sam"}
+    advisor = "I took a photo with my thesis advisor, Dr. Smith, at graduation."
+    assert named_change(advisor, "user", partner, "We have news now.") is None
