@@ -47,6 +47,14 @@ CHANGES = re.compile(
     r"downgraded|went with|going with|started|replaced|transferred)\b",
     re.IGNORECASE,
 )
+# What moves an event's day: "my defense got pushed to June 24", "they had to move Wren's
+# tonsillectomy to July 11".
+_MOVES = re.compile(
+    r"\b(?:mov(?:e|es|ed|ing)|push(?:ed|es|ing)?|reschedul(?:e|ed|es|ing)|"
+    r"postpon(?:e|ed|es|ing)|delay(?:ed|s|ing)?|extend(?:ed|s|ing)?|bump(?:ed|s|ing)?|"
+    r"chang(?:e|ed|es|ing))\b[^,;]*?\bto $",
+    re.IGNORECASE,
+)
 # Plan tiers, as products name them (capitalized: "premium coffee" is no plan).
 _TIERS = frozenset(
     {
@@ -74,6 +82,8 @@ _PLACE = re.compile(
 )
 _NAME = re.compile(r"(?<![\w'’-])(?-i:[A-Z][a-z][\w'’&-]*(?: [A-Z][a-z][\w'’&-]*){0,2})")
 _DAY = re.compile(r"^(?:" + DAY + r")$", re.IGNORECASE)
+_DATE = re.compile(r"\b(?:" + DAY + r")", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:—–]|\s-\s|\b(?:so|and|but|because)\b", re.IGNORECASE)
 _TIER = re.compile(r"\b(?-i:(?:" + "|".join(sorted(_TIERS)) + r")(?: [A-Z][\w-]*)?)\b")
 # A known claim whose attribute holds places.
 _PLACE_ATTRIBUTES = frozenset({"location", "city", "hometown", "home", "residence"})
@@ -114,6 +124,8 @@ def _known_kind(key: str, value: str) -> str:
         return "person"
     if _DIET.fullmatch(value):
         return "diet"
+    if _DAY.match(value):
+        return "day"
     return "tier" if value.split()[:1] and value.split()[0] in _TIERS else ""
 
 
@@ -135,6 +147,8 @@ def _names(sentence: str) -> list[_Name]:
         add(_Name(match.start(), match.group(0), "tier"))
     for match in _DIET.finditer(sentence):
         add(_Name(match.start(), match.group(0), "diet"))
+    for match in _DATE.finditer(sentence):
+        add(_Name(match.start(), match.group(0), "day", specific=False))
     for match in _NAME.finditer(sentence):
         if match.start() > 0 and not _DAY.match(match.group(0)):
             add(_Name(match.start(), match.group(0), "person", specific=False))
@@ -147,6 +161,8 @@ def _stated(sentence: str, name: _Name, role: str) -> bool:
     did my crown prep")."""
     if HEDGE.search(sentence, 0, name.start):
         return False
+    if name.kind == "day":
+        return True  # an event's day is the event's, whoever moves it ("they moved it to ...")
     if name.start == 0 and name.kind == "person":
         return _ABOUT_SPEAKER.search(sentence) is not None
     return speaker_holds(sentence, name.start, role)
@@ -158,15 +174,21 @@ def named_change(
     """The known claim (`known`: key to live value, newest last) a user's `sentence` states a
     new name for, or None: one name of a kind a known claim of the speaker's holds, differing
     from its value, in a sentence that states a change, or after one that does (`before`: the
-    sentence before it in the turn, "... so I switched.")."""
-    if role != "user" or CHANGES.search(f"{before} {sentence}") is None:
+    sentence before it in the turn, "... so I switched."); or an event's day its clause moves."""
+    if role != "user":
         return None
+    changed = CHANGES.search(f"{before} {sentence}") is not None
     stems = {stem(w.casefold()) for w in _WORDS.findall(f"{before} {sentence}")}
     values = {v.casefold() for v in known.values()}
     changes: list[NamedClaim] = []
     for name in _names(sentence):
         if name.text.casefold() in values or not _stated(sentence, name, role):
             continue  # the value it had ("from Basic to Premium"), or not the speaker's
+        if name.kind == "day":  # moved by a verb of its own clause
+            changes.extend(_moved(sentence, name, known))
+            continue
+        if not changed:
+            continue
         kinds = [
             key
             for key, value in known.items()
@@ -179,6 +201,22 @@ def named_change(
             changes.append(NamedClaim(kinds[0], name.text))
     # Two new names in one sentence ("Premium or Pro"): which one holds is not stated.
     return changes[0] if len({c.value.casefold() for c in changes}) == 1 else None
+
+
+def _moved(sentence: str, day: _Name, known: Mapping[str, str]) -> list[NamedClaim]:
+    """An event's new day: the clause holding it moves something to it and names, before it,
+    the event a known claim of a day is of ("my defense got pushed to June 24")."""
+    start = max((m.end() for m in _CLAUSE_END.finditer(sentence, 0, day.start)), default=0)
+    before = sentence[start : day.start]
+    if not _MOVES.search(before):
+        return []
+    stems = {stem(w.casefold()) for w in _WORDS.findall(before)}
+    events = [
+        key
+        for key, value in known.items()
+        if _known_kind(key, value) == "day" and stem(_head(key)) in stems
+    ]
+    return [NamedClaim(events[-1], day.text)] if events else []
 
 
 def named_claims(sentence: str, role: str) -> Iterable[NamedClaim]:

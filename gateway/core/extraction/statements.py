@@ -10,11 +10,15 @@ from gateway.core.extraction.facts import Episode
 
 __all__ = ["statements"]
 
-# A sentence ends at . ! or ? before a capital, a digit or an opening quote, but not after a title
-# ("Dr. Abernathy") or a common abbreviation.
+# A sentence ends at . ! or ? before a letter, a digit or an opening quote (people type to a
+# chatbot in lower case: "ugh, my rate goes up to $172. can you write ...?" is two sentences),
+# but not after a title ("Dr. Abernathy") or a common abbreviation ("e.g. oat milk").
 # (A leading character class lets the engine skip to candidates; titles are checked after.)
-_SENTENCE = re.compile(r"([.!?]) (?=[\"'(]?[A-Z0-9$])")  # on whitespace-folded text
-_TITLE = re.compile(r"(?:^|\s)(?:Dr|Mr|Ms|Mrs|St|Jr|vs|Prof)\.$")
+_SENTENCE = re.compile(r"([.!?]) (?=[\"'(]?[A-Za-z0-9$])")  # on whitespace-folded text
+_TITLE = re.compile(
+    r"(?:^|\s)(?:Dr|Mr|Ms|Mrs|St|Jr|vs|Prof|e\.g|i\.e|etc|approx|a\.m|p\.m|incl|no)\.$",
+    re.IGNORECASE,
+)
 _CONFIRMATION = re.compile(
     r"^(done|updated|confirmed|noted|all set|got it|changed|booked|rebooked|switched|saved)\b",
     re.IGNORECASE,

@@ -79,3 +79,15 @@ def test_a_change_announced_in_the_sentence_before_is_read_with_it() -> None:
     partner = {"user.partner": "Sam"}
     advisor = "I took a photo with my thesis advisor, Dr. Smith, at graduation."
     assert named_change(advisor, "user", partner, "We have news now.") is None
+
+
+def test_an_events_day_moves_when_the_event_is_named_with_the_move() -> None:
+    known = {"user.defense": "May 30", "user.tonsillectomy": "June 27"}
+    pushed = "plot twist: a committee member has a conflict so my defense got pushed to June 24."
+    assert named_change(pushed, "user", known) == NamedClaim("user.defense", "June 24")
+    # Whoever moves it: the event's day is the event's.
+    moved = "The surgeon's office called, they had to move Wren's tonsillectomy to July 11."
+    assert named_change(moved, "user", known) == NamedClaim("user.tonsillectomy", "July 11")
+    # Another event moved, or the event named without a move, changes nothing.
+    assert named_change("My flight got pushed to June 24.", "user", known) is None
+    assert named_change("My defense practice run is on June 2.", "user", known) is None
