@@ -105,6 +105,10 @@ _THING_STATE = re.compile(
     re.IGNORECASE,
 )
 _ARTICLES = frozenset({"a", "an", "the", "one", "another", "some"})
+# Words whose "'s" is "is" or "us", not a possessive: "It's", "That's", "Let's".
+_CONTRACTED = frozenset(
+    {"it", "that", "there", "what", "here", "let", "he", "she", "who", "where", "how", "this"}
+)
 _AUXILIARIES = frozenset({"are", "is", "was", "were", "have", "has", "had", "will", "just"})
 # Prepositions of place: the possessive after one is an object's ("the gym near my office").
 _PLACE_PREPOSITIONS = frozenset({"near", "behind", "beside", "across", "next"})
@@ -160,9 +164,10 @@ def _content(tokens: list[str]) -> tuple[str, ...]:
 
 
 def _person(word: str) -> bool:
-    """Whether `word` after "my" names one of the speaker's people ("my sister"), not a group
-    the speaker is of ("my team", "my family")."""
-    return stem(word) in _PEOPLE_STEMS and word not in {"team", "family"}
+    """Whether `word` after "my" names one of the speaker's people ("my sister", "my labmate"),
+    not a group the speaker is of ("my team", "my family")."""
+    named = stem(word)
+    return (named in _PEOPLE_STEMS or named.endswith("mate")) and word not in {"team", "family"}
 
 
 def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:
@@ -215,6 +220,8 @@ def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool
         return False
     if folded.endswith("'s") and index > 0 and left[index - 1].casefold() in owns:
         return False  # "my sister's": another's
+    if folded.endswith("'s") and left[index][0].isupper() and folded[:-2] not in _CONTRACTED:
+        return False  # "Yusuf's defense is June 11": a name's; not "It's", "That's"
     if folded in _SPEAKER and role == "user":
         return True
     if (

@@ -265,6 +265,15 @@ def test_a_value_someone_else_holds_answers_nothing_of_the_users_own() -> None:
     assert [s.value.text for s in said(coach, "I pay the coach $150 each month.", "user")] == [
         "$150"
     ]
+    # A name's possessive, and one of the speaker's people however named ("my labmate").
+    defense = asked("When is my dissertation defense?")
+    assert defense is not None
+    yusufs = "my labmate Yusuf's defense is June 11 and he asked me to help him prepare."
+    assert said(defense, yusufs, "user") == []
+    assert said(defense, "my labmate's defense is June 11.", "user") == []
+    assert [s.value.text for s in said(defense, "my defense is June 24 now.", "user")] == [
+        "June 24"
+    ]
     # "Her" as the object of the user's sentence is not someone else's value.
     luna = asked(LUNA)
     assert luna is not None
