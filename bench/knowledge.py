@@ -10,8 +10,10 @@ oldest first) before the question is asked. Then ``/v1/context`` with the questi
 ``--cases PATH`` reads hand-written cases of the same format from another file instead, such as
 ``bench/knowledge_updates_written_here.json`` (issue 33's own examples with traps on them, and a
 paraphrase per category, written here after the mechanism: a check of the issue's sentences,
-not held-out data) or ``bench/knowledge_updates_blind.json`` (30 cases written blind, by a
-helper that read nothing of this project: the nearest to the issue's held-out set here).
+not held-out data), or the cases written blind by helpers that read nothing of this project,
+each measured once before it was read and developed on since: ``bench/knowledge_updates_blind.json``
+(30), ``bench/knowledge_updates_blind2.json`` (44) and ``bench/knowledge_updates_blind3.json``
+(44, held out: measured once, at the end, never read).
 
 With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
 knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale

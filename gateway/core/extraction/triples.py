@@ -235,16 +235,21 @@ def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool
 
 
 _THINGS = frozenset({"it's", "its"})
+# A question's verb before its subject: "does Moose", "is Yumi".
+_ASKING = frozenset({"does", "did", "is", "was", "has", "will", "can", "should", "would"})
 
 
 def names_another(text: str) -> bool:
     """Whether `text` (a question) is about a person other than the speaker: a third person's
-    pronoun, one of the speaker's people ("my sister"), a name's possessive ("Yumi's")."""
+    pronoun, one of the speaker's people ("my sister"), a name's possessive ("Yumi's"), a name
+    as the question's subject ("how much does Moose weigh")."""
     tokens = _TOKEN.findall(text)
     for index, token in enumerate(tokens):
         folded = token.casefold().replace("’", "'")
         if folded in THIRD_PERSONS or (index > 0 and token[0].isupper() and folded.endswith("'s")):
             return True
+        if index > 0 and token[0].isupper() and tokens[index - 1].casefold() in _ASKING:
+            return True  # "how much does Moose weigh now?": Moose is asked of
         if index > 0 and tokens[index - 1].casefold() in _SPEAKER_OWNS and _person(folded):
             return True
     return False

@@ -274,6 +274,11 @@ def test_a_value_someone_else_holds_answers_nothing_of_the_users_own() -> None:
     assert [s.value.text for s in said(defense, "my defense is June 24 now.", "user")] == [
         "June 24"
     ]
+    # A name as the question's subject: asked of another, whose values answer it.
+    moose = asked("How much does Moose weigh now?")
+    assert moose is not None and moose.of_another
+    update = "Moose weigh-in update: he's down to 57 pounds!! the vet tech cheered."
+    assert [s.value.text for s in said(moose, update, "user")] == ["57 pounds"]
     # "Her" as the object of the user's sentence is not someone else's value.
     luna = asked(LUNA)
     assert luna is not None
