@@ -15,7 +15,7 @@ from what does not depend on the phrasing:
   place). A person, titled or not, changes only the role the turn names ("Switched dentists, I
   see Dr. Okafor now", "a new manager, Marcus"): people hold many roles ("my thesis advisor,
   Dr. Smith" is no new partner);
-- a change stated (`CHANGES`): a name of a known kind said in passing ("the Premium tier has
+- a change stated (`REPLACED`): a name of a known kind said in passing ("the Premium tier has
   4K") changes nothing, and neither does anyone else's ("my sister moved to Denver": the
   subject decides, `triples.speaker_holds`) nor a hedge ("thinking of upgrading to Premium").
 
@@ -39,10 +39,12 @@ from gateway.core.extraction.triples import speaker_holds
 from gateway.core.extraction.typed_values import stem
 from gateway.core.extraction.vocabulary import DAY, ROLE_HEADS
 
-__all__ = ["CHANGES", "NamedClaim", "named_change", "named_claims"]
+__all__ = ["REPLACED", "NamedClaim", "named_change", "named_claims"]
 
-# A sentence that says a value changed. Not "just", "recently": they date, they do not change.
-CHANGES = re.compile(
+# A sentence that says a name replaced another: not the words of a level or an amount moving
+# (`resolution.CHANGE`: "up to", "down to", "raised"), which "bring it up to the agency" says
+# too, nor "just", "recently", which date and do not replace.
+REPLACED = re.compile(
     r"\b(?:now|instead|anymore|new|switched|switching|changed|moved|relocated|upgraded|"
     r"downgraded|went with|going with|started|replaced|transferred)\b",
     re.IGNORECASE,
@@ -177,7 +179,7 @@ def named_change(
     sentence before it in the turn, "... so I switched."); or an event's day its clause moves."""
     if role != "user":
         return None
-    changed = CHANGES.search(f"{before} {sentence}") is not None
+    changed = REPLACED.search(f"{before} {sentence}") is not None
     stems = {stem(w.casefold()) for w in _WORDS.findall(f"{before} {sentence}")}
     values = {v.casefold() for v in known.values()}
     changes: list[NamedClaim] = []
