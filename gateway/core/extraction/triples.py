@@ -19,6 +19,7 @@ own values, so a second subject's value in the next clause is never this one's.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from gateway.core.extraction.typed_values import (
@@ -278,21 +279,37 @@ def speaker_holds(sentence: str, at: int, role: str) -> bool:
     """Whether the value at `at` in `sentence`, said by `role`, is the speaker's by the subject
     of its clause ("I see Dr. Okafor now"), of the clause before when its own names none ("I
     sold it, got $38,500"), or elided at the sentence's opening ("Upgraded to Premium")."""
-    carried = False
-    start = 0
-    for position, clause in enumerate(clauses(sentence)):
-        start = sentence.find(clause, start)
-        tokens = _TOKEN.findall(clause)
-        if start <= at < start + len(clause):
-            left = _TOKEN.findall(clause[: at - start])
-            held = _subject(left, position == 0 and role == "user", role)
+    for read in _read_clauses(sentence, role):
+        if read.start <= at < read.start + len(read.text):
+            left = _TOKEN.findall(read.text[: at - read.start])
+            held = _subject(left, read.position == 0 and role == "user", role)
             if held is None:
-                return carried and not _has_subject(left)
+                return read.carried and not _has_subject(left)
             return held[0]
-        speaks = _subject(tokens, position == 0 and role == "user", role)
-        carried = (speaks is not None and speaks[0]) or (carried and not _has_subject(tokens))
-        start += len(clause)
     return False
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A clause as the sentence reads it: where it stands, and whether the speaker was the
+    subject of the clause before ("I bought it, paid $X": the payment is the speaker's too)."""
+
+    position: int
+    text: str
+    start: int
+    carried: bool
+
+
+def _read_clauses(sentence: str, role: str) -> Iterator[_Read]:
+    carried = False
+    said = 0  # where the clause starts in the sentence
+    for position, clause in enumerate(clauses(sentence)):
+        said = max(sentence.find(clause, said), said)
+        yield _Read(position, clause, said, carried)
+        opening = _TOKEN.findall(clause)
+        if not _appositive(opening):  # "our team, the Net Ninjas, is 5-2": still the team
+            speaks = _subject(opening, position == 0 and role == "user", role)
+            carried = (speaks is not None and speaks[0]) or (carried and not _has_subject(opening))
 
 
 def _has_subject(tokens: list[str]) -> bool:
@@ -434,19 +451,13 @@ def triples(sentence: str, role: str) -> list[Triple]:
     """The statements of a sentence that states something (judged before): one per typed value
     whose subject is the speaker, or a named thing's state."""
     found: list[Triple] = []
-    carried = False  # the speaker was the subject of the clause before: "I bought it, paid $X"
-    said = 0  # where the clause starts in the sentence: what is said before it names "them"
-    for position, clause in enumerate(clauses(sentence)):
-        said = max(sentence.find(clause, said), said)
-        before = sentence[:said]
+    for read in _read_clauses(sentence, role):
+        clause = read.text
         opening = _TOKEN.findall(clause)
-        speaks = _subject(opening, position == 0 and role == "user", role)
-        carried_here = carried
-        if not _appositive(opening):  # "our team, the Net Ninjas, is 5-2": still the team
-            carried = (speaks is not None and speaks[0]) or (carried and not _has_subject(opening))
         if opening and opening[0].casefold() in _RELATIVE:
             continue  # "which caps us at 10 seats" qualifies a noun before it
-        values = typed_values(clause, before)
+        # What is said before the clause names "them" ("two of them").
+        values = typed_values(clause, sentence[: read.start])
         if len(values) > MAX_VALUES:
             continue  # a list of values, not a statement of one
         for value in values:
@@ -455,9 +466,9 @@ def triples(sentence: str, role: str) -> list[Triple]:
             if value.dimension == "state":
                 triple = _named_state(clause, value)
             else:
-                triple = _speaker_triple(clause, value, position == 0, carried_here, role)
+                triple = _speaker_triple(clause, value, read.position == 0, read.carried, role)
             if triple is not None:
-                found.append(_dated(triple, sentence, said, clause))
+                found.append(_dated(triple, sentence, read.start, clause))
     return found
 
 
