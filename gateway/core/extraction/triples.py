@@ -69,6 +69,10 @@ _PEOPLE = frozenset(
     }
 )
 _PEOPLE_STEMS = frozenset(stem(p) for p in _PEOPLE)
+# Whoever shares something with the speaker: "my labmate", "my teammate" (not "my estimate").
+_MATE = re.compile(
+    r"(?:room|class|lab|team|house|flat|ship|play|work|bunk|suite|school|cell)mates?"
+)
 
 _WHEN = re.compile(r"\b(?:on|at|is|are|every|to|for|moved to)\s*$", re.IGNORECASE)
 _DELTA = re.compile(
@@ -167,8 +171,8 @@ def _content(tokens: list[str]) -> tuple[str, ...]:
 def _person(word: str) -> bool:
     """Whether `word` after "my" names one of the speaker's people ("my sister", "my labmate"),
     not a group the speaker is of ("my team", "my family")."""
-    named = stem(word)
-    return (named in _PEOPLE_STEMS or named.endswith("mate")) and word not in {"team", "family"}
+    named = stem(word) in _PEOPLE_STEMS or _MATE.fullmatch(word.casefold()) is not None
+    return named and word not in {"team", "family"}
 
 
 def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:

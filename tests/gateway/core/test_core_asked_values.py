@@ -271,6 +271,11 @@ def test_a_value_someone_else_holds_answers_nothing_of_the_users_own() -> None:
     yusufs = "my labmate Yusuf's defense is June 11 and he asked me to help him prepare."
     assert said(defense, yusufs, "user") == []
     assert said(defense, "my labmate's defense is June 11.", "user") == []
+    estimate = asked("How much is my estimate for the deck now?")
+    assert estimate is not None  # "my estimate" is no one's but the speaker's
+    assert [s.value.text for s in said(estimate, "My estimate is $500 for the deck.", "user")] == [
+        "$500"
+    ]
     assert [s.value.text for s in said(defense, "my defense is June 24 now.", "user")] == [
         "June 24"
     ]
