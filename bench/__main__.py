@@ -69,6 +69,10 @@ BENCHMARKS = {
         "bench.knowledge",
         "knowledge updates: current vs stale values in 800-token bundles, raw or compiled",
     ),
+    "census": (
+        "bench.extraction_census",
+        "what the rules extractor reads of knowledge-update cases: old, new, one claim key",
+    ),
     "compile": (
         "bench.compile_speed",
         "compile throughput with the rules extractor: full and incremental (+10 turns)",
