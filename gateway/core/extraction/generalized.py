@@ -26,7 +26,7 @@ from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.introductions import introductions
 from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
-from gateway.core.extraction.named_values import NamedClaim, named_change, named_claims
+from gateway.core.extraction.named_values import named_change, named_claims
 from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
 from gateway.core.extraction.statements import statements
 from gateway.core.extraction.triples import THIRD_PERSONS, Triple, another_holder, triples
@@ -168,8 +168,7 @@ class _Extraction:
         fact of."""
         taken = {f.claim_key for f in found}
         change = named_change(stated, episode.role, self.registry.live(), before)
-        claims: list[NamedClaim] = [*named_claims(stated, episode.role)]
-        for claim in [*claims, *([change] if change else [])]:
+        for claim in [*named_claims(stated, episode.role), *([change] if change else [])]:
             if claim.claim_key in taken or any(_overlap(claim.value.casefold(), v) for v in values):
                 continue
             taken.add(claim.claim_key)

@@ -184,12 +184,12 @@ def named_change(
     values = {v.casefold() for v in known.values()}
     changes: list[NamedClaim] = []
     for name in _names(sentence):
+        if not changed and name.kind != "day":
+            continue  # a day is moved by a verb of its own clause; any other name needs a change
         if name.text.casefold() in values or not _stated(sentence, name, role):
             continue  # the value it had ("from Basic to Premium"), or not the speaker's
-        if name.kind == "day":  # moved by a verb of its own clause
+        if name.kind == "day":
             changes.extend(_moved(sentence, name, known))
-            continue
-        if not changed:
             continue
         kinds = [
             key
