@@ -13,7 +13,7 @@ paraphrase per category, written here after the mechanism: a check of the issue'
 not held-out data), or the cases written blind by helpers that read nothing of this project,
 each measured once before it was read and developed on since: ``bench/knowledge_updates_blind.json``
 (30), ``bench/knowledge_updates_blind2.json`` (44) and ``bench/knowledge_updates_blind3.json``
-(44, held out: measured once, at the end, never read).
+(44, held out: measured only at the end, never read).
 
 With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
 knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale
@@ -322,7 +322,7 @@ def summarize(records: Sequence[dict[str, Any]]) -> list[list[object]]:
             100.0 * sum(r["clean"] for r in items) / n,
             100.0 * sum(r["gold"] for r in items) / n,
             100.0 * sum(r["stale"] for r in items) / n,
-            100.0 * sum(r["clean"] or r.get("stale_beside", False) for r in items) / n,
+            100.0 * sum(r["clean"] or r["stale_beside"] for r in items) / n,
         ]
 
     for name in sorted(groups):
