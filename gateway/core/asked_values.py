@@ -16,9 +16,15 @@ Conservative, as the defence is. Not read: a question that sums, compares or ask
 earlier value ("in total", "before", "how much more", "how much did I save"), which asks for more
 than the current value; a question about a past event ("what time did I reach the clinic on
 Monday?": past tense, and nothing of "current", "most recent", "so far" or a personal best),
-where two values said at two times may both hold (a price paid, a price listed); and a question
-of another shape ("which", "who", "what type"), whose answer is a name, and a name is in nearly
-every sentence.
+where two values said at two times may both hold (a price paid, a price listed).
+
+A question of another shape ("which", "who", "what car") asks for a name, read only when the
+caller says so (`asked(names=True)`, from assemble/2026-12-05.3): a name has no dimension, and
+one is in nearly every sentence, so two names in two turns about the question's words may be
+two things both held ("I go to Ironside Gym", "tried a drop-in at Kestrel Gym"). The newer is
+current only when its sentence, or the one before it, says a change (`NAME_CHANGED`: "now",
+"switched", "instead", "moved", "joined", "left", ...): a closed class of English, whatever the
+names are. A name the question itself says ("Which vet does Pepper see?") is no answer.
 """
 
 from __future__ import annotations
@@ -28,18 +34,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from gateway.core.extraction.named_values import REPLACED
+from gateway.core.extraction.statements import sentences
 from gateway.core.extraction.triples import another_holder, names_another
 from gateway.core.extraction.typed_values import (
     FUNCTION_WORDS,
     TypedValue,
     ordinal_counts,
     places,
+    proper_names,
     stem,
     time_spans,
     typed_values,
 )
 
-__all__ = ["AnswerKind", "Asked", "Said", "asked", "said"]
+__all__ = ["NAME_CHANGED", "AnswerKind", "Asked", "Said", "asked", "said"]
 
 AnswerKind = Literal[
     "count",
@@ -53,6 +62,7 @@ AnswerKind = Literal[
     "elapsed",
     "record",
     "place",
+    "name",
 ]
 
 _MONEY_NOUNS = (
@@ -81,6 +91,9 @@ _KINDS: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
     ),
     (re.compile(r"^what(?:'s| is| was)\b.*\brecord\b"), "record"),
     (re.compile(r"^what(?:'s| is| was)\b.*\b(?:" + _MONEY_NOUNS + r")\b"), "money"),
+    # Read only under an assembler that reads names (`asked(names=True)`): the rest of "who",
+    # "which" and "what" ask for a thing, and of its values only names are read.
+    (re.compile(r"^(?:who|whom|whose|which|what)\b"), "name"),
 )
 # A question that sums, compares, or asks for what held before: the current value alone does
 # not answer it, so no turn is left out for it.
@@ -116,6 +129,15 @@ _NOT_THE_ATTRIBUTE = frozenset(
 )
 _WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# A name replaced, not only named: the words of `named_values.REPLACED` ("now", "instead",
+# "switched", "started", "moved") and those saying one left a thing or joined another. A name
+# has no dimension, so without one two names in two turns may be two things both held.
+NAME_CHANGED = re.compile(
+    REPLACED.pattern
+    + r"|\b(?:traded|joined|left|quit|ported|migrated|officially|as of|after all|no longer|"
+    r"signed up|go with)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,10 +170,12 @@ class Asked:
 @dataclass(frozen=True, slots=True)
 class Said:
     """A value of the asked kind in a sentence, and how much of the question's attribute that
-    sentence says (the share of its stems, 0 to 1)."""
+    sentence says (the share of its stems, 0 to 1); for a name, whether that sentence or the
+    one before it says a change (`NAME_CHANGED`)."""
 
     value: TypedValue
     anchor: float
+    change: bool = False
 
 
 def _stems(text: str) -> frozenset[str]:
@@ -160,7 +184,7 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w and w.casefold() not in FUNCTION_WORDS)
 
 
-def asked(task: str) -> Asked | None:
+def asked(task: str, names: bool = False) -> Asked | None:
     """What the last question of `task` that reads asks for: its kind of value and of what; None
     when none does (each asks for a name, for more than the current value, about a past event,
     or is of no shape here). A task may hold more than the question: a session step asks with
@@ -173,7 +197,7 @@ def asked(task: str) -> Asked | None:
         starts = [0, *(m.end() for m in _CLAUSE.finditer(sentence))]
         for start in starts:
             read = _asked(sentence[start:])
-            if read is not None:
+            if read is not None and (names or read.kind != "name"):
                 return read
     return None
 
@@ -195,7 +219,12 @@ def _asked(question: str) -> Asked | None:
         return None
     kind = next((k for pattern, k in _KINDS if pattern.search(folded)), None)
     stems = _stems(question) - _NOT_THE_ATTRIBUTE
-    return Asked(kind, stems, names_another(question)) if kind is not None and stems else None
+    if kind is None or not stems:
+        return None
+    # A name question about a named one ("Which vet does Biscuit see?") is answered by what
+    # is said of it ("Biscuit has her checkup with Dr. Alvarez"): her values answer it.
+    of_another = names_another(question) or (kind == "name" and bool(proper_names(question)))
+    return Asked(kind, stems, of_another)
 
 
 # What a sentence must hold to hold a value of a kind, found at a regex's cost rather than the
@@ -226,6 +255,8 @@ def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
         return []
     if kind == "place":
         return places(sentence)
+    if kind == "name":
+        return proper_names(sentence)
     if kind in ("duration", "frequency", "elapsed"):
         return [v for v in time_spans(sentence) if v.dimension == kind]
     found = typed_values(sentence)
@@ -244,20 +275,31 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
     anchor; a sentence that says none of the question's attribute answers nothing (and is not
     read for values: most sentences of a long turn are about other things, and reading values
     costs their length), and a value someone else holds ("my sister's base is $190,000")
-    answers nothing of the user's own."""
+    answers nothing of the user's own. A name the question itself says ("Which vet does my
+    cat Juniper go to?": Juniper) answers nothing of it."""
     found: list[Said] = []
     if not question.may_touch(text):
         return found
-    for sentence in _SENTENCE.split(text):
+    before = ""
+    # A name is read in the extractor's sentences, where a title's period ends none ("Dr.
+    # Alvarez"); the other kinds in the split the bundles of assemble/2026-12-05.2 were cut by.
+    split = sentences(text) if question.kind == "name" else _SENTENCE.split(text)
+    for sentence in split:
         if not question.may_touch(sentence):
+            before = sentence
             continue
         values = [
             v
             for v in _of_kind(question.kind, sentence)  # before the stems: most sentences hold none
-            if question.of_another or another_holder(sentence, v.text, role) is None
+            if (question.of_another or another_holder(sentence, v.text, role) is None)
+            and not (v.dimension == "name" and _stems(v.text) <= question.stems)
         ]
         shared = len(_stems(sentence) & question.stems) if values else 0
         if shared:
             anchor = round(shared / len(question.stems), 3)
-            found.extend(Said(v, anchor) for v in values)
+            change = question.kind == "name" and bool(
+                NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before)
+            )
+            found.extend(Said(v, anchor, change) for v in values)
+        before = sentence
     return found

@@ -146,7 +146,11 @@ def _earlier(
         else c
         for c in read
     ]
-    question = asked(prepared.request.task) if assembler.asked_values else None
+    question = (
+        asked(prepared.request.task, names=assembler.asked_names)
+        if assembler.asked_values
+        else None
+    )
     return earlier_values(as_shown, apart, unsettled, question)
 
 

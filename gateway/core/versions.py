@@ -39,6 +39,7 @@ from gateway.core.profile import RankingProfile
 
 __all__ = [
     "ADMITTED",
+    "ASKED",
     "ASSEMBLER",
     "ASSEMBLERS",
     "BUDGET_SIZED",
@@ -130,6 +131,9 @@ class Assembler:
     # And the task read as a question (`gateway.core.asked_values`): of the turns with a value of
     # the kind it asks for about what it asks, the user's newest is current, the older left out.
     asked_values: bool = False
+    # And a question asking which or who (`asked_values`' kind `name`): of the turns naming a
+    # name about what it asks, the user's newest that says a change is current.
+    asked_names: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -184,8 +188,13 @@ STATED = Assembler(
 # 2026-12-05.2: and the task read as a question: of the turns answering it with values of the
 # kind it asks for, the user's newest is current (issue 33). A bundle whose task asks for no
 # value of these kinds, or that no two turns answer differently, has the bytes 2026-12-05.1
-# gave it. The current one.
-ASSEMBLER = replace(STATED, version="assemble/2026-12-05.2", asked_values=True)
+# gave it.
+ASKED = replace(STATED, version="assemble/2026-12-05.2", asked_values=True)
+# 2026-12-05.3: and a question asking which or who: of the turns naming a name about what it
+# asks, the user's newest that says a change ("now", "switched", "instead") is current, older
+# turns naming only other names are left out (issue 33). A bundle whose task asks no such
+# question has the bytes 2026-12-05.2 gave it. The current one.
+ASSEMBLER = replace(ASKED, version="assemble/2026-12-05.3", asked_names=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
@@ -198,6 +207,7 @@ ASSEMBLERS: Versions[Assembler] = _versions(
             ADMITTED,
             BUDGET_SIZED,
             STATED,
+            ASKED,
             ASSEMBLER,
         )
     ),

@@ -168,7 +168,7 @@ class EarlierValueRecord(Record, frozen=True, kw_only=True):
     """A decision of an assembler that leaves out the older of two memories stating different
     values of one claim (`superseded_in_bundle`, assemble/2026-12-05.1 on): the rule
     (`stated_value`; `asked_value` from 2026-12-05.2, the claim then being what the question
-    asks: `duration: cat luna`), the memory whose value is current, the one left out, the
+    asks: `duration: cat luna`, or from 2026-12-05.3 `name: go gym`), the memory whose value is current, the one left out, the
     claim, and how alike the two texts are (a decimal string, as the other scores)."""
 
     rule: str

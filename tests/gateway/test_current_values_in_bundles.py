@@ -159,7 +159,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
     assert excluded[stale] == "superseded_in_bundle"
     body = receipt_body(client, make_key, original["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-05.2"
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-05.3"
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)
@@ -207,3 +207,44 @@ def test_a_session_step_reads_the_users_last_question(
     )
     assert replayed.status_code == 200, replayed.text
     assert replayed.json()["identical"] is True, replayed.json()["problems"]
+
+
+def test_a_question_asking_which_decides_by_a_name_said_as_a_change(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """ "Which gym do I go to now?" asks for a name: the user's newer turn naming one in a
+    sentence about the gym and saying a change is current, the older naming another is left
+    out; a newer mention without a change word leaves both. The receipt names the question's
+    attribute, and an exact replay rebuilds the decision."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    stale, current = said_in_sessions(
+        client,
+        agent,
+        "I go to Ironside Gym before work, leg day there is brutal.",
+        "Cancelled that membership. I go to Kestrel Climbing Gym now, it has a sauna.",
+    )
+    ask = {"task": "Which gym do I go to now?", "namespaces": ["home"], "budget_tokens": 800}
+    original = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    assert "Kestrel" in original["bundle"] and "Ironside" not in original["bundle"]
+    excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
+    assert excluded[stale] == "superseded_in_bundle"
+    body = receipt_body(client, make_key, original["receipt_id"])
+    [decision] = body["earlier_values"]
+    assert (decision["rule"], decision["claim_key"]) == ("asked_value", "name: go gym")
+    assert (decision["current"], decision["earlier"]) == (current, stale)
+    again = receipt_body(client, make_key, replayed_exactly(client, auditor, original))
+    assert again["earlier_values"] == body["earlier_values"]
+
+    # In another namespace, a newer mention that says no change: both stay.
+    other = make_key(agent_id="helper", namespaces=("gym",))
+    for text in (
+        "I go to Ironside Gym before work.",
+        "Tried a class at Kestrel Gym on Saturday.",
+    ):
+        session_id = open_session(client, other, namespace="gym")["session_id"]
+        assert append(client, other, session_id, ("user", text)).status_code == 200
+    both = client.post(
+        "/v1/context", json=ask | {"namespaces": ["gym"]}, headers=other.headers
+    ).json()
+    assert "Kestrel" in both["bundle"] and "Ironside" in both["bundle"]

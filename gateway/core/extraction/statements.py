@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from gateway.core.extraction.facts import Episode
 
-__all__ = ["statements"]
+__all__ = ["sentences", "statements"]
 
 # A sentence ends at . ! or ? before a letter, a digit or an opening quote (people type to a
 # chatbot in lower case: "ugh, my rate goes up to $172. can you write ...?" is two sentences),
@@ -36,7 +36,8 @@ _ACTION = re.compile(
 )
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
+    """The sentences of `text`, whitespace folded."""
     sentences: list[str] = []
     parts = _SENTENCE.split(" ".join(text.split()))  # text, its end mark, text, ...
     pieces = [
@@ -80,12 +81,12 @@ def statements(episode: Episode) -> Iterable[tuple[str, bool]]:
     confirmation: all of the user's; the assistant's only from a confirmation of an action on
     ("Done. Your plan is now Premium.", "... Noted: Wingspan is your new favorite.")."""
     if episode.role == "user":
-        yield from ((sentence, False) for sentence in _answered_requests(_sentences(episode.text)))
+        yield from ((sentence, False) for sentence in _answered_requests(sentences(episode.text)))
         return
     if episode.role != "assistant" or _OPENS_ANYWHERE.search(episode.text) is None:
         return  # no sentence of it can open a confirmation: not worth splitting
     confirmed = False
-    for sentence in _sentences(episode.text):
+    for sentence in sentences(episode.text):
         opening = _CONFIRMATION.match(sentence)
         if not confirmed and (opening or _ACTION.match(sentence)):
             confirmed = True

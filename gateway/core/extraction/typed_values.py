@@ -25,6 +25,7 @@ __all__ = [
     "ordinal_counts",
     "partitive",
     "places",
+    "proper_names",
     "says_nothing",
     "stem",
     "time_spans",
@@ -481,3 +482,64 @@ def places(text: str) -> list[TypedValue]:
             name = match.group("name")
             found.append(TypedValue(match.start("name"), match.end("name"), name, "place"))
     return sorted(found, key=lambda v: v.start)
+
+
+# A word of a name: capitalized or with a capital inside ("T-Mobile", "iPhone", "KubeCon"), a
+# title ("Dr."), or a model number closing one ("Ioniq 5", "X1 Carbon"). Read only when a
+# question asks which or who (`gateway.core.asked_values`): in statements nearly every
+# sentence names something.
+_NAME_TOKEN = re.compile(r"[\w&'’.-]+")
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "mx", "prof"})
+_NOT_NAMES = frozenset(
+    {
+        *("i", "i'm", "i've", "i'd", "i'll", "i’m", "i’ve", "ok", "okay", "omg", "lol", "btw"),
+        *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+        *("mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays"),
+        *("january", "february", "march", "april", "may", "june", "july", "august"),
+        *("september", "october", "november", "december", "jan", "feb", "mar", "apr", "jun"),
+        *("jul", "aug", "sep", "sept", "oct", "nov", "dec"),
+    }
+)
+
+
+def proper_names(sentence: str) -> list[TypedValue]:
+    """The names one sentence states (dimension `name`), in order: runs of capitalized words,
+    possessives cut ("Okonkwo's practice": "Okonkwo"). A sentence's first word is capitalized
+    whatever it is, so it opens a name only when another capitalized word follows it; days,
+    months and "I" name nothing here; a sentence in capitals is shouted, not named."""
+    letters = [c for c in sentence if c.isalpha()]
+    if letters and sum(c.isupper() for c in letters) > len(letters) / 2:
+        return []
+    found: list[TypedValue] = []
+    run: list[re.Match[str]] = []
+
+    def close() -> None:
+        words = list(run)
+        at_start = bool(words) and not sentence[: words[0].start()].strip(" \"'‘“([")
+        if words and not (at_start and len(words) == 1):
+            start, end = words[0].start(), words[-1].end()
+            text = sentence[start:end].rstrip(".'’\"”").removesuffix("'s").removesuffix("’s")
+            if text.casefold() not in _TITLES:
+                found.append(TypedValue(start, start + len(text), text, "name"))
+        run.clear()
+
+    for match in _NAME_TOKEN.finditer(sentence):
+        token = match.group(0).strip(".'’-")
+        folded = token.casefold()
+        gap = sentence[run[-1].end() : match.start()] if run else " "
+        if gap != " ":
+            close()
+        opening = not run and not sentence[: match.start()].strip(" \"'‘“([")
+        capital = (
+            token[:1].isalpha()
+            and any(c.isupper() for c in token)
+            and folded not in _NOT_NAMES
+            # A sentence's first word is capitalized whatever it is: "My", "So" open no name.
+            and not (opening and folded in FUNCTION_WORDS)
+        )
+        if capital or (run and token.isdigit()):
+            run.append(match)
+        else:
+            close()
+    close()
+    return found

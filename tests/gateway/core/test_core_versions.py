@@ -6,6 +6,7 @@ import pytest
 
 from gateway.core.versions import (
     ADMITTED,
+    ASKED,
     ASSEMBLER,
     ASSEMBLERS,
     BUDGET_SIZED,
@@ -24,7 +25,8 @@ from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
 
 def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert ASSEMBLERS.resolve("assemble/2026-12-05.2") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-05.3") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-05.2") is ASKED
     assert ASSEMBLERS.resolve("assemble/2026-12-05.1") is STATED
     assert ASSEMBLERS.resolve("assemble/2026-12-04.2") is BUDGET_SIZED
     assert ASSEMBLERS.resolve("assemble/2026-12-04.1") is ADMITTED
@@ -33,17 +35,18 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
     assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
-    assert len(ASSEMBLERS.by_version) == 8
-    # Only the last four rank what the policy admits alone; only the last three size the full
-    # tier by the budget and point their index where it stops; only the last two leave out the
-    # older of two memories stating different values of one claim; only the current one reads
-    # the task as a question.
-    assert [a.rank_admitted for a in ASSEMBLERS.by_version.values()] == [False] * 4 + [True] * 4
+    assert len(ASSEMBLERS.by_version) == 9
+    # Only the last five rank what the policy admits alone; only the last four size the full
+    # tier by the budget and point their index where it stops; only the last three leave out
+    # the older of two memories stating different values of one claim; only the last two read
+    # the task as a question, and only the current one a question asking which or who.
+    assert [a.rank_admitted for a in ASSEMBLERS.by_version.values()] == [False] * 4 + [True] * 5
     assert [a.budget_sized and a.pointing_index for a in ASSEMBLERS.by_version.values()] == [
         False
-    ] * 5 + [True] * 3
-    assert [a.current_values for a in ASSEMBLERS.by_version.values()] == [False] * 6 + [True] * 2
-    assert [a.asked_values for a in ASSEMBLERS.by_version.values()] == [False] * 7 + [True]
+    ] * 5 + [True] * 4
+    assert [a.current_values for a in ASSEMBLERS.by_version.values()] == [False] * 6 + [True] * 3
+    assert [a.asked_values for a in ASSEMBLERS.by_version.values()] == [False] * 7 + [True] * 2
+    assert [a.asked_names for a in ASSEMBLERS.by_version.values()] == [False] * 8 + [True]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
@@ -68,7 +71,7 @@ def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
 
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
-    assert ASSEMBLER.version == "assemble/2026-12-05.2"
+    assert ASSEMBLER.version == "assemble/2026-12-05.3"
     assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
     assert DEFAULT_PROFILE.full_tier_cut == 0.2
