@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from gateway.core.extraction.named_values import REPLACED
@@ -149,6 +149,9 @@ class Asked:
     # Whether it asks of someone else ("when is Yumi's wedding?"): then a value another person
     # holds may answer it; a question of the user's own is answered by none of theirs.
     of_another: bool = False
+    # Whether names answer it (`asked(names=True)`): a question asking which or who, or where
+    # ("Fridays are Casa Oaxaca nights now" says where takeout comes from).
+    names: bool = False
 
     @property
     def claim(self) -> str:
@@ -198,7 +201,7 @@ def asked(task: str, names: bool = False) -> Asked | None:
         for start in starts:
             read = _asked(sentence[start:])
             if read is not None and (names or read.kind != "name"):
-                return read
+                return replace(read, names=names and read.kind in ("name", "place"))
     return None
 
 
@@ -223,7 +226,9 @@ def _asked(question: str) -> Asked | None:
         return None
     # A name question about a named one ("Which vet does Biscuit see?") is answered by what
     # is said of it ("Biscuit has her checkup with Dr. Alvarez"): her values answer it.
-    of_another = names_another(question) or (kind == "name" and bool(proper_names(question)))
+    of_another = names_another(question) or (
+        kind in ("name", "place") and bool(proper_names(question))
+    )
     return Asked(kind, stems, of_another)
 
 
@@ -249,12 +254,19 @@ _HINTS: dict[AnswerKind, re.Pattern[str]] = {
 }
 
 
-def _of_kind(kind: AnswerKind, sentence: str) -> list[TypedValue]:
+def _of_kind(kind: AnswerKind, sentence: str, names: bool) -> list[TypedValue]:
     hint = _HINTS.get(kind)
     if hint is not None and not hint.search(sentence):
         return []
     if kind == "place":
-        return places(sentence)
+        found = places(sentence)
+        if names:  # a name a place phrase holds is that place, not a second value
+            found += [
+                n
+                for n in proper_names(sentence)
+                if not any(p.start <= n.start < p.end or n.start <= p.start < n.end for p in found)
+            ]
+        return found
     if kind == "name":
         return proper_names(sentence)
     if kind in ("duration", "frequency", "elapsed"):
@@ -283,21 +295,21 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
     before = ""
     # A name is read in the extractor's sentences, where a title's period ends none ("Dr.
     # Alvarez"); the other kinds in the split the bundles of assemble/2026-12-05.2 were cut by.
-    split = sentences(text) if question.kind == "name" else _SENTENCE.split(text)
+    split = sentences(text) if question.names else _SENTENCE.split(text)
     for sentence in split:
         if not question.may_touch(sentence):
             before = sentence
             continue
         values = [
             v
-            for v in _of_kind(question.kind, sentence)  # before the stems: most sentences hold none
+            for v in _of_kind(question.kind, sentence, question.names)  # most sentences hold none
             if (question.of_another or another_holder(sentence, v.text, role) is None)
             and not (v.dimension == "name" and _stems(v.text) <= question.stems)
         ]
         shared = len(_stems(sentence) & question.stems) if values else 0
         if shared:
             anchor = round(shared / len(question.stems), 3)
-            change = question.kind == "name" and bool(
+            change = question.names and bool(
                 NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before)
             )
             found.extend(Said(v, anchor, change) for v in values)

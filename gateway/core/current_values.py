@@ -237,18 +237,17 @@ def _answered(
     say something of the attribute (the assistant's "based on your pre-approval of $350,000")."""
     about = _answering(ordered, question)
     newest: dict[str, tuple[Candidate, list[TypedValue]]] = {}
-    for turn, who, values, change in about:
-        # A name has no dimension to say it replaces another: the turn must say a change.
-        if who != "user" or (question.kind == "name" and not change):
-            continue
-        for dimension in {v.dimension for v in values}:
-            newest[dimension] = (turn, [v for v in values if v.dimension == dimension])
+    for turn, who, answers in about:
+        # A name has no dimension to say it replaces another: its sentence must say a change.
+        current = [s.value for s in answers if s.value.dimension != "name" or s.change]
+        for dimension in {v.dimension for v in current} if who == "user" else ():
+            newest[dimension] = (turn, [v for v in current if v.dimension == dimension])
     winners = {turn.memory_id for turn, _ in newest.values()}
     for dimension in sorted(newest):
         winner, current = newest[dimension]
         older = [
-            (turn, [v for v in values if v.dimension == dimension])
-            for turn, _, values, _ in about
+            (turn, [s.value for s in answers if s.value.dimension == dimension])
+            for turn, _, answers in about
             if _order(turn) < _order(winner)
             and turn.memory_id not in winners
             and turn.created_at != winner.created_at
@@ -307,21 +306,19 @@ def _stated_on(memory: Candidate) -> date | None:
 
 def _answering(
     ordered: Sequence[Candidate], question: Asked
-) -> list[tuple[Candidate, str, list[TypedValue], bool]]:
-    """Each remembered turn, who said it, its values of the asked kind in sentences about the
-    question's attribute (saying at least `ON_TOPIC` of what the best of the user's says), and
-    whether one of those sentences says a change (`Said.change`)."""
+) -> list[tuple[Candidate, str, list[Said]]]:
+    """Each remembered turn, who said it, and its values of the asked kind in sentences about
+    the question's attribute: saying at least `ON_TOPIC` of what the best of the user's says."""
     read: list[tuple[Candidate, str, Sequence[Said]]] = []
     for turn in ordered:
         statement = statement_of(turn)
         if statement is not None:
             read.append((turn, statement[0], said(question, statement[1], statement[0])))
     best = max((s.anchor for _, who, all_ in read if who == "user" for s in all_), default=0.0)
-    answering = []
-    for turn, who, all_ in read:
-        kept = [s for s in all_ if best and s.anchor >= ON_TOPIC * best]
-        answering.append((turn, who, [s.value for s in kept], any(s.change for s in kept)))
-    return answering
+    return [
+        (turn, who, [s for s in all_ if best and s.anchor >= ON_TOPIC * best])
+        for turn, who, all_ in read
+    ]
 
 
 def _leave_out(

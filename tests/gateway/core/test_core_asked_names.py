@@ -115,3 +115,14 @@ def test_the_answer_sentences_carry_whether_they_say_a_change() -> None:
     assert [(s.value.text, s.change) for s in said(read, text, "user")] == [
         ("Kestrel Climbing Gym", False)
     ]
+
+
+def test_a_where_question_is_answered_by_names_too_when_names_are_read() -> None:
+    question = "Where do we get our Friday takeout these days?"
+    older = turn("a", "Friday takeout means Golden Lotus dumplings, every single week.", 100)
+    newer = turn("b", "Friday takeout is Rosa's Cantina now, the mole is unreal.", 10)
+    assert decided(question, older, newer) == [("b", "a", "asked_value", "place: friday takeout")]
+    # Under the assembler before, a where question reads places alone: neither names one.
+    read = asked(question)
+    assert read is not None and not read.names
+    assert earlier_values([older, newer], question=read) == ()
