@@ -206,6 +206,9 @@ def asked(task: str, names: bool = False) -> Asked | None:
 
 
 _CLAUSE = re.compile(r"[,;:]\s+")
+# "What events has Caroline joined?", "which books do I own?": a plural asks for a list, and
+# every name in it holds at once.
+_MANY = re.compile(r"^(?:which|what) (?!does\b|goes\b)[a-z-]{2,}[^siu'’\s]s\b")
 # Words a question may open with before its question word ("also, how many ...", "so what time").
 _OPENERS = re.compile(
     r"^(?:(?:also|and|so|but|oh|ok|okay|well|btw|anyway|actually|hey|hi|then|quick question)"
@@ -222,7 +225,7 @@ def _asked(question: str) -> Asked | None:
         return None
     kind = next((k for pattern, k in _KINDS if pattern.search(folded)), None)
     stems = _stems(question) - _NOT_THE_ATTRIBUTE
-    if kind is None or not stems:
+    if kind is None or not stems or (kind == "name" and _MANY.match(folded)):
         return None
     # A name question about a named one ("Which vet does Biscuit see?") is answered by what
     # is said of it ("Biscuit has her checkup with Dr. Alvarez"): her values answer it.

@@ -42,6 +42,11 @@ def test_which_and_who_are_read_only_when_names_are() -> None:
         assert asked(question) is None
         read = asked(question, names=True)
         assert read is not None and read.kind == "name"
+    # A plural asks for a list, every name of which holds at once.
+    for question in ("What events has Caroline joined?", "Which books do I own now?"):
+        assert asked(question, names=True) is None
+    read = asked("What does my dentist's office go by now?", names=True)
+    assert read is not None and read.kind == "name"
     # The kinds read before are read as before.
     assert asked("How many cats do I have now?", names=True) == asked(
         "How many cats do I have now?"
