@@ -12,8 +12,9 @@ oldest first) before the question is asked. Then ``/v1/context`` with the questi
 paraphrase per category, written here after the mechanism: a check of the issue's sentences,
 not held-out data), or the cases written blind by helpers that read nothing of this project,
 each measured once before it was read and developed on since: ``bench/knowledge_updates_blind.json``
-(30), ``bench/knowledge_updates_blind2.json`` (44) and ``bench/knowledge_updates_blind3.json``
-(44, held out: measured only at the end, never read).
+(30), ``bench/knowledge_updates_blind2.json`` (44), ``bench/knowledge_updates_blind3.json``
+(44, held out: measured only at the ends of sessions, never read) and
+``bench/knowledge_updates_blind4.json`` (44, held out likewise; written in the seventh session).
 
 With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
 knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale

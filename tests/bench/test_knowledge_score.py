@@ -3,7 +3,9 @@ the stale value is only where the current value is stated too (the value replace
 
 from __future__ import annotations
 
-from bench.knowledge import Case, score
+from pathlib import Path
+
+from bench.knowledge import Case, load_cases, score
 
 CASE = Case("c1", "categorical", (), "What car am I driving these days?", "Outback", "Civic")
 OLD = "[m1 episodic .6 20240113] user, turn 1\nMy 2016 Honda Civic squeaks."
@@ -18,3 +20,21 @@ def test_a_stale_value_only_beside_the_current_one_is_told_apart() -> None:
     assert score(CASE, "\n\n".join((OLD, NEW)))["stale_beside"] is False
     assert score(CASE, OLD) == {"gold": False, "stale": True, "clean": False, "stale_beside": False}
     assert score(CASE, "\n".join((NEW.replace("the Civic", "it"), OTHER)))["clean"] is True
+
+
+def test_every_case_file_in_bench_reads_as_cases_of_the_dev_format() -> None:
+    # The blind sets are data written elsewhere: each must load, name its values where it
+    # says they are, and keep its ids apart from the other sets'.
+    seen: set[str] = set()
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    # Fold C (knowledge_updates_lme_c.json) annotates LongMemEval questions: another format.
+    for path in sorted(p for p in bench.glob("knowledge_updates_*.json") if "lme" not in p.name):
+        cases = load_cases(path)
+        assert cases, path
+        for case in cases:
+            assert case.case_id not in seen
+            seen.add(case.case_id)
+            said = " ".join(t["content"] for s in case.sessions for t in s["turns"]).casefold()
+            assert case.gold.casefold() in said, case.case_id
+            assert (case.stale == "") == (case.category == "no_update"), case.case_id
+            assert not case.stale or case.stale.casefold() in said, case.case_id
