@@ -11,6 +11,7 @@ from gateway.core.asked_values import asked, said
 from gateway.core.current_values import earlier_values
 from gateway.core.extraction.typed_values import proper_names
 from gateway.core.versions import ASKED, ASSEMBLER
+from tests.gateway.core.test_core_asked_values import decided as decided_by
 from tests.gateway.core.test_core_current_values import turn
 
 
@@ -58,11 +59,7 @@ GYM = "Which gym do I go to these days?"
 
 
 def decided(question: str, *turns: object) -> list[tuple[str, str, str, str]]:
-    read = asked(question, names=True)
-    return [
-        (d.current, d.earlier, d.rule, d.claim_key)
-        for d in earlier_values(turns, question=read)  # type: ignore[arg-type]
-    ]
+    return decided_by(question, *turns, names=True)
 
 
 def test_the_users_newest_name_said_as_a_change_is_current() -> None:

@@ -135,8 +135,8 @@ def test_a_sentence_answers_with_the_share_of_the_attribute_it_says() -> None:
 LUNA = "How long have I had my cat, Luna?"
 
 
-def decided(question: str, *turns: object) -> list[tuple[str, str, str, str]]:
-    read = asked(question)
+def decided(question: str, *turns: object, names: bool = False) -> list[tuple[str, str, str, str]]:
+    read = asked(question, names=names)
     return [
         (d.current, d.earlier, d.rule, d.claim_key)
         for d in earlier_values(turns, question=read)  # type: ignore[arg-type]
