@@ -189,8 +189,9 @@ def _stems(text: str) -> frozenset[str]:
 
 def asked(task: str, names: bool = False) -> Asked | None:
     """What the last question of `task` that reads asks for: its kind of value and of what; None
-    when none does (each asks for a name, for more than the current value, about a past event,
-    or is of no shape here). A task may hold more than the question: a session step asks with
+    when none does (each asks for a name and `names` is not set, for more than the current
+    value, for a list, about a past event, or is of no shape here). With `names`, a question
+    asking which or who reads names, and a where question names as well as places. A task may hold more than the question: a session step asks with
     its pinned task and then the user's last turn ("Thanks! By the way, how long have I had
     Luna?"), so each sentence is read, the last first."""
     for sentence in reversed(_SENTENCE.split(task)):
