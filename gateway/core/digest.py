@@ -6,8 +6,10 @@ fold a session's history uses), so a digest never grows past its share and an in
 compile costs what its new turns cost. Pure: the same previous digest and turns give the same
 bytes in any process.
 
-The content opens with one line saying what it covers (``Session <id>: 12 turns, 2024-01-02 to
-2024-02-10.``), read back when the next chunk is folded in; the summary lines follow.
+The content opens with one line saying what it covers (``Session of 12 turns, 2024-01-02 to
+2024-02-10.``), read back when the next chunk is folded in; the summary lines follow. Which
+session is the memory's `source_ref`: an id in the content would cost tokens, and a random
+id's count of them varies, so two digests of the same turns would not be the same length.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ from gateway.core.tokens import Tokenizer
 __all__ = ["DIGEST", "DIGEST_SHARE", "Digest", "DigestTurn", "fold_digest", "parse_digest"]
 
 # Bump when a digest's bytes can change for the same inputs; the summarizer's version is in it.
-DIGEST = ("digest", f"2026-12-02.1+{EXTRACTIVE[0]}/{EXTRACTIVE[1]}")
+# 2026-12-05.1: the covering line names no session id (the digest's source_ref does).
+DIGEST = ("digest", f"2026-12-05.1+{EXTRACTIVE[0]}/{EXTRACTIVE[1]}")
 DIGEST_SHARE = 300  # tokens of summary lines: a few of a bundle's memories' worth
 
 _COVERS = re.compile(
-    r"^Session (?P<session>\S+): (?P<turns>\d+) turns?, "
+    r"^Session of (?P<turns>\d+) turns?, "
     r"(?P<first>\d{4}-\d{2}-\d{2}) to (?P<last>\d{4}-\d{2}-\d{2})\.$"
 )
 
@@ -42,7 +45,6 @@ class DigestTurn:
 
 @dataclass(frozen=True, slots=True)
 class Digest:
-    session_id: str
     turns: int
     first: date
     last: date
@@ -55,7 +57,7 @@ class Digest:
     @property
     def content(self) -> str:
         covers = (
-            f"Session {self.session_id}: {self.turns} turn{'s' if self.turns != 1 else ''}, "
+            f"Session of {self.turns} turn{'s' if self.turns != 1 else ''}, "
             f"{self.first.isoformat()} to {self.last.isoformat()}."
         )
         return f"{covers}\n{self.lines}" if self.lines else covers
@@ -68,7 +70,6 @@ def parse_digest(content: str) -> Digest | None:
     if match is None:
         return None
     return Digest(
-        match.group("session"),
         int(match.group("turns")),
         date.fromisoformat(match.group("first")),
         date.fromisoformat(match.group("last")),
@@ -92,7 +93,6 @@ def _opening(text: str) -> str:
 
 
 def fold_digest(
-    session_id: str,
     previous: Digest | None,
     turns: Sequence[DigestTurn],
     tokenizer: Tokenizer,
@@ -106,7 +106,6 @@ def fold_digest(
     lines = summarize(previous.lines if previous else None, folded, share, tokenizer)
     days = [t.day for t in turns] + ([previous.first, previous.last] if previous else [])
     return Digest(
-        session_id,
         (previous.turns if previous else 0) + covered,
         min(days),
         max(days),

@@ -35,7 +35,7 @@ def test_a_compiled_session_is_recalled_as_one_digest(
         ).fetchall()
     memory_id, content, sources, superseded_by, memory_type, source_ref = digest
     assert (memory_type, source_ref, superseded_by) == ("episodic", session_id, None)
-    assert content.startswith(f"Session {session_id}: 4 turns, 2024-01-02 to 2024-02-10.\n")
+    assert content.startswith("Session of 4 turns, 2024-01-02 to 2024-02-10.\n")
     assert "Premium" in content
     # The turn stating the superseded plan was retired by compile: the digest does not retell it.
     assert "Starter" not in content
@@ -56,7 +56,7 @@ def test_a_compiled_session_is_recalled_as_one_digest(
     with psycopg.connect(database_url) as conn:
         older, newer = conn.execute(DIGESTS).fetchall()
     assert older[0] == memory_id and older[3] == newer[0] and newer[3] is None
-    assert newer[1].startswith(f"Session {session_id}: 5 turns, 2024-01-02 to 2024-03-01.\n")
+    assert newer[1].startswith("Session of 5 turns, 2024-01-02 to 2024-03-01.\n")
     assert "designers" in newer[1] and "Premium" in newer[1]
     assert memory_id in newer[2]  # folded from the one before: erasing a turn reaches it
     timeline = client.post("/v1/timeline", json={"ids": [memory_id]}, headers=agent.headers)
@@ -94,7 +94,7 @@ def test_concurrent_compiles_fold_one_digest_chain(
         digests = conn.execute(DIGESTS).fetchall()
     assert len(digests) == 5
     live = [d for d in digests if d[3] is None]
-    assert len(live) == 1 and ": 23 turns, 2024-01-01 to 2024-01-23." in live[0][1]
+    assert len(live) == 1 and live[0][1].startswith("Session of 23 turns, 2024-01-01 to 2024-01-23.\n")
     # A chain: each version superseded by the next, each folded from the one before.
     by_id = {d[0]: d for d in digests}
     chain = [d for d in digests if not any(d[0] in other[2] for other in digests)]

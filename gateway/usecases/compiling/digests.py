@@ -48,7 +48,6 @@ async def write_digest(
     if not told and previous is None:
         return  # nothing of the session is left to tell
     digest = fold_digest(
-        job.session_id,
         parse_digest(previous.content) if previous else None,
         [DigestTurn(r.seq, r.role, r.content, r.occurred_at.date()) for r in told],
         _TOKENIZER,
