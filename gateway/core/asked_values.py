@@ -25,6 +25,16 @@ two things both held ("I go to Ironside Gym", "tried a drop-in at Kestrel Gym").
 current only when its sentence, or the one before it, says a change (`NAME_CHANGED`: "now",
 "switched", "instead", "moved", "joined", "left", ...): a closed class of English, whatever the
 names are. A name the question itself says ("Which vet does Pepper see?") is no answer.
+
+Most answers to which and what are no name: "part-time", "a cortado", "a heat pump", "window
+seats", "off the market". Read when the caller says so (`asked(statements=True)`, from
+assemble/2026-12-05.4), such a question, and one asking yes or no of the present ("Is our condo
+currently for sale?", kind `state`), is answered by a sentence as a whole (`told`): of the
+user's turns with a sentence about the question's words, the newest whose sentence (or the one
+before) says the user changed something is current, and an older one saying nothing else that
+the newer says (where the same value would show) is earlier. The value is never named, so what
+decides is the structure alone: the question's words, a change word of the closed class above,
+said by the speaker of their own (a first person, not hedged, not negated), and recency.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from gateway.core.extraction.judgement import HEDGE_NOT_INTENT
 from gateway.core.extraction.named_values import REPLACED
 from gateway.core.extraction.statements import sentences
 from gateway.core.extraction.triples import another_holder, names_another
@@ -48,7 +59,7 @@ from gateway.core.extraction.typed_values import (
     typed_values,
 )
 
-__all__ = ["NAME_CHANGED", "AnswerKind", "Asked", "Said", "asked", "said"]
+__all__ = ["NAME_CHANGED", "AnswerKind", "Asked", "Said", "Told", "asked", "said", "told"]
 
 AnswerKind = Literal[
     "count",
@@ -63,6 +74,7 @@ AnswerKind = Literal[
     "record",
     "place",
     "name",
+    "state",
 ]
 
 _MONEY_NOUNS = (
@@ -94,6 +106,9 @@ _KINDS: tuple[tuple[re.Pattern[str], AnswerKind], ...] = (
     # Read only under an assembler that reads names (`asked(names=True)`): the rest of "who",
     # "which" and "what" ask for a thing, and of its values only names are read.
     (re.compile(r"^(?:who|whom|whose|which|what)\b"), "name"),
+    # Read only under an assembler that reads statements (`asked(statements=True)`): a yes or
+    # no of the present ("is our condo currently for sale?") is answered by a sentence whole.
+    (re.compile(r"^(?:is|are|am|do|does)\b"), "state"),
 )
 # A question that sums, compares, or asks for what held before: the current value alone does
 # not answer it, so no turn is left out for it.
@@ -152,6 +167,9 @@ class Asked:
     # Whether names answer it (`asked(names=True)`): a question asking which or who, or where
     # ("Fridays are Casa Oaxaca nights now" says where takeout comes from).
     names: bool = False
+    # Whether sentences read whole answer it (`asked(statements=True)`, `told`): a question
+    # asking which, what, where or yes or no, whose answer may be any phrase.
+    statements: bool = False
 
     @property
     def claim(self) -> str:
@@ -187,22 +205,31 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w and w.casefold() not in FUNCTION_WORDS)
 
 
-def asked(task: str, names: bool = False) -> Asked | None:
+def asked(task: str, names: bool = False, statements: bool = False) -> Asked | None:
     """What the last question of `task` that reads asks for: its kind of value and of what; None
     when none does (each asks for a name and `names` is not set, for more than the current
     value, for a list, about a past event, or is of no shape here). With `names`, a question
-    asking which or who reads names, and a where question names as well as places. A task may hold more than the question: a session step asks with
-    its pinned task and then the user's last turn ("Thanks! By the way, how long have I had
-    Luna?"), so each sentence is read, the last first."""
+    asking which or who reads names, and a where question names as well as places; with
+    `statements` (and `names`), such a question and a yes or no of the present are answered by
+    sentences whole (`told`) too. A task may hold more than the question: a session step asks
+    with its pinned task and then the user's last turn ("Thanks! By the way, how long have I
+    had Luna?"), so each sentence is read, the last first."""
     for sentence in reversed(_SENTENCE.split(task)):
         if _MORE_THAN_CURRENT.search(sentence.casefold()):
             continue  # "in total, how many ...": the whole sentence asks for more
         # The question may open a later clause ("By the way, how long ...").
         starts = [0, *(m.end() for m in _CLAUSE.finditer(sentence))]
         for start in starts:
-            read = _asked(sentence[start:])
-            if read is not None and (names or read.kind != "name"):
-                return replace(read, names=names and read.kind in ("name", "place"))
+            read = _asked(sentence[start:], names and statements)
+            if read is None or (read.kind == "name" and not names):
+                continue
+            if read.kind == "state" and not (names and statements):
+                continue
+            return replace(
+                read,
+                names=names and read.kind in ("name", "place"),
+                statements=names and statements and read.kind in ("name", "place", "state"),
+            )
     return None
 
 
@@ -210,6 +237,15 @@ _CLAUSE = re.compile(r"[,;:]\s+")
 # "What events has Caroline joined?", "which books do I own?": a plural asks for a list, and
 # every name in it holds at once.
 _MANY = re.compile(r"^(?:which|what) (?!does\b|goes\b)[a-z-]{2,}[^siu'’\s]s\b")
+# Read whole (assemble/2026-12-05.4 on), a plural is a list only as the head of its phrase, the
+# word after it a verb: "which farmers market is my stall at?" asks for one market, "what kids
+# programs are we in?" for a list; "which of my offices" asks for one of them.
+_MANY_HEADED = re.compile(
+    r"^(?:which|what)(?! of\b)(?: [a-z'-]+){0,3}? [a-z-]+[^siu'’\s]s"
+    r"(?= (?:is|are|was|were|do|does|did|have|has|had|can)\b|\W*$)"
+)
+# And a preposition may open the question: "in what format do I read?", "at which gym?".
+_PREPOSITION = re.compile(r"^(?:in|at|on|for|with|from|to|by|of) (?=(?:what|which|whose)\b)")
 # Words a question may open with before its question word ("also, how many ...", "so what time").
 _OPENERS = re.compile(
     r"^(?:(?:also|and|so|but|oh|ok|okay|well|btw|anyway|actually|hey|hi|then|quick question)"
@@ -217,8 +253,10 @@ _OPENERS = re.compile(
 )
 
 
-def _asked(question: str) -> Asked | None:
+def _asked(question: str, whole: bool = False) -> Asked | None:
     folded = _OPENERS.sub("", " ".join(question.casefold().replace("’", "'").split()))
+    if whole:
+        folded = _PREPOSITION.sub("", folded)
     if _MORE_THAN_CURRENT.search(folded):
         return None
     past = _PAST.search(_PERFECT_HAD.sub(" ", folded))
@@ -226,12 +264,13 @@ def _asked(question: str) -> Asked | None:
         return None
     kind = next((k for pattern, k in _KINDS if pattern.search(folded)), None)
     stems = _stems(question) - _NOT_THE_ATTRIBUTE
-    if kind is None or not stems or (kind == "name" and _MANY.match(folded)):
+    many = _MANY_HEADED if whole else _MANY
+    if kind is None or not stems or (kind == "name" and many.match(folded)):
         return None
     # A name question about a named one ("Which vet does Biscuit see?") is answered by what
     # is said of it ("Biscuit has her checkup with Dr. Alvarez"): her values answer it.
     of_another = names_another(question) or (
-        kind in ("name", "place") and bool(proper_names(question))
+        kind in ("name", "place", "state") and bool(proper_names(question))
     )
     return Asked(kind, stems, of_another)
 
@@ -273,6 +312,8 @@ def _of_kind(kind: AnswerKind, sentence: str, names: bool) -> list[TypedValue]:
         return found
     if kind == "name":
         return proper_names(sentence)
+    if kind == "state":  # no value of its own shape: read whole (`told`)
+        return []
     if kind in ("duration", "frequency", "elapsed"):
         return [v for v in time_spans(sentence) if v.dimension == kind]
     found = typed_values(sentence)
@@ -313,9 +354,96 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
         shared = len(_stems(sentence) & question.stems) if values else 0
         if shared:
             anchor = round(shared / len(question.stems), 3)
-            change = question.names and bool(
-                NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before)
+            change = question.names and (
+                # Read whole, a change is the speaker's own, not hedged ("if I mostly fly out of
+                # Seattle" after "my sister just switched to Delta" changes nothing of mine).
+                _changes(sentence, question.of_another) or _changes(before, question.of_another)
+                if question.statements
+                else bool(NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before))
             )
             found.extend(Said(v, anchor, change) for v in values)
         before = sentence
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """A sentence about the question's attribute, read whole for a question whose answer may be
+    any phrase: how much of the attribute it says (as `Said.anchor`), whether it or one beside
+    it says the speaker changed something of their own, which of the question's stems it says,
+    the stems it says beside them (where its value is, whatever the value is) and its names."""
+
+    sentence: str
+    anchor: float
+    change: bool
+    said: frozenset[str]  # the question's stems it says
+    rest: frozenset[str]
+    names: frozenset[str]
+
+
+# A change, for a sentence read whole: the name reading's words, their other forms ("starting",
+# "switching") and the verbs saying one stopped, resumed or swapped a thing. The value is never
+# the cue here, so the change word carries the whole decision.
+_CHANGED = re.compile(
+    NAME_CHANGED.pattern
+    + r"|\b(?:starting|switching|moving|changing|replacing|transferring|upgrading|trading|"
+    r"joining|leaving|quitting|stopped|stopping|gave up|given up|giving up|cancell?ed|dropped|"
+    r"resumed|reactivated|swapped|pivoted|converted)\b",
+    re.IGNORECASE,
+)
+# Words beside the question's that say no value, so that two sentences saying them do not say
+# one value twice: pronouns and modals the function words leave, and the words a digest's lines
+# open with ("Session of 4 turns", "- t1 user:").
+_LIGHT = frozenset(
+    stem(w) for w in ("him", "he's", "she's", "they're", "can", "could", "should", "might", "must")
+) | frozenset(stem(w) for w in ("may", "let", "going", "gonna", "go", "user", "turn", "session"))
+# The speaker, in the sentence saying a change: "we pivoted", "I'm converted", "my plan".
+_SPEAKER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|us)\b", re.IGNORECASE)
+# A change word denied ("haven't switched", "not going with"): the three words before it.
+_DENIED = re.compile(r"(?:\b(?:not|never|no)\b|n['’]t\b)(?:\W+\w+){0,2}\W*$", re.IGNORECASE)
+
+
+def _changes(sentence: str, of_another: bool) -> bool:
+    """Whether `sentence` says the speaker (or the one the question asks of) changed something:
+    a change word (`_CHANGED`), not denied, in a sentence that is not hedged ("might switch",
+    "thinking of moving"), and, unless the question asks of another, that names the speaker and
+    no one else ("my sister just switched to Delta" is her change), the change word's clause
+    having no other subject."""
+    if HEDGE_NOT_INTENT.search(sentence):
+        return False
+    if not of_another and (not _SPEAKER.search(sentence) or names_another(sentence)):
+        return False
+    return any(
+        not _DENIED.search(sentence[: m.start()])
+        and (of_another or another_holder(sentence, m.group(0), "user") is None)
+        for m in _CHANGED.finditer(sentence)
+    )
+
+
+def told(question: Asked, text: str) -> Sequence[Told]:
+    """The sentences of `text` that say any of the question's attribute, each read whole
+    (`Told`), in the extractor's sentences; a change is read in the sentence or either beside
+    it. None when the question is not read so."""
+    found: list[Told] = []
+    if not question.statements or not question.may_touch(text):
+        return found
+    # A line ends a sentence too: a digest's lines, a list's items.
+    split = [s for line in text.splitlines() for s in sentences(line)]
+    for at, sentence in enumerate(split):
+        stems = _stems(sentence) - _LIGHT if question.may_touch(sentence) else frozenset()
+        shared = len(stems & question.stems)
+        if shared:
+            # The change may be said beside the sentence naming the attribute: "change of
+            # plans for the sabbatical. I'm going to New Zealand instead".
+            near = split[max(0, at - 1) : at + 2]
+            found.append(
+                Told(
+                    sentence=sentence,
+                    anchor=round(shared / len(question.stems), 3),
+                    change=any(_changes(s, question.of_another) for s in near),
+                    said=stems & question.stems,
+                    rest=stems - question.stems,
+                    names=frozenset(n.text for n in proper_names(sentence)),
+                )
+            )
     return found

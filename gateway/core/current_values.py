@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal
 
-from gateway.core.asked_values import Asked, Said, said
+from gateway.core.asked_values import Asked, Said, said, told
 from gateway.core.extraction.facts import Episode, Fact
 from gateway.core.extraction.generalized import extract
 from gateway.core.extraction.resolution import CHANGE
@@ -217,8 +217,23 @@ def _in_one_namespace(
         for facts in stated.values():
             held.setdefault(facts[-1].sources[0], []).append(facts[-1].value or "")
         compiled = [c for c in candidates if c.source_type == "compile"]
-        _answered(ordered, question, found, held, apart, compiled)
+        _by_question(ordered, question, found, held, apart, compiled)
     return list(found.values())
+
+
+def _by_question(
+    ordered: Sequence[Candidate],
+    question: Asked,
+    found: dict[str, EarlierValue],
+    held: Mapping[str, Sequence[str]],
+    apart: Collection[frozenset[str]],
+    compiled: Sequence[Candidate],
+) -> None:
+    """The question's decisions: by the values of the kind it asks for, then, where the
+    assembler reads them, by its sentences read whole (a turn left out once stays so)."""
+    _answered(ordered, question, found, held, apart, compiled)
+    if question.statements:
+        _restated(ordered, question, found, held, apart, compiled)
 
 
 def _answered(
@@ -288,6 +303,85 @@ def _answered(
                 and question.touches(memory.content)
             ):
                 _leave_out(found, memory, winner, question.claim)
+
+
+def _restated(
+    ordered: Sequence[Candidate],
+    question: Asked,
+    found: dict[str, EarlierValue],
+    held: Mapping[str, Sequence[str]],
+    apart: Collection[frozenset[str]],
+    compiled: Sequence[Candidate],
+) -> None:
+    """The question read whole (`asked_values.told`): of the user's turns with a sentence
+    about its attribute (saying at least `ON_TOPIC` of what the best of theirs says), the newest
+    whose sentence says a change of their own states the current answer. An older turn of the
+    user's states an earlier one when it says at least `ON_TOPIC` of the question's words the
+    current one says, and nothing else the current one says of them (where one value said
+    twice would show: "still at Halvorsen, now leading dispatch"), and names no name the
+    current one does not (two names are the name reading's to decide); it is left out, with
+    what compile made of it."""
+    read = [
+        (turn, statement[0], told(question, statement[1]))
+        for turn in ordered
+        if (statement := statement_of(turn)) is not None
+    ]
+    best = max((t.anchor for _, who, all_ in read if who == "user" for t in all_), default=0.0)
+    winner, told_now = next(
+        (
+            (turn, [t for t in tolds if t.anchor >= ON_TOPIC * best])
+            for turn, who, tolds in reversed(read)
+            if who == "user" and any(t.change and t.anchor >= ON_TOPIC * best for t in tolds)
+        ),
+        (None, []),
+    )
+    if winner is None:
+        return
+    current = frozenset().union(*(t.rest for t in told_now))
+    # What of the question the current answer is about: an older turn saying less than
+    # `ON_TOPIC` of it is about another thing ("what's a good birthday dinner spot?" beside "my
+    # 40th birthday project is learning the cello").
+    topic = frozenset().union(*(t.said for t in told_now))
+    earlier: set[str] = set()
+    for turn, who, tolds in read:
+        if _order(turn) >= _order(winner):
+            break
+        rest = frozenset().union(*(t.rest for t in tolds))
+        # A turn holding the current value of a claim stays, unless that claim is the one the
+        # question decides: its value said in the sentences about the question.
+        holds = any(
+            not any(mentions(t.sentence, value) for t in tolds)
+            for value in held.get(turn.memory_id, ())
+        )
+        if (
+            who != "user"
+            or not tolds
+            or holds
+            or turn.memory_id in found
+            or turn.created_at == winner.created_at
+            or frozenset((turn.memory_id, winner.memory_id)) in apart
+            or rest & current
+            or len(frozenset().union(*(t.said for t in tolds)) & topic) < ON_TOPIC * len(topic)
+            or any(not mentions(winner.content, n) for t in tolds for n in t.names)
+        ):
+            continue
+        _leave_out(found, turn, winner, question.claim)
+        earlier |= rest
+    # What compile made of the earlier statements (a fact quoting one, a digest retelling it),
+    # told before the current one and saying what they said about the question, not what it says.
+    for memory in compiled:
+        said_on = _stated_on(memory)
+        retold = told(question, memory.content)
+        if (
+            earlier
+            and memory.memory_id not in found
+            and said_on is not None
+            and said_on <= winner.created_at.date()
+            and retold
+            and not any(t.rest & current for t in retold)
+            and any(t.rest & earlier for t in retold)
+        ):
+            _leave_out(found, memory, winner, question.claim)
 
 
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")

@@ -147,7 +147,11 @@ def _earlier(
         for c in read
     ]
     question = (
-        asked(prepared.request.task, names=assembler.asked_names)
+        asked(
+            prepared.request.task,
+            names=assembler.asked_names,
+            statements=assembler.asked_statements,
+        )
         if assembler.asked_values
         else None
     )

@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_PROFILE",
     "LABELS",
     "LAYOUT",
+    "NAMES",
     "PARTNERS",
     "SESSION_LAYOUTS",
     "STATED",
@@ -134,6 +135,10 @@ class Assembler:
     # And a question asking which or who (`asked_values`' kind `name`): of the turns naming a
     # name about what it asks, the user's newest that says a change is current.
     asked_names: bool = False
+    # And such a question, or a yes or no of the present, read whole where no name decided
+    # (`asked_values.told`): of the user's turns about what it asks, the newest that says a
+    # change of their own is current, older ones saying nothing else it says are earlier.
+    asked_statements: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -193,8 +198,14 @@ ASKED = replace(STATED, version="assemble/2026-12-05.2", asked_values=True)
 # 2026-12-05.3: and a question asking which or who: of the turns naming a name about what it
 # asks, the user's newest that says a change ("now", "switched", "instead") is current, older
 # turns naming only other names are left out (issue 33). A bundle whose task asks no such
-# question has the bytes 2026-12-05.2 gave it. The current one.
-ASSEMBLER = replace(ASKED, version="assemble/2026-12-05.3", asked_names=True)
+# question has the bytes 2026-12-05.2 gave it.
+NAMES = replace(ASKED, version="assemble/2026-12-05.3", asked_names=True)
+# 2026-12-05.4: and where no name decided, a question asking which, what, where or yes or no
+# read by its sentences whole: the user's newest turn about it saying a change of their own is
+# current, older turns of theirs about it saying nothing else it says are left out (issue 33).
+# A bundle whose task asks no such question, or that no name decided, has the bytes 2026-12-05.3
+# gave it. The current one.
+ASSEMBLER = replace(NAMES, version="assemble/2026-12-05.4", asked_statements=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
@@ -208,6 +219,7 @@ ASSEMBLERS: Versions[Assembler] = _versions(
             BUDGET_SIZED,
             STATED,
             ASKED,
+            NAMES,
             ASSEMBLER,
         )
     ),

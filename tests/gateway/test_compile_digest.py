@@ -94,7 +94,9 @@ def test_concurrent_compiles_fold_one_digest_chain(
         digests = conn.execute(DIGESTS).fetchall()
     assert len(digests) == 5
     live = [d for d in digests if d[3] is None]
-    assert len(live) == 1 and live[0][1].startswith("Session of 23 turns, 2024-01-01 to 2024-01-23.\n")
+    assert len(live) == 1 and live[0][1].startswith(
+        "Session of 23 turns, 2024-01-01 to 2024-01-23.\n"
+    )
     # A chain: each version superseded by the next, each folded from the one before.
     by_id = {d[0]: d for d in digests}
     chain = [d for d in digests if not any(d[0] in other[2] for other in digests)]

@@ -159,7 +159,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
     assert excluded[stale] == "superseded_in_bundle"
     body = receipt_body(client, make_key, original["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-05.3"
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-05.4"
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)
@@ -248,3 +248,48 @@ def test_a_question_asking_which_decides_by_a_name_said_as_a_change(
         "/v1/context", json=ask | {"namespaces": ["gym"]}, headers=other.headers
     ).json()
     assert "Kestrel" in both["bundle"] and "Ironside" in both["bundle"]
+
+
+def test_a_question_answered_by_no_name_decides_by_a_sentence_read_whole(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """ "What kind of schedule do I work at the library now?" is answered by "part-time", which
+    no shape finds: the user's newer turn about the library saying a change is current, the
+    older about it saying nothing else the newer says is left out; the receipt names the rule
+    and the question's words, and an exact replay rebuilds the decision. Someone else's change
+    leaves both."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    stale, current = said_in_sessions(
+        client,
+        agent,
+        "I'm full-time at the library so weekdays are basically gone.",
+        "HR signed off! I'm going part-time at the library starting this month.",
+    )
+    task = "What kind of schedule am I working at the library now?"
+    ask = {"task": task, "namespaces": ["home"], "budget_tokens": 800}
+    original = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    assert "part-time" in original["bundle"] and "full-time" not in original["bundle"]
+    excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
+    assert excluded[stale] == "superseded_in_bundle"
+    body = receipt_body(client, make_key, original["receipt_id"])
+    [decision] = body["earlier_values"]
+    assert (decision["rule"], decision["claim_key"]) == (
+        "asked_value",
+        "name: kind library schedul work",
+    )
+    assert (decision["current"], decision["earlier"]) == (current, stale)
+    again = receipt_body(client, make_key, replayed_exactly(client, auditor, original))
+    assert again["earlier_values"] == body["earlier_values"]
+
+    other = make_key(agent_id="helper", namespaces=("desk",))
+    for text in (
+        "I'm full-time at the library so weekdays are basically gone.",
+        "My sister switched to part-time at the library now.",
+    ):
+        session_id = open_session(client, other, namespace="desk")["session_id"]
+        assert append(client, other, session_id, ("user", text)).status_code == 200
+    both = client.post(
+        "/v1/context", json=ask | {"namespaces": ["desk"]}, headers=other.headers
+    ).json()
+    assert "part-time" in both["bundle"] and "full-time" in both["bundle"]

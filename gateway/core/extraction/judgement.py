@@ -7,7 +7,7 @@ import re
 
 from gateway.core.extraction.patterns import PROCEDURES
 
-__all__ = ["HEDGE", "SUBORDINATE", "judged"]
+__all__ = ["HEDGE", "HEDGE_NOT_INTENT", "SUBORDINATE", "judged"]
 
 # Intentions are facts about a plan ("I'm going to learn Italian", "we're planning a trip"):
 # these words hedge everything except an intent pattern.
@@ -17,7 +17,7 @@ _HEDGES = (
     r"thinking of|considering|wondering|if|would|could|should|hoping|hope to"
 )
 HEDGE = re.compile(r"\b(" + _HEDGES + r"|want to|wants to|" + _INTENT_WORDS + r")\b", re.IGNORECASE)
-_HEDGE_NOT_INTENT = re.compile(r"\b(" + _HEDGES + r")\b", re.IGNORECASE)
+HEDGE_NOT_INTENT = re.compile(r"\b(" + _HEDGES + r")\b", re.IGNORECASE)
 _REPORTED = re.compile(
     r"\b(s?he|they|someone|somebody|people) (said|says|told|thinks|asked|mentioned)\b|"
     r"\baccording to\b|\b(said|says) that\b",
@@ -55,7 +55,7 @@ def judged(sentence: str) -> str | None:
         _REPORTED.search(sentence)
         or (_NEGATED.search(main) and not rule)
         or _NOT_FACT_WORDS.search(sentence)
-        or _HEDGE_NOT_INTENT.search(main)
+        or HEDGE_NOT_INTENT.search(main)
     ):
         return None
     return sentence

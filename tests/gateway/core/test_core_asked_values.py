@@ -135,8 +135,10 @@ def test_a_sentence_answers_with_the_share_of_the_attribute_it_says() -> None:
 LUNA = "How long have I had my cat, Luna?"
 
 
-def decided(question: str, *turns: object, names: bool = False) -> list[tuple[str, str, str, str]]:
-    read = asked(question, names=names)
+def decided(
+    question: str, *turns: object, names: bool = False, statements: bool = False
+) -> list[tuple[str, str, str, str]]:
+    read = asked(question, names=names, statements=statements)
     return [
         (d.current, d.earlier, d.rule, d.claim_key)
         for d in earlier_values(turns, question=read)  # type: ignore[arg-type]

@@ -89,10 +89,10 @@ def test_the_sample_bundles_are_pinned() -> None:
         "4ea2556b4475e4bfcf323f4f108a6b05695675124f7ecf09210b3804a41b59d8"
     )
     # 2026-12-05.1 leaves out the older of two memories stating different values of one claim,
-    # 2026-12-05.2 reads the task as a question and 2026-12-05.3 a question asking which or who;
-    # no sample memory is a remembered turn or a compiled fact, so none decides anything: the
-    # same bytes.
-    assert ASSEMBLER.version == "assemble/2026-12-05.3"
+    # 2026-12-05.2 reads the task as a question, 2026-12-05.3 a question asking which or who and
+    # 2026-12-05.4 one answered by a sentence read whole; no sample memory is a remembered turn
+    # or a compiled fact, so none decides anything: the same bytes.
+    assert ASSEMBLER.version == "assemble/2026-12-05.4"
     assert sample_assembly(700).bundle_sha256 == (
         "85f8e8ee02dee15fe0738aad11262e2d58cfcfc2fcab365827fe98de92d8ab97"
     )

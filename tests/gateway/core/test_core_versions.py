@@ -15,6 +15,7 @@ from gateway.core.versions import (
     DEFAULT_PROFILE,
     LABELS,
     LAYOUT,
+    NAMES,
     PARTNERS,
     SESSION_LAYOUTS,
     STATED,
@@ -25,7 +26,8 @@ from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
 
 def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert ASSEMBLERS.resolve("assemble/2026-12-05.3") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-05.4") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-05.3") is NAMES
     assert ASSEMBLERS.resolve("assemble/2026-12-05.2") is ASKED
     assert ASSEMBLERS.resolve("assemble/2026-12-05.1") is STATED
     assert ASSEMBLERS.resolve("assemble/2026-12-04.2") is BUDGET_SIZED
@@ -35,18 +37,19 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
     assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
-    assert len(ASSEMBLERS.by_version) == 9
-    # Only the last five rank what the policy admits alone; only the last four size the full
-    # tier by the budget and point their index where it stops; only the last three leave out
-    # the older of two memories stating different values of one claim; only the last two read
-    # the task as a question, and only the current one a question asking which or who.
-    assert [a.rank_admitted for a in ASSEMBLERS.by_version.values()] == [False] * 4 + [True] * 5
-    assert [a.budget_sized and a.pointing_index for a in ASSEMBLERS.by_version.values()] == [
-        False
-    ] * 5 + [True] * 4
-    assert [a.current_values for a in ASSEMBLERS.by_version.values()] == [False] * 6 + [True] * 3
-    assert [a.asked_values for a in ASSEMBLERS.by_version.values()] == [False] * 7 + [True] * 2
-    assert [a.asked_names for a in ASSEMBLERS.by_version.values()] == [False] * 8 + [True]
+    assert len(ASSEMBLERS.by_version) == 10
+    # Only the last six rank what the policy admits alone; only the last five size the full
+    # tier by the budget and point their index where it stops; only the last four leave out
+    # the older of two memories stating different values of one claim; only the last three
+    # read the task as a question, the last two a question asking which or who, and only the
+    # current one a question answered by a sentence read whole.
+    flags = list(ASSEMBLERS.by_version.values())
+    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 6
+    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 5
+    assert [a.current_values for a in flags] == [False] * 6 + [True] * 4
+    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 3
+    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 2
+    assert [a.asked_statements for a in flags] == [False] * 9 + [True]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
@@ -71,7 +74,7 @@ def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
 
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
-    assert ASSEMBLER.version == "assemble/2026-12-05.3"
+    assert ASSEMBLER.version == "assemble/2026-12-05.4"
     assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
     assert DEFAULT_PROFILE.full_tier_cut == 0.2
