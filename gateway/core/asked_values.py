@@ -369,16 +369,16 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
 @dataclass(frozen=True, slots=True)
 class Told:
     """A sentence about the question's attribute, read whole for a question whose answer may be
-    any phrase: how much of the attribute it says (as `Said.anchor`), whether it or one beside
-    it says the speaker changed something of their own, which of the question's stems it says,
-    the stems it says beside them (where its value is, whatever the value is) and its names."""
+    any phrase: whether it or one beside it says the speaker changed something of their own,
+    which of the question's stems it says, the stems it says beside them and beside its names
+    (where its value is, whatever the value is), its names and those said beside it."""
 
     sentence: str
-    anchor: float
     change: bool
     said: frozenset[str]  # the question's stems it says
     rest: frozenset[str]
     names: frozenset[str]
+    near_names: frozenset[str]  # and those of the sentences beside it
 
 
 # A change, for a sentence read whole: the name reading's words, their other forms ("starting",
@@ -431,19 +431,22 @@ def told(question: Asked, text: str) -> Sequence[Told]:
     split = [s for line in text.splitlines() for s in sentences(line)]
     for at, sentence in enumerate(split):
         stems = _stems(sentence) - _LIGHT if question.may_touch(sentence) else frozenset()
-        shared = len(stems & question.stems)
-        if shared:
+        if stems & question.stems:
             # The change may be said beside the sentence naming the attribute: "change of
             # plans for the sabbatical. I'm going to New Zealand instead".
             near = split[max(0, at - 1) : at + 2]
+            names = frozenset(n.text for n in proper_names(sentence))
             found.append(
                 Told(
                     sentence=sentence,
-                    anchor=round(shared / len(question.stems), 3),
                     change=any(_changes(s, question.of_another) for s in near),
                     said=stems & question.stems,
-                    rest=stems - question.stems,
-                    names=frozenset(n.text for n in proper_names(sentence)),
+                    # A name is compared as a name (`names`): "paused my membership at Summit
+                    # Block" and "reactivated my Summit Block membership" share the thing,
+                    # not its state.
+                    rest=stems - question.stems - _stems(" ".join(names)),
+                    names=names,
+                    near_names=frozenset(n.text for s in near for n in proper_names(s)),
                 )
             )
     return found

@@ -319,19 +319,21 @@ def _restated(
     user's states an earlier one when it says at least `ON_TOPIC` of the question's words the
     current one says, and nothing else the current one says of them (where one value said
     twice would show: "still at Halvorsen, now leading dispatch"), and names no name the
-    current one does not (two names are the name reading's to decide); it is left out, with
-    what compile made of it."""
+    current one does not unless the current one names a new one beside its change; it is left
+    out, with what compile made of it."""
     read = [
         (turn, statement[0], told(question, statement[1]))
         for turn in ordered
         if (statement := statement_of(turn)) is not None
     ]
-    best = max((t.anchor for _, who, all_ in read if who == "user" for t in all_), default=0.0)
+    # How many of the question's words a sentence says, counted (not a rounded share, which
+    # would put one of three below half of two of three).
+    best = max((len(t.said) for _, who, all_ in read if who == "user" for t in all_), default=0)
     winner, told_now = next(
         (
-            (turn, [t for t in tolds if t.anchor >= ON_TOPIC * best])
+            (turn, [t for t in tolds if len(t.said) >= ON_TOPIC * best])
             for turn, who, tolds in reversed(read)
-            if who == "user" and any(t.change and t.anchor >= ON_TOPIC * best for t in tolds)
+            if who == "user" and any(t.change and len(t.said) >= ON_TOPIC * best for t in tolds)
         ),
         (None, []),
     )
@@ -342,6 +344,10 @@ def _restated(
     # `ON_TOPIC` of it is about another thing ("what's a good birthday dinner spot?" beside "my
     # 40th birthday project is learning the cello").
     topic = frozenset().union(*(t.said for t in told_now))
+    # A name said beside the change ("so I'm going with a ThinkPad instead of the Mac"): an
+    # older turn naming another is replaced by it, where one naming a name the current one
+    # does not, beside no new name, is the name reading's to decide.
+    renamed = {n for t in told_now if t.change for n in t.near_names}
     earlier: set[str] = set()
     for turn, who, tolds in read:
         if _order(turn) >= _order(winner):
@@ -362,7 +368,10 @@ def _restated(
             or frozenset((turn.memory_id, winner.memory_id)) in apart
             or rest & current
             or len(frozenset().union(*(t.said for t in tolds)) & topic) < ON_TOPIC * len(topic)
-            or any(not mentions(winner.content, n) for t in tolds for n in t.names)
+            or (
+                any(not mentions(winner.content, n) for t in tolds for n in t.names)
+                and not any(not mentions(turn.content, n) for n in renamed)
+            )
         ):
             continue
         _leave_out(found, turn, winner, question.claim)

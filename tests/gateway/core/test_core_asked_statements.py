@@ -139,3 +139,18 @@ def test_a_name_changed_by_someone_else_decides_nothing_when_read_whole() -> Non
     assert decided(question, mine, sisters) == []
     # As assemble/2026-12-05.3 reads it, the change word beside "Seattle" decided.
     assert [d[:2] for d in decided_by(question, mine, sisters, names=True)] == [("b", "a")]
+
+
+def test_a_new_name_beside_the_change_replaces_the_older_name() -> None:
+    question = "Which laptop am I planning to get?"
+    older = turn("a", "I'm planning to buy a MacBook Air laptop once my refund comes in.", 60)
+    newer = turn(
+        "b",
+        "Change of plans on the laptop. Work needs me on Windows, so I'm going with a ThinkPad "
+        "X1 Carbon instead of the Mac.",
+        5,
+    )
+    assert [d[:2] for d in decided(question, older, newer)] == [("b", "a")]
+    # A change beside no name leaves an older name to the name reading: nothing here.
+    vague = turn("c", "Change of plans on the laptop, I'm waiting a year instead.", 5)
+    assert decided(question, older, vague) == []
