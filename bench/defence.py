@@ -80,10 +80,12 @@ async def _ask(
     return {
         "question_id": question.question_id,
         "question_type": question.question_type,
+        "question": question.question,
         "budget": budget,
         "recall": len(question.evidence & shown) / len(question.evidence),
         "decided": bool(left_out),
         "evidence_left_out": len(question.evidence & left_out),
+        "left_out": sorted(ref for ref in left_out if ref is not None),
     }
 
 
@@ -151,10 +153,14 @@ def main(argv: list[str]) -> int:
         )
     )
     decided = sorted(
-        {(r["corpus"], r["question_id"], r["question_type"]) for r in records if r["decided"]}
+        {
+            (r["corpus"], r["question_id"], r["question_type"], r["question"], *r["left_out"])
+            for r in records
+            if r["decided"]
+        }
     )
-    for corpus, question_id, question_type in decided:
-        print(f"decided: {corpus} {question_id} ({question_type})")
+    for corpus, question_id, question_type, question, *left_out in decided:
+        print(f"decided: {corpus} {question_id} ({question_type}) {question!r}: {left_out}")
     path = write_result("defence", {"benchmark": "defence", "records": records, "rows": rows})
     print(f"written {path}")
     return 0

@@ -30,11 +30,12 @@ Most answers to which and what are no name: "part-time", "a cortado", "a heat pu
 seats", "off the market". Read when the caller says so (`asked(statements=True)`, from
 assemble/2026-12-05.4), such a question, and one asking yes or no of the present ("Is our condo
 currently for sale?", kind `state`), is answered by a sentence as a whole (`told`): of the
-user's turns with a sentence about the question's words, the newest whose sentence (or the one
-before) says the user changed something is current, and an older one saying nothing else that
-the newer says (where the same value would show) is earlier. The value is never named, so what
-decides is the structure alone: the question's words, a change word of the closed class above,
-said by the speaker of their own (a first person, not hedged, not negated), and recency.
+user's turns with a sentence about the question's words, the newest whose sentence (or one
+beside it) says the user changed something is current, and an older one about the same words
+saying nothing else that the newer says of them (where the same value would show) is earlier
+(`gateway.core.current_values`). The value is never named, so what decides is the structure
+alone: the question's words, a change word of a closed class (`_CHANGED`), said by the speaker
+of their own (a first person, no one else, not hedged, not denied), and recency.
 """
 
 from __future__ import annotations
@@ -168,8 +169,10 @@ class Asked:
     # ("Fridays are Casa Oaxaca nights now" says where takeout comes from).
     names: bool = False
     # Whether sentences read whole answer it (`asked(statements=True)`, `told`): a question
-    # asking which, what, where or yes or no, whose answer may be any phrase.
+    # asking which, what, where or yes or no of what holds now, whose answer may be any phrase.
     statements: bool = False
+    # Whether a name's change must be the speaker's own (`_changes`; with `statements` asked).
+    own_changes: bool = False
 
     @property
     def claim(self) -> str:
@@ -223,12 +226,20 @@ def asked(task: str, names: bool = False, statements: bool = False) -> Asked | N
             read = _asked(sentence[start:], names and statements)
             if read is None or (read.kind == "name" and not names):
                 continue
-            if read.kind == "state" and not (names and statements):
+            whole = (
+                names
+                and statements
+                and read.kind in ("name", "place", "state")
+                and bool(_CURRENTLY.search(sentence) or _SPEAKER.search(sentence))
+                and not _YEAR.search(sentence)
+            )
+            if read.kind == "state" and not whole:
                 continue
             return replace(
                 read,
                 names=names and read.kind in ("name", "place"),
-                statements=names and statements and read.kind in ("name", "place", "state"),
+                statements=whole,
+                own_changes=names and statements,
             )
     return None
 
@@ -244,6 +255,22 @@ _MANY_HEADED = re.compile(
     r"^(?:which|what)(?! of\b)(?: [a-z'-]+){0,3}? [a-z-]+[^siu'’\s]s"
     r"(?= (?:is|are|was|were|do|does|did|have|has|had|can)\b|\W*$)"
 )
+# The speaker: of a question, the user asking of their own; of a sentence saying a change, the
+# one who made it ("we pivoted", "I'm converted", "my plan").
+_SPEAKER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|us)\b", re.IGNORECASE)
+# Read whole, a question must ask of the user's own (in the present, as every question read
+# here is: "Which seat do I prefer when I fly?"), whose change is the user's own to say, or say
+# it asks what holds now or is planned: a sentence whole says nothing of a value's time, so
+# "What do Melanie's kids like?" (of any time) is not read so, and "What is Theo's school
+# now?" is.
+_CURRENTLY = re.compile(
+    r"\b(?:now|currently|current|these days|right now|at the moment|at present|at this point|"
+    r"anymore|still|lately|planning|plan to|plans)\b",
+    re.IGNORECASE,
+)
+# A year in the question asks of that time, not of now ("What is John currently doing as a
+# volunteer in August 2023?").
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 # And a preposition may open the question: "in what format do I read?", "at which gym?".
 _PREPOSITION = re.compile(r"^(?:in|at|on|for|with|from|to|by|of) (?=(?:what|which|whose)\b)")
 # Words a question may open with before its question word ("also, how many ...", "so what time").
@@ -358,7 +385,7 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
                 # Read whole, a change is the speaker's own, not hedged ("if I mostly fly out of
                 # Seattle" after "my sister just switched to Delta" changes nothing of mine).
                 _changes(sentence, question.of_another) or _changes(before, question.of_another)
-                if question.statements
+                if question.own_changes
                 else bool(NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before))
             )
             found.extend(Said(v, anchor, change) for v in values)
@@ -397,8 +424,6 @@ _CHANGED = re.compile(
 _LIGHT = frozenset(
     stem(w) for w in ("him", "he's", "she's", "they're", "can", "could", "should", "might", "must")
 ) | frozenset(stem(w) for w in ("may", "let", "going", "gonna", "go", "user", "turn", "session"))
-# The speaker, in the sentence saying a change: "we pivoted", "I'm converted", "my plan".
-_SPEAKER = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|we|we're|we've|our|us)\b", re.IGNORECASE)
 # A change word denied ("haven't switched", "not going with"): the three words before it.
 _DENIED = re.compile(r"(?:\b(?:not|never|no)\b|n['’]t\b)(?:\W+\w+){0,2}\W*$", re.IGNORECASE)
 

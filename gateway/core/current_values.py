@@ -79,6 +79,8 @@ ASKED: Literal["asked_value"] = "asked_value"
 # best of them says of the question's attribute are about it (chosen on fold A of the dev sets,
 # bench/RESULTS.md): one that says less may be another thing with a value of the same kind.
 ON_TOPIC = 0.5
+# Of a question read whole, the most older turns a change replaces (`_restated`).
+MAX_EARLIER = 2
 # The candidates read, best ranked first: reading costs a fraction of a millisecond a turn (the
 # attribute table, then the statements' structure), and a bundle shows the best ranked.
 READ_DEPTH = 40
@@ -349,6 +351,7 @@ def _restated(
     # does not, beside no new name, is the name reading's to decide.
     renamed = {n for t in told_now if t.change for n in t.near_names}
     earlier: set[str] = set()
+    earlier_turns: list[Candidate] = []
     for turn, who, tolds in read:
         if _order(turn) >= _order(winner):
             break
@@ -374,8 +377,14 @@ def _restated(
             )
         ):
             continue
-        _leave_out(found, turn, winner, question.claim)
+        earlier_turns.append(turn)
         earlier |= rest
+    # A value is replaced where it was said, once or twice; a question whose words the user
+    # said in more older turns than that asks of a subject with many facts, not of one value.
+    if len(earlier_turns) > MAX_EARLIER:
+        return
+    for turn in earlier_turns:
+        _leave_out(found, turn, winner, question.claim)
     # What compile made of the earlier statements (a fact quoting one, a digest retelling it),
     # told before the current one and saying what they said about the question, not what it says.
     for memory in compiled:

@@ -14,7 +14,7 @@ from tests.gateway.core.test_core_asked_values import decided as decided_by
 from tests.gateway.core.test_core_current_values import turn
 
 SCHEDULE = "What kind of schedule am I working at the library now?"
-SEAT = "Which seat do I prefer when I fly?"
+SEAT = "Which seat do I prefer when I fly these days?"
 
 
 def decided(question: str, *turns: object) -> list[tuple[str, str, str, str]]:
@@ -154,3 +154,36 @@ def test_a_new_name_beside_the_change_replaces_the_older_name() -> None:
     # A change beside no name leaves an older name to the name reading: nothing here.
     vague = turn("c", "Change of plans on the laptop, I'm waiting a year instead.", 5)
     assert decided(question, older, vague) == []
+
+
+def test_only_a_question_of_what_holds_now_is_read_whole() -> None:
+    # A sentence read whole says nothing of a value's time: a question of another's of any
+    # time ("What do Melanie's kids like?") or of a year is not read so; one of the user's own,
+    # or saying now, these days or a plan, is.
+    for question in (
+        "What do Melanie's kids like?",
+        "What is John currently doing as a volunteer in August 2023?",
+    ):
+        read = asked(question, names=True, statements=True)
+        assert read is None or not read.statements, question
+    for question in (
+        SCHEDULE,
+        "Which seat do I prefer when I fly?",
+        "What school is Theo at now?",
+        "What are they planning for the launch?",
+    ):
+        read = asked(question, names=True, statements=True)
+        assert read is not None and read.statements and read.own_changes, question
+
+
+def test_a_subject_said_in_many_older_turns_is_no_one_value() -> None:
+    # A value is replaced where it was said once or twice; the question's words said in more
+    # older turns than that are a subject with many facts, and nothing is decided.
+    said = [
+        turn("a", "I always grab an aisle seat on short hops.", 90),
+        turn("b", "For the long flight I booked a seat near the wing.", 80),
+        turn("c", "Exit row seats are worth it on long flights, I paid extra once.", 70),
+    ]
+    newer = turn("d", "I'm converted, window seat every time I fly from now on.", 5)
+    assert decided(SEAT, *said, newer) == []
+    assert [d[:2] for d in decided(SEAT, *said[:2], newer)] == [("d", "a"), ("d", "b")]
