@@ -173,6 +173,10 @@ class Asked:
     statements: bool = False
     # Whether a name's change must be the speaker's own (`_changes`; with `statements` asked).
     own_changes: bool = False
+    # Whether it asks of a person other than the user by the question's words ("What school is
+    # Theo at now?"), whose change is then theirs to make: read whole, a name in a question of
+    # the user's own ("is my Etsy shop open?") names a thing, and only the user's change is read.
+    another: bool = False
 
     @property
     def claim(self) -> str:
@@ -296,10 +300,9 @@ def _asked(question: str, whole: bool = False) -> Asked | None:
         return None
     # A name question about a named one ("Which vet does Biscuit see?") is answered by what
     # is said of it ("Biscuit has her checkup with Dr. Alvarez"): her values answer it.
-    of_another = names_another(question) or (
-        kind in ("name", "place", "state") and bool(proper_names(question))
-    )
-    return Asked(kind, stems, of_another)
+    another = names_another(question)
+    of_another = another or (kind in ("name", "place", "state") and bool(proper_names(question)))
+    return Asked(kind, stems, of_another, another=another)
 
 
 # What a sentence must hold to hold a value of a kind, found at a regex's cost rather than the
@@ -424,23 +427,37 @@ _CHANGED = re.compile(
 _LIGHT = frozenset(
     stem(w) for w in ("him", "he's", "she's", "they're", "can", "could", "should", "might", "must")
 ) | frozenset(stem(w) for w in ("may", "let", "going", "gonna", "go", "user", "turn", "session"))
+# What may stand before a change word that opens a sentence whose subject chat left out:
+# "finally switched to ...", "ok so moved the ...".
+_ELIDED = re.compile(
+    r"^(?:(?:so|and|then|ok|okay|just|finally|officially|also|well|anyway|update)\W+)*$",
+    re.IGNORECASE,
+)
 # A change word denied ("haven't switched", "not going with"): the three words before it.
 _DENIED = re.compile(r"(?:\b(?:not|never|no)\b|n['’]t\b)(?:\W+\w+){0,2}\W*$", re.IGNORECASE)
 
 
-def _changes(sentence: str, of_another: bool) -> bool:
+def _changes(sentence: str, another: bool) -> bool:
     """Whether `sentence` says the speaker (or the one the question asks of) changed something:
     a change word (`_CHANGED`), not denied, in a sentence that is not hedged ("might switch",
-    "thinking of moving"), and, unless the question asks of another, that names the speaker and
-    no one else ("my sister just switched to Delta" is her change), the change word's clause
-    having no other subject."""
+    "thinking of moving"), and, unless the question asks of another, that names no one else
+    ("my sister just switched to Delta" is her change) and names the speaker with the change
+    word's clause having no other subject, or opens with the change, its subject left out as
+    chat leaves it ("Switched to Neovim last week", "New PR!")."""
     if HEDGE_NOT_INTENT.search(sentence):
         return False
-    if not of_another and (not _SPEAKER.search(sentence) or names_another(sentence)):
+    if not another and names_another(sentence):
         return False
     return any(
         not _DENIED.search(sentence[: m.start()])
-        and (of_another or another_holder(sentence, m.group(0), "user") is None)
+        and (
+            another
+            or _ELIDED.match(sentence[: m.start()]) is not None
+            or (
+                _SPEAKER.search(sentence) is not None
+                and another_holder(sentence, m.group(0), "user") is None
+            )
+        )
         for m in _CHANGED.finditer(sentence)
     )
 
@@ -464,7 +481,7 @@ def told(question: Asked, text: str) -> Sequence[Told]:
             found.append(
                 Told(
                     sentence=sentence,
-                    change=any(_changes(s, question.of_another) for s in near),
+                    change=any(_changes(s, question.another) for s in near),
                     said=stems & question.stems,
                     # A name is compared as a name (`names`): "paused my membership at Summit
                     # Block" and "reactivated my Summit Block membership" share the thing,

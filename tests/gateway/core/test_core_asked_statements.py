@@ -70,6 +70,9 @@ def test_someone_elses_change_a_hedge_or_a_denial_decides_nothing() -> None:
         assert decided(SEAT, older, turn("b", text, 5)) == [], text
     mine = turn("c", "I'm converted, window seat every time I fly from now on.", 5)
     assert [d[:2] for d in decided(SEAT, older, mine)] == [("c", "a")]
+    # Chat leaves the subject out: a sentence opening with the change is the speaker's.
+    elided = turn("d", "Finally switched to window seats when I fly, best sleep ever.", 5)
+    assert [d[:2] for d in decided(SEAT, older, elided)] == [("d", "a")]
 
 
 def test_a_restated_value_or_another_thing_stays() -> None:
@@ -187,3 +190,22 @@ def test_a_subject_said_in_many_older_turns_is_no_one_value() -> None:
     newer = turn("d", "I'm converted, window seat every time I fly from now on.", 5)
     assert decided(SEAT, *said, newer) == []
     assert [d[:2] for d in decided(SEAT, *said[:2], newer)] == [("d", "a"), ("d", "b")]
+
+
+def test_a_name_in_a_question_of_the_users_own_names_a_thing_not_another_person() -> None:
+    question = "Is my Etsy shop open for orders right now?"
+    read = asked(question, names=True, statements=True)
+    assert read is not None and read.kind == "state" and not read.another
+    older = turn("a", "my etsy shop is open for orders again after the holidays!", 90)
+    paused = turn("b", "switched my etsy shop to vacation mode, no orders until July.", 30)
+    friends = turn(
+        "c",
+        "my friend Ilse's ceramics shop is open for orders again and she switched to a new "
+        "logo, can you proofread her announcement?",
+        5,
+    )
+    # The friend's change is hers: the user's own is the newest change, and what it replaced
+    # is left out; the turn with the current answer is not.
+    assert [d[:2] for d in decided(question, older, paused, friends)] == [("b", "a")]
+    theo = asked("What school is Theo at now?", names=True, statements=True)
+    assert theo is not None and theo.another
