@@ -135,7 +135,7 @@ class Assembler:
     # And a question asking which or who (`asked_values`' kind `name`): of the turns naming a
     # name about what it asks, the user's newest that says a change is current.
     asked_names: bool = False
-    # And such a question, or a yes or no of the present, read whole where no name decided
+    # And such a question, or a yes or no, of the user's own or of what holds now, read whole
     # (`asked_values.told`): of the user's turns about what it asks, the newest that says a
     # change of their own is current, older ones saying nothing else it says are earlier.
     asked_statements: bool = False
@@ -200,11 +200,13 @@ ASKED = replace(STATED, version="assemble/2026-12-05.2", asked_values=True)
 # turns naming only other names are left out (issue 33). A bundle whose task asks no such
 # question has the bytes 2026-12-05.2 gave it.
 NAMES = replace(ASKED, version="assemble/2026-12-05.3", asked_names=True)
-# 2026-12-05.4: and where no name decided, a question asking which, what, where or yes or no
-# read by its sentences whole: the user's newest turn about it saying a change of their own is
-# current, older turns of theirs about it saying nothing else it says are left out (issue 33).
-# A bundle whose task asks no such question, or that no name decided, has the bytes 2026-12-05.3
-# gave it. The current one.
+# 2026-12-05.4: and a question asking which, what, where or yes or no of the user's own or of
+# what holds now, read by its sentences whole: the user's newest turn about it saying a change
+# of their own is current, older turns of theirs about it saying nothing else it says are left
+# out, two at most (issue 33); a name's change must be the user's own, a plural is a list only
+# as its phrase's head, a preposition may open the question. A bundle whose task asks no
+# question of which, what, who, where or yes or no has the bytes 2026-12-05.3 gave it. The
+# current one.
 ASSEMBLER = replace(NAMES, version="assemble/2026-12-05.4", asked_statements=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
