@@ -13,8 +13,10 @@ paraphrase per category, written here after the mechanism: a check of the issue'
 not held-out data), or the cases written blind by helpers that read nothing of this project,
 each measured once before it was read and developed on since: ``bench/knowledge_updates_blind.json``
 (30), ``bench/knowledge_updates_blind2.json`` (44), ``bench/knowledge_updates_blind3.json``
-(44, held out: measured only at the ends of sessions, never read) and
-``bench/knowledge_updates_blind4.json`` (44, held out likewise; written in the seventh session).
+(44, held out: measured only at the ends of sessions, never read),
+``bench/knowledge_updates_blind4.json`` (44, written in the seventh session; held out but for
+one case read in the eighth) and ``bench/knowledge_updates_blind5.json`` (44, held out; written
+in the eighth session).
 
 With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
 knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale
