@@ -56,7 +56,7 @@ import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from gateway.core.asked_values import Asked, Said, said, told
 from gateway.core.extraction.facts import Episode, Fact
@@ -219,39 +219,38 @@ def _in_one_namespace(
         for facts in stated.values():
             held.setdefault(facts[-1].sources[0], []).append(facts[-1].value or "")
         compiled = [c for c in candidates if c.source_type == "compile"]
-        _by_question(ordered, question, found, held, apart, compiled)
+        _by_question(_Asking(ordered, question, held, apart, compiled), found)
     return list(found.values())
 
 
-def _by_question(
-    ordered: Sequence[Candidate],
-    question: Asked,
-    found: dict[str, EarlierValue],
-    held: Mapping[str, Sequence[str]],
-    apart: Collection[frozenset[str]],
-    compiled: Sequence[Candidate],
-) -> None:
+class _Asking(NamedTuple):
+    """What the question's decisions read: the remembered turns in the order they were said,
+    the question, the current values of claims each turn holds (by memory id), the pairs never
+    decided between, and what compile wrote."""
+
+    ordered: Sequence[Candidate]
+    question: Asked
+    held: Mapping[str, Sequence[str]]
+    apart: Collection[frozenset[str]]
+    compiled: Sequence[Candidate]
+
+
+def _by_question(asking: _Asking, found: dict[str, EarlierValue]) -> None:
     """The question's decisions: by the values of the kind it asks for, then, where the
     assembler reads them, by its sentences read whole (a turn left out once stays so)."""
-    _answered(ordered, question, found, held, apart, compiled)
-    if question.statements:
-        _restated(ordered, question, found, held, apart, compiled)
+    _answered(asking, found)
+    if asking.question.statements:
+        _restated(asking, found)
 
 
-def _answered(
-    ordered: Sequence[Candidate],
-    question: Asked,
-    found: dict[str, EarlierValue],
-    held: Mapping[str, Sequence[str]],
-    apart: Collection[frozenset[str]],
-    compiled: Sequence[Candidate],
-) -> None:
+def _answered(asking: _Asking, found: dict[str, EarlierValue]) -> None:
     """The question's own reading (`gateway.core.asked_values`): of the turns with a value of
     the kind the question asks for in a sentence about its attribute, the user's newest with a
     value of a dimension (a count of followers, money) states its current value; an older turn
     (the user's, or the assistant's) whose values of that dimension all differ from it states an
     earlier one and is left out, with the older turns that name one of those earlier values and
     say something of the attribute (the assistant's "based on your pre-approval of $350,000")."""
+    ordered, question, held, apart, compiled = asking
     about = _answering(ordered, question)
     newest: dict[str, tuple[Candidate, list[TypedValue]]] = {}
     for turn, who, answers in about:
@@ -307,14 +306,7 @@ def _answered(
                 _leave_out(found, memory, winner, question.claim)
 
 
-def _restated(
-    ordered: Sequence[Candidate],
-    question: Asked,
-    found: dict[str, EarlierValue],
-    held: Mapping[str, Sequence[str]],
-    apart: Collection[frozenset[str]],
-    compiled: Sequence[Candidate],
-) -> None:
+def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
     """The question read whole (`asked_values.told`): of the user's turns with a sentence
     about its attribute (saying at least `ON_TOPIC` of what the best of theirs says), the newest
     whose sentence says a change of their own states the current answer. An older turn of the
@@ -323,6 +315,7 @@ def _restated(
     twice would show: "still at Halvorsen, now leading dispatch"), and names no name the
     current one does not unless the current one names a new one beside its change; it is left
     out, with what compile made of it."""
+    ordered, question, held, apart, compiled = asking
     read = [
         (turn, statement[0], told(question, statement[1]))
         for turn in ordered
