@@ -42,6 +42,11 @@ a digest retelling it). The same guards hold (one namespace, different instants,
 conflicts, a turn holding another claim's current value never left out); a turn whose only
 claim is the one the question decides is not kept by it.
 
+A question whose answer may be any phrase ("What kind of schedule do I work now?": "part-time")
+is read by its sentences whole under assemble/2026-12-05.4 (`_restated`, rule `asked_value`):
+the user's newest turn about it saying a change of their own is current, and at most two older
+turns of theirs about the same words, saying nothing else it says of them, are left out.
+
 The caller passes only the candidates the policy admits, in rank order, so no decision reads,
 names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read. Their
 texts are those the agent would be shown, a redaction's rewrites applied
