@@ -471,24 +471,31 @@ def told(question: Asked, text: str) -> Sequence[Told]:
         return found
     # A line ends a sentence too: a digest's lines, a list's items.
     split = [s for line in text.splitlines() for s in sentences(line)]
+    changed: dict[int, bool] = {}  # by sentence: a sentence beside two is read once
+
+    def changes(at: int) -> bool:
+        if at not in changed:
+            changed[at] = _changes(split[at], question.another)
+        return changed[at]
+
     for at, sentence in enumerate(split):
         stems = _stems(sentence) - _LIGHT if question.may_touch(sentence) else frozenset()
         if stems & question.stems:
             # The change may be said beside the sentence naming the attribute: "change of
             # plans for the sabbatical. I'm going to New Zealand instead".
-            near = split[max(0, at - 1) : at + 2]
+            near = range(max(0, at - 1), min(len(split), at + 2))
             names = frozenset(n.text for n in proper_names(sentence))
             found.append(
                 Told(
                     sentence=sentence,
-                    change=any(_changes(s, question.another) for s in near),
+                    change=any(changes(i) for i in near),
                     said=stems & question.stems,
                     # A name is compared as a name (`names`): "paused my membership at Summit
                     # Block" and "reactivated my Summit Block membership" share the thing,
                     # not its state.
                     rest=stems - question.stems - _stems(" ".join(names)),
                     names=names,
-                    near_names=frozenset(n.text for s in near for n in proper_names(s)),
+                    near_names=frozenset(n.text for i in near for n in proper_names(split[i])),
                 )
             )
     return found

@@ -385,15 +385,13 @@ def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
         _leave_out(found, turn, winner, question.claim)
     # What compile made of the earlier statements (a fact quoting one, a digest retelling it),
     # told before the current one and saying what they said about the question, not what it says.
-    for memory in compiled:
+    for memory in compiled if earlier else ():
         said_on = _stated_on(memory)
+        if memory.memory_id in found or said_on is None or said_on > winner.created_at.date():
+            continue  # read a memory's sentences only when its day may make it earlier
         retold = told(question, memory.content)
         if (
-            earlier
-            and memory.memory_id not in found
-            and said_on is not None
-            and said_on <= winner.created_at.date()
-            and retold
+            retold
             and not any(t.rest & current for t in retold)
             and any(t.rest & earlier for t in retold)
         ):
