@@ -36,6 +36,22 @@ saying nothing else that the newer says of them (where the same value would show
 (`gateway.core.current_values`). The value is never named, so what decides is the structure
 alone: the question's words, a change word of a closed class (`_CHANGED`), said by the speaker
 of their own (a first person, no one else, not hedged, not denied), and recency.
+
+Updates (`asked(updates=True)`, from assemble/2026-12-06.1). A user tells a change as chat
+tells it: tersely, across sentences ("RAN THE LAKEFRONT HALF YESTERDAY. 1:54:12!!! new PR"), of
+a thing by its name ("reactivated my Summit Block membership"), in other words than the first
+statement's ("112 guests" after "85 people", "the storage place" after "a storage unit"). Read
+so: a turn's sentences about the question say what they say together; a name said in the
+question's sentences of two or more of the user's turns is the question's thing; a sentence
+saying its value changed (a verb of change or its direction: "goes up to", "raised", "extended
+the deadline to") answers however few of the question's words it says; a count is of the
+question's thing whatever noun counts it; a sentence opening with a question word ("how many
+tables do I need if they seat 10?") states no value of the speaker's; and two sentences whose
+values differ say two values, whatever words they share ("$85 an hour", "$110 an hour"). What
+the assistant said back to an earlier statement retells it ("I have a cleaning booked with Dr.
+Okafor"), and goes with it (`gateway.core.current_values`). Why it should hold on text
+nobody here read: each is a property of how an update is told, not of what it tells, and the
+word classes are closed (change words, question openings).
 """
 
 from __future__ import annotations
@@ -177,6 +193,10 @@ class Asked:
     # Theo at now?"), whose change is then theirs to make: read whole, a name in a question of
     # the user's own ("is my Etsy shop open?") names a thing, and only the user's change is read.
     another: bool = False
+    # Whether an update is read as chat says it (`asked(updates=True)`, from
+    # assemble/2026-12-06.1): tersely, across a turn's sentences, of a thing by its name, in
+    # other words than the first statement's (the module's notes, "Updates").
+    updates: bool = False
 
     @property
     def claim(self) -> str:
@@ -212,13 +232,16 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words if w and w.casefold() not in FUNCTION_WORDS)
 
 
-def asked(task: str, names: bool = False, statements: bool = False) -> Asked | None:
+def asked(
+    task: str, names: bool = False, statements: bool = False, updates: bool = False
+) -> Asked | None:
     """What the last question of `task` that reads asks for: its kind of value and of what; None
     when none does (each asks for a name and `names` is not set, for more than the current
     value, for a list, about a past event, or is of no shape here). With `names`, a question
     asking which or who reads names, and a where question names as well as places; with
     `statements` (and `names`), such a question and a yes or no of the present are answered by
-    sentences whole (`told`) too. A task may hold more than the question: a session step asks
+    sentences whole (`told`) too; with `updates`, an update is read as chat says it
+    (`Asked.updates`). A task may hold more than the question: a session step asks
     with its pinned task and then the user's last turn ("Thanks! By the way, how long have I
     had Luna?"), so each sentence is read, the last first."""
     for sentence in reversed(_SENTENCE.split(task)):
@@ -244,6 +267,7 @@ def asked(task: str, names: bool = False, statements: bool = False) -> Asked | N
                 names=names and read.kind in ("name", "place"),
                 statements=whole,
                 own_changes=names and statements,
+                updates=updates,
             )
     return None
 
@@ -372,7 +396,7 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
     # Alvarez"); the other kinds in the split the bundles of assemble/2026-12-05.2 were cut by.
     split = sentences(text) if question.names else _SENTENCE.split(text)
     for sentence in split:
-        if not question.may_touch(sentence):
+        if not question.may_touch(sentence) or (question.updates and _ASKING.search(sentence)):
             before = sentence
             continue
         values = [
@@ -381,19 +405,47 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
             if (question.of_another or another_holder(sentence, v.text, role) is None)
             and not (v.dimension == "name" and _stems(v.text) <= question.stems)
         ]
+        if question.updates and question.kind == "count":
+            # What is counted is the question's thing, whatever noun a turn counts it by: "85
+            # people" then "112 guests" on one guest list.
+            values = [replace(v, dimension="count") for v in values]
         shared = len(_stems(sentence) & question.stems) if values else 0
         if shared:
             anchor = round(shared / len(question.stems), 3)
-            change = question.names and (
-                # Read whole, a change is the speaker's own, not hedged ("if I mostly fly out of
-                # Seattle" after "my sister just switched to Delta" changes nothing of mine).
-                _changes(sentence, question.of_another) or _changes(before, question.of_another)
-                if question.own_changes
-                else bool(NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before))
-            )
+            if question.names:
+                change = (
+                    # Read whole, a change is the speaker's own, not hedged ("if I mostly fly
+                    # out of Seattle" after "my sister just switched to Delta" changes nothing
+                    # of mine).
+                    _changes(sentence, question.of_another) or _changes(before, question.of_another)
+                    if question.own_changes
+                    else bool(NAME_CHANGED.search(sentence) or NAME_CHANGED.search(before))
+                )
+            else:  # a value of a dimension: the sentence says it changed
+                change = question.updates and _value_changed(sentence)
             found.extend(Said(v, anchor, change) for v in values)
         before = sentence
     return found
+
+
+# A question opening with a question word asks of something and states no value of the
+# speaker's: "what's a good board game for two people", "how many tables do I need if they seat
+# 10". A request may carry one ("can you plan my Saturdays now that I wake up at 8:30?"): read.
+_ASKING = re.compile(r"^\W*(?:how|what|what's|whats|which|who|where|when|why)\b", re.IGNORECASE)
+# A value said to have changed: a verb of change or its direction ("goes up to $172", "raised",
+# "extended the deadline to"), not a word saying it is current ("now", "just", "new"), which a
+# first statement says as often as an update.
+_VALUE_CHANGE = re.compile(
+    r"\b(?:(?:went|goes|going|gone|is going|has gone) (?:up|down)|up to|down to|promoted|"
+    r"(?:rais|increas|decreas|chang|updat|reduc|lower|bump|switch|extend|postpon|reschedul|"
+    r"delay|lift|mov|jump)(?:ed|ing|ped|ping)|pushed|pulled|dropped|cut)\b",
+    re.IGNORECASE,
+)
+
+
+def _value_changed(sentence: str) -> bool:
+    """Whether a sentence says its value is a new one, not hedged ("might go up to $180")."""
+    return not HEDGE_NOT_INTENT.search(sentence) and bool(_VALUE_CHANGE.search(sentence))
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +461,9 @@ class Told:
     rest: frozenset[str]
     names: frozenset[str]
     near_names: frozenset[str]  # and those of the sentences beside it
+    # Its typed values ("$85", "12 engineers"), read for an update (`Asked.updates`): two
+    # sentences with values none of which is one say two values, whatever words they share.
+    values: tuple[TypedValue, ...] = ()
 
 
 # A change, for a sentence read whole: the name reading's words, their other forms ("starting",
@@ -496,6 +551,7 @@ def told(question: Asked, text: str) -> Sequence[Told]:
                     rest=stems - question.stems - _stems(" ".join(names)),
                     names=names,
                     near_names=frozenset(n.text for i in near for n in proper_names(split[i])),
+                    values=tuple(typed_values(sentence)) if question.updates else (),
                 )
             )
     return found

@@ -57,13 +57,14 @@ are one and decide nothing, and no decision tells the agent whether they differ.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Literal, NamedTuple
 
-from gateway.core.asked_values import Asked, Said, said, told
+from gateway.core.asked_values import Asked, Said, Told, said, told
 from gateway.core.extraction.facts import Episode, Fact
 from gateway.core.extraction.generalized import extract
 from gateway.core.extraction.resolution import CHANGE
@@ -320,20 +321,19 @@ def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
     twice would show: "still at Halvorsen, now leading dispatch"), and names no name the
     current one does not unless the current one names a new one beside its change; it is left
     out, with what compile made of it."""
-    ordered, question, held, apart, compiled = asking
+    ordered, question, held, apart, _ = asking
     read = [
         (turn, statement[0], told(question, statement[1]))
         for turn in ordered
         if (statement := statement_of(turn)) is not None
     ]
-    # How many of the question's words a sentence says, counted (not a rounded share, which
-    # would put one of three below half of two of three).
-    best = max((len(t.said) for _, who, all_ in read if who == "user" for t in all_), default=0)
+    said_of = _said_of(question, read)
+    best = _best(question, said_of, read)
     winner, told_now = next(
         (
-            (turn, [t for t in tolds if len(t.said) >= ON_TOPIC * best])
+            (turn, _about(question, said_of, tolds, best))
             for turn, who, tolds in reversed(read)
-            if who == "user" and any(t.change and len(t.said) >= ON_TOPIC * best for t in tolds)
+            if who == "user" and any(t.change for t in _about(question, said_of, tolds, best))
         ),
         (None, []),
     )
@@ -343,7 +343,7 @@ def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
     # What of the question the current answer is about: an older turn saying less than
     # `ON_TOPIC` of it is about another thing ("what's a good birthday dinner spot?" beside "my
     # 40th birthday project is learning the cello").
-    topic = frozenset().union(*(t.said for t in told_now))
+    topic = said_of(told_now)
     # A name said beside the change ("so I'm going with a ThinkPad instead of the Mac"): an
     # older turn naming another is replaced by it, where one naming a name the current one
     # does not, beside no new name, is the name reading's to decide.
@@ -367,8 +367,8 @@ def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
             or turn.memory_id in found
             or turn.created_at == winner.created_at
             or frozenset((turn.memory_id, winner.memory_id)) in apart
-            or rest & current
-            or len(frozenset().union(*(t.said for t in tolds)) & topic) < ON_TOPIC * len(topic)
+            or (rest & current and not _two_values(tolds, told_now))
+            or len(said_of(tolds) & topic) < ON_TOPIC * len(topic)
             or (
                 any(not mentions(winner.content, n) for t in tolds for n in t.names)
                 and not any(not mentions(turn.content, n) for n in renamed)
@@ -383,19 +383,130 @@ def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
         return
     for turn in earlier_turns:
         _leave_out(found, turn, winner, question.claim)
-    # What compile made of the earlier statements (a fact quoting one, a digest retelling it),
-    # told before the current one and saying what they said about the question, not what it says.
-    for memory in compiled if earlier else ():
+    if earlier:
+        _retellings(asking, read, (winner, current), (earlier_turns, earlier), found)
+
+
+def _retellings(
+    asking: _Asking,
+    read: Sequence[tuple[Candidate, str, Sequence[Told]]],
+    now: tuple[Candidate, frozenset[str]],
+    before: tuple[Sequence[Candidate], Collection[str]],
+    found: dict[str, EarlierValue],
+) -> None:
+    """What retells the earlier statements (`before`: the turns and what they said beside the
+    question's words) and not the current one (`now`: its turn and what it says), left out with
+    them: what compile made of them (a fact quoting one, a digest retelling it), told before the
+    current one; and, reading an update, the assistant's reply to one ("I have a cleaning
+    booked with Dr. Okafor this Thursday"), read so too or naming a name the earlier one said
+    of the question and the current one does not."""
+    question, compiled = asking.question, asking.compiled
+    (winner, current), (earlier_turns, earlier) = now, before
+    for memory in compiled:
         said_on = _stated_on(memory)
         if memory.memory_id in found or said_on is None or said_on > winner.created_at.date():
             continue  # read a memory's sentences only when its day may make it earlier
-        retold = told(question, memory.content)
-        if (
-            retold
-            and not any(t.rest & current for t in retold)
-            and any(t.rest & earlier for t in retold)
-        ):
+        if _retells(told(question, memory.content), current, earlier):
             _leave_out(found, memory, winner, question.claim)
+    if not question.updates:
+        return
+    named = {
+        n
+        for turn, _, tolds in read
+        if turn in earlier_turns
+        for t in tolds
+        for n in t.names
+        if not mentions(winner.content, n)
+    }
+    for reply, tolds in _replies(read, earlier_turns):
+        if reply.memory_id not in found and (
+            _retells(tolds, current, earlier) or any(mentions(reply.content, n) for n in named)
+        ):
+            _leave_out(found, reply, winner, question.claim)
+
+
+def _retells(retold: Sequence[Told], current: frozenset[str], earlier: Collection[str]) -> bool:
+    """Whether sentences about the question say what earlier statements said of it, beside its
+    words, and nothing the current one says."""
+    return (
+        bool(retold)
+        and not any(t.rest & current for t in retold)
+        and any(t.rest & frozenset(earlier) for t in retold)
+    )
+
+
+def _replies(
+    read: Sequence[tuple[Candidate, str, Sequence[Told]]], earlier: Collection[Candidate]
+) -> list[tuple[Candidate, Sequence[Told]]]:
+    """The assistant's reply to each of the `earlier` turns: the turn said next, if it is the
+    assistant's and the next of its session (a turn's number)."""
+    replies = []
+    for (turn, _, _), (after, who, tolds) in itertools.pairwise(read):
+        said, reply = _TURN.match(turn.heading), _TURN.match(after.heading)
+        if (
+            turn in earlier
+            and who == "assistant"
+            and said is not None
+            and reply is not None
+            and int(reply.group("seq")) == int(said.group("seq")) + 1
+        ):
+            replies.append((after, tolds))
+    return replies
+
+
+def _said_of(
+    question: Asked, read: Sequence[tuple[Candidate, str, Sequence[Told]]]
+) -> Callable[[Sequence[Told]], frozenset[str]]:
+    """What sentences say of the question: its words; and, reading an update
+    (`Asked.updates`), the names said in the question's sentences of two turns of the user's or
+    more, which name its thing ("paused my membership at Summit Block climbing gym", then
+    "reactivated my Summit Block membership"), casefolded."""
+    if not question.updates:
+        return lambda tolds: frozenset().union(*(t.said for t in tolds))
+    by_turn = [
+        {n.casefold() for t in tolds for n in t.names} for _, who, tolds in read if who == "user"
+    ]
+    named = frozenset(n for n in set().union(*by_turn) if sum(n in ns for ns in by_turn) > 1)
+    return lambda tolds: frozenset().union(
+        *(t.said for t in tolds), *({n.casefold() for n in t.names} & named for t in tolds)
+    )
+
+
+def _best(
+    question: Asked,
+    said_of: Callable[[Sequence[Told]], frozenset[str]],
+    read: Sequence[tuple[Candidate, str, Sequence[Told]]],
+) -> int:
+    """How much of the question the user's sentence saying most of it says (reading an update,
+    the turn: an update says its thing across its sentences), counted (not a rounded share,
+    which would put one of three below half of two of three)."""
+    users = [tolds for _, who, tolds in read if who == "user"]
+    if question.updates:
+        return max((len(said_of(tolds)) for tolds in users), default=0)
+    return max((len(said_of([t])) for tolds in users for t in tolds), default=0)
+
+
+def _about(
+    question: Asked,
+    said_of: Callable[[Sequence[Told]], frozenset[str]],
+    tolds: Sequence[Told],
+    best: int,
+) -> list[Told]:
+    """Of a turn's sentences, those about the question: saying at least `ON_TOPIC` of what the
+    best of the user's says; reading an update, all of a turn's when they say so much together
+    ("RAN THE LAKEFRONT HALF YESTERDAY. 1:54:12!!! new PR")."""
+    if question.updates:
+        return list(tolds) if len(said_of(tolds)) >= ON_TOPIC * best else []
+    return [t for t in tolds if len(said_of([t])) >= ON_TOPIC * best]
+
+
+def _two_values(older: Sequence[Told], newer: Sequence[Told]) -> bool:
+    """Whether two turns' sentences say two values: each holds typed values (read for an
+    update) and none of the older's is one of the newer's. Then the words they share are what
+    the values are said in ("$85 an hour", "$110 an hour"), not one value said twice."""
+    old = [v for t in older for v in t.values]
+    new = [v for t in newer for v in t.values]
+    return bool(old and new) and not any(_one_value(a, b) for a in old for b in new)
 
 
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
@@ -424,7 +535,18 @@ def _answering(
             read.append((turn, statement[0], said(question, statement[1], statement[0])))
     best = max((s.anchor for _, who, all_ in read if who == "user" for s in all_), default=0.0)
     return [
-        (turn, who, [s for s in all_ if best and s.anchor >= ON_TOPIC * best])
+        (
+            turn,
+            who,
+            # Reading an update, a user's sentence saying its value is a new one answers too,
+            # however few of the question's words it says ("my rate goes up to $172 a month").
+            [
+                s
+                for s in all_
+                if (best and s.anchor >= ON_TOPIC * best)
+                or (question.updates and s.change and who == "user")
+            ],
+        )
         for turn, who, all_ in read
     ]
 

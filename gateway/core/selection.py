@@ -151,6 +151,7 @@ def _earlier(
             prepared.request.task,
             names=assembler.asked_names,
             statements=assembler.asked_statements,
+            updates=assembler.asked_updates,
         )
         if assembler.asked_values
         else None

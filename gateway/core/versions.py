@@ -52,6 +52,7 @@ __all__ = [
     "PARTNERS",
     "SESSION_LAYOUTS",
     "STATED",
+    "STATEMENTS",
     "Assembler",
     "LaidOut",
     "SessionLayout",
@@ -139,6 +140,11 @@ class Assembler:
     # (`asked_values.told`): of the user's turns about what it asks, the newest that says a
     # change of their own is current, older ones saying nothing else it says are earlier.
     asked_statements: bool = False
+    # And an update read as chat says it (`asked_values.Asked.updates`): across a turn's
+    # sentences, of a thing by its name, a sentence saying its value changed whatever share of
+    # the question's words it says, counts of the question's thing, no value in a question, and
+    # the assistant's reply to an earlier statement with it.
+    asked_updates: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -205,9 +211,15 @@ NAMES = replace(ASKED, version="assemble/2026-12-05.3", asked_names=True)
 # of their own is current, older turns of theirs about it saying nothing else it says are left
 # out, two at most (issue 33); a name's change must be the user's own, a plural is a list only
 # as its phrase's head, a preposition may open the question. A bundle whose task asks no
-# question of which, what, who, where or yes or no has the bytes 2026-12-05.3 gave it. The
-# current one.
-ASSEMBLER = replace(NAMES, version="assemble/2026-12-05.4", asked_statements=True)
+# question of which, what, who, where or yes or no has the bytes 2026-12-05.3 gave it.
+STATEMENTS = replace(NAMES, version="assemble/2026-12-05.4", asked_statements=True)
+# 2026-12-06.1: and an update read as chat says it (issue 33): a turn's sentences together, a
+# name said again as the thing, a value said to have changed whatever share of the question it
+# says, counts of the question's thing whatever noun counts them, no value in a sentence opening
+# with a question word, two different values not one said twice for the words they share, and
+# the assistant's reply to an earlier statement left out with it. A bundle whose task asks
+# nothing `asked_values` reads has the bytes 2026-12-05.4 gave it. The current one.
+ASSEMBLER = replace(STATEMENTS, version="assemble/2026-12-06.1", asked_updates=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
@@ -222,6 +234,7 @@ ASSEMBLERS: Versions[Assembler] = _versions(
             STATED,
             ASKED,
             NAMES,
+            STATEMENTS,
             ASSEMBLER,
         )
     ),

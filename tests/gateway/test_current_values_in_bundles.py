@@ -159,7 +159,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
     assert excluded[stale] == "superseded_in_bundle"
     body = receipt_body(client, make_key, original["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-05.4"
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.1"
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)

@@ -136,9 +136,13 @@ LUNA = "How long have I had my cat, Luna?"
 
 
 def decided(
-    question: str, *turns: object, names: bool = False, statements: bool = False
+    question: str,
+    *turns: object,
+    names: bool = False,
+    statements: bool = False,
+    updates: bool = False,
 ) -> list[tuple[str, str, str, str]]:
-    read = asked(question, names=names, statements=statements)
+    read = asked(question, names=names, statements=statements, updates=updates)
     return [
         (d.current, d.earlier, d.rule, d.claim_key)
         for d in earlier_values(turns, question=read)  # type: ignore[arg-type]

@@ -19,6 +19,7 @@ from gateway.core.versions import (
     PARTNERS,
     SESSION_LAYOUTS,
     STATED,
+    STATEMENTS,
     UnknownVersionError,
 )
 from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
@@ -26,7 +27,8 @@ from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
 
 def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert ASSEMBLERS.resolve("assemble/2026-12-05.4") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-06.1") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-05.4") is STATEMENTS
     assert ASSEMBLERS.resolve("assemble/2026-12-05.3") is NAMES
     assert ASSEMBLERS.resolve("assemble/2026-12-05.2") is ASKED
     assert ASSEMBLERS.resolve("assemble/2026-12-05.1") is STATED
@@ -37,19 +39,21 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
     assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
-    assert len(ASSEMBLERS.by_version) == 10
-    # Only the last six rank what the policy admits alone; only the last five size the full
-    # tier by the budget and point their index where it stops; only the last four leave out
-    # the older of two memories stating different values of one claim; only the last three
-    # read the task as a question, the last two a question asking which or who, and only the
-    # current one a question answered by a sentence read whole.
+    assert len(ASSEMBLERS.by_version) == 11
+    # Only the last seven rank what the policy admits alone; only the last six size the full
+    # tier by the budget and point their index where it stops; only the last five leave out
+    # the older of two memories stating different values of one claim; only the last four
+    # read the task as a question, the last three a question asking which or who, the last two
+    # a question answered by a sentence read whole, and only the current one an update read as
+    # chat says it.
     flags = list(ASSEMBLERS.by_version.values())
-    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 6
-    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 5
-    assert [a.current_values for a in flags] == [False] * 6 + [True] * 4
-    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 3
-    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 2
-    assert [a.asked_statements for a in flags] == [False] * 9 + [True]
+    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 7
+    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 6
+    assert [a.current_values for a in flags] == [False] * 6 + [True] * 5
+    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 4
+    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 3
+    assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 2
+    assert [a.asked_updates for a in flags] == [False] * 10 + [True]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
@@ -74,7 +78,7 @@ def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
 
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
-    assert ASSEMBLER.version == "assemble/2026-12-05.4"
+    assert ASSEMBLER.version == "assemble/2026-12-06.1"
     assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
     assert DEFAULT_PROFILE.full_tier_cut == 0.2
