@@ -89,6 +89,7 @@ def lay_out(
             r.candidate,
             *text_of(r.candidate),
             labels=assembler.heading_labels,
+            said_day=assembler.said_days,
         )
         for r in top
     ]

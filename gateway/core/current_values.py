@@ -117,12 +117,20 @@ def statement_of(candidate: Candidate) -> tuple[str, str] | None:
     return (turn.group("role"), candidate.content) if turn else None
 
 
-def _order(candidate: Candidate) -> tuple[datetime, int, str]:
-    """When a turn was written, then its place in its session: turns appended in one request
-    share an instant, and their ids are random within it, so the turn's number orders them as
-    they were said (the same decisions whatever ids they drew)."""
+def _order(candidate: Candidate) -> tuple[datetime, datetime, int, str]:
+    """When a turn was said (`Candidate.said_at`: an imported history's turns are written
+    today, in whatever order it was imported), then written, then its place in its session:
+    turns appended in one request share an instant, and their ids are random within it, so the
+    turn's number orders them as they were said (the same decisions whatever ids they drew).
+    A turn remembered before turns carried their instant (`valid_from`) is ordered by its
+    write alone, as the versions that decided over it did."""
     turn = _TURN.match(candidate.heading)
-    return (candidate.created_at, int(turn.group("seq")) if turn else 0, candidate.memory_id)
+    return (
+        candidate.said_at,
+        candidate.created_at,
+        int(turn.group("seq")) if turn else 0,
+        candidate.memory_id,
+    )
 
 
 def _same(a: str, b: str) -> bool:
@@ -194,7 +202,7 @@ def _in_one_namespace(
     for turn in ordered:
         read = statement_of(turn)
         if read is not None:
-            episodes.append(Episode((turn.memory_id,), read[0], read[1], turn.created_at))
+            episodes.append(Episode((turn.memory_id,), read[0], read[1], turn.said_at))
     # Each fact names its turn (its episode's only source); in episode order, so the last of a
     # claim key is the newest turn's.
     stated: dict[str, list[Fact]] = {}
@@ -304,7 +312,7 @@ def _answered(asking: _Asking, found: dict[str, EarlierValue]) -> None:
             if (
                 memory.memory_id not in found
                 and said_on is not None
-                and said_on <= winner.created_at.date()
+                and said_on <= winner.said_at.date()
                 and any(mentions(memory.content, value) for value in earlier)
                 and not any(mentions(memory.content, c.text) for c in current)
                 and question.touches(memory.content)
@@ -404,7 +412,7 @@ def _retellings(
     (winner, current), (earlier_turns, earlier) = now, before
     for memory in compiled:
         said_on = _stated_on(memory)
-        if memory.memory_id in found or said_on is None or said_on > winner.created_at.date():
+        if memory.memory_id in found or said_on is None or said_on > winner.said_at.date():
             continue  # read a memory's sentences only when its day may make it earlier
         if _retells(told(question, memory.content), current, earlier):
             _leave_out(found, memory, winner, question.claim)

@@ -95,6 +95,15 @@ class Candidate:
     # write order are the turns of the same conversation, which the ranking's context signal
     # reads (a reply rarely repeats the words of the question it answers).
     neighbours: tuple[MemoryId, ...] = ()
+    # When what it says became true, where the writer said (ARCHITECTURE §12): a compiled fact's
+    # source turn's instant, a remembered turn's `occurred_at` (an imported history is said
+    # before it is written). None: when it was written.
+    valid_from: datetime | None = None
+
+    @property
+    def said_at(self) -> datetime:
+        """When what it says became true: `valid_from`, else when it was written."""
+        return self.valid_from or self.created_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,4 +181,5 @@ def candidate_of(row: Mapping[str, Any]) -> Candidate:
         superseded_decision=get("superseded_decision"),
         claim_key=get("claim_key"),
         neighbours=tuple(neighbours) if neighbours else (),
+        valid_from=get("valid_from"),
     )

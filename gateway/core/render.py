@@ -152,15 +152,23 @@ def shown_heading(heading: str, content: str, *, labels: bool) -> str:
 
 
 def memory_block(
-    ref: str, candidate: Candidate, heading: str, content: str, *, labels: bool
+    ref: str,
+    candidate: Candidate,
+    heading: str,
+    content: str,
+    *,
+    labels: bool,
+    said_day: bool = False,
 ) -> str:
-    """One provenance line (reference, type, confidence, creation date), what of the heading is
-    shown (:func:`shown_heading`) on it, then the content verbatim. The date is ISO 8601's basic
-    format (``20230508``): three tokens of cl100k_base where ``2023-05-08`` takes six."""
-    created = candidate.created_at.astimezone(UTC).strftime("%Y%m%d")
-    provenance = (
-        f"[{ref} {candidate.memory_type} {_short_confidence(candidate.confidence)} {created}]"
-    )
+    """One provenance line (reference, type, confidence, date), what of the heading is shown
+    (:func:`shown_heading`) on it, then the content verbatim. The date is the day the memory
+    was written, or with `said_day` the day what it says became true (`Candidate.said_at`: a
+    remembered turn's, a compiled fact's source's), so that of two statements the agent reads
+    which was said later. ISO 8601's basic format (``20230508``): three tokens of cl100k_base
+    where ``2023-05-08`` takes six."""
+    at = candidate.said_at if said_day else candidate.created_at
+    day = at.astimezone(UTC).strftime("%Y%m%d")
+    provenance = f"[{ref} {candidate.memory_type} {_short_confidence(candidate.confidence)} {day}]"
     if shown := shown_heading(heading, content, labels=labels):
         provenance += " " + shown
     return f"{provenance}\n{content}"

@@ -145,6 +145,9 @@ class Assembler:
     # the question's words it says, counts of the question's thing, no value in a question, and
     # the assistant's reply to an earlier statement with it.
     asked_updates: bool = False
+    # A memory in full shows the day what it says became true (`Candidate.said_at`), not the
+    # day it was written: an imported history's turns were all written today.
+    said_days: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -217,9 +220,12 @@ STATEMENTS = replace(NAMES, version="assemble/2026-12-05.4", asked_statements=Tr
 # name said again as the thing, a value said to have changed whatever share of the question it
 # says, counts of the question's thing whatever noun counts them, no value in a sentence opening
 # with a question word, two different values not one said twice for the words they share, and
-# the assistant's reply to an earlier statement left out with it. A bundle whose task asks
-# nothing `asked_values` reads has the bytes 2026-12-05.4 gave it. The current one.
-ASSEMBLER = replace(STATEMENTS, version="assemble/2026-12-06.1", asked_updates=True)
+# the assistant's reply to an earlier statement left out with it; and a memory in full shows
+# the day what it says became true (a remembered turn's, a compiled fact's source's), not the
+# day it was written. A bundle none of whose memories in full says when it became true, and
+# whose task asks nothing `asked_values` reads, has the bytes 2026-12-05.4 gave it. The current
+# one.
+ASSEMBLER = replace(STATEMENTS, version="assemble/2026-12-06.1", asked_updates=True, said_days=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (

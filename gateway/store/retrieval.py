@@ -130,7 +130,7 @@ async def recall(
 _NAMES = (
     "memory_id, namespace, memory_type, heading, content, confidence, labels, source_type, "
     "source_ref, created_at, expires_at, deleted_at, superseded_by, content_sha256, tokens, "
-    "heading_tokens, erased_at, superseded_decision, claim_key"
+    "heading_tokens, erased_at, superseded_decision, claim_key, valid_from"
 )
 
 

@@ -17,7 +17,7 @@ __all__ = ["CANDIDATE_COLUMNS", "HEADING_COLUMNS", "Created", "Scope"]
 _OTHER_COLUMNS = (
     "m.confidence::float8 AS confidence, m.labels, m.source_type, m.source_ref, m.created_at, "
     "m.expires_at, m.deleted_at, m.superseded_by, m.content_sha256, m.tokens, m.heading_tokens, "
-    "m.erased_at, m.superseded_decision, m.claim_key"
+    "m.erased_at, m.superseded_decision, m.claim_key, m.valid_from"
 )
 CANDIDATE_COLUMNS = sql.SQL(
     "m.memory_id, m.namespace, m.memory_type, m.heading, m.content, " + _OTHER_COLUMNS

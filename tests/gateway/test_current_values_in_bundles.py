@@ -293,3 +293,36 @@ def test_a_question_answered_by_no_name_decides_by_a_sentence_read_whole(
         "/v1/context", json=ask | {"namespaces": ["desk"]}, headers=other.headers
     ).json()
     assert "part-time" in both["bundle"] and "full-time" in both["bundle"]
+
+
+def test_an_imported_history_is_decided_by_when_it_was_said_and_shows_its_days(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """A history imported out of order (the later session first): each remembered turn is
+    valid from when it was said, so the turn said later states the current value though it
+    was written first, and each memory in full shows the day it was said, not today; an exact
+    replay rebuilds both."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    said: list[str] = []
+    for text, at in (
+        ("My landlord raised it, my rent is now $1,975.", "2024-05-16T09:00:00Z"),
+        ("My monthly rent is $1,850.", "2024-04-03T09:00:00Z"),
+    ):
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        payload = {"turns": [{"role": "user", "content": text, "occurred_at": at}]}
+        appended = client.post(
+            f"/v1/sessions/{session_id}/turns", json=payload, headers=agent.headers
+        )
+        assert appended.status_code == 200, appended.text
+        said.extend(appended.json()["memory_ids"])
+    current, stale = said
+
+    original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
+    assert "$1,975" in original["bundle"] and "$1,850" not in original["bundle"]
+    assert " 20240516]" in original["bundle"]
+    excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
+    assert excluded[stale] == "superseded_in_bundle"
+    body = receipt_body(client, make_key, original["receipt_id"])
+    assert {(d["current"], d["earlier"]) for d in body["earlier_values"]} == {(current, stale)}
+    replayed_exactly(client, auditor, original)

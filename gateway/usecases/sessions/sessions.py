@@ -311,6 +311,8 @@ class Sessions:
                 labels=tuple(sorted(set(session.labels))),
                 source_type="turn",
                 source_ref=t.turn_id,
+                # Said then, whenever written: an imported history's turn was true from its day.
+                valid_from=t.occurred_at,
                 idempotency_key=f"turn:{t.turn_id}",
             )
             for t in turns

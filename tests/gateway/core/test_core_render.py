@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import UTC, datetime
+
 import pytest
 
 from gateway.core.model import MemoryId
@@ -46,6 +49,23 @@ def test_the_block_is_one_provenance_line_then_the_content() -> None:
     # A heading that says something else stays, on the provenance line, folded to one line.
     assert memory_block("m3", c, "Greeting\nfrom Caroline", TURN, labels=True) == (
         f"[m3 episodic .85 20261126] Greeting from Caroline\n{TURN}"
+    )
+
+
+def test_the_block_shows_the_day_it_was_said_under_said_days() -> None:
+    """A remembered turn of an imported history was written today and said long ago: the
+    assemblers from 2026-12-06.1 show the day it was said (`valid_from`), the earlier ones
+    the day it was written; a memory without one shows the day it was written under both."""
+    written = memory("c1", memory_type="episodic", confidence=0.85, created_days_ago=3.0)
+    said = dataclasses.replace(written, valid_from=datetime(2023, 5, 8, 13, 56, tzinfo=UTC))
+    assert memory_block("m3", said, "", TURN, labels=True, said_day=True).startswith(
+        "[m3 episodic .85 20230508]\n"
+    )
+    assert memory_block("m3", said, "", TURN, labels=True).startswith(
+        "[m3 episodic .85 20261126]\n"
+    )
+    assert memory_block("m3", written, "", TURN, labels=True, said_day=True).startswith(
+        "[m3 episodic .85 20261126]\n"
     )
 
 

@@ -54,6 +54,7 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert [a.asked_names for a in flags] == [False] * 8 + [True] * 3
     assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 2
     assert [a.asked_updates for a in flags] == [False] * 10 + [True]
+    assert [a.said_days for a in flags] == [False] * 10 + [True]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
