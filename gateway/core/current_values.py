@@ -46,6 +46,11 @@ A question whose answer may be any phrase ("What kind of schedule do I work now?
 is read by its sentences whole under assemble/2026-12-05.4 (`_restated`, rule `asked_value`):
 the user's newest turn about it saying a change of their own is current, and at most two older
 turns of theirs about the same words, saying nothing else it says of them, are left out.
+Reading an update as chat tells it (assemble/2026-12-06.1, `Asked.updates`), a turn's
+sentences say the question together, a name two of the user's turns say of it is its thing,
+two different values are two whatever words they share (`_two_values`), and the assistant's
+reply to an earlier statement goes with it (`_retellings`). Turns are ordered by when they were
+said (`Candidate.said_at`: an imported history is written in one go, in any order).
 
 The caller passes only the candidates the policy admits, in rank order, so no decision reads,
 names or is moved by a memory the policy denies; the best ranked `READ_DEPTH` are read. Their
@@ -418,15 +423,16 @@ def _retellings(
             _leave_out(found, memory, winner, question.claim)
     if not question.updates:
         return
+    said_earlier = {turn.memory_id for turn in earlier_turns}
     named = {
         n
         for turn, _, tolds in read
-        if turn in earlier_turns
+        if turn.memory_id in said_earlier
         for t in tolds
         for n in t.names
         if not mentions(winner.content, n)
     }
-    for reply, tolds in _replies(read, earlier_turns):
+    for reply, tolds in _replies(read, said_earlier):
         if reply.memory_id not in found and (
             _retells(tolds, current, earlier) or any(mentions(reply.content, n) for n in named)
         ):
@@ -444,15 +450,15 @@ def _retells(retold: Sequence[Told], current: frozenset[str], earlier: Collectio
 
 
 def _replies(
-    read: Sequence[tuple[Candidate, str, Sequence[Told]]], earlier: Collection[Candidate]
+    read: Sequence[tuple[Candidate, str, Sequence[Told]]], earlier: Collection[str]
 ) -> list[tuple[Candidate, Sequence[Told]]]:
-    """The assistant's reply to each of the `earlier` turns: the turn said next, if it is the
-    assistant's and the next of its session (a turn's number)."""
+    """The assistant's reply to each of the turns whose ids are `earlier`: the turn said next,
+    if it is the assistant's and the next of its session (a turn's number)."""
     replies = []
     for (turn, _, _), (after, who, tolds) in itertools.pairwise(read):
         said, reply = _TURN.match(turn.heading), _TURN.match(after.heading)
         if (
-            turn in earlier
+            turn.memory_id in earlier
             and who == "assistant"
             and said is not None
             and reply is not None
@@ -546,7 +552,7 @@ def _answering(
         (
             turn,
             who,
-            # Reading an update, a user's sentence saying its value is a new one answers too,
+            # Reading an update, a user's sentence saying its value changed answers too,
             # however few of the question's words it says ("my rate goes up to $172 a month").
             [
                 s
