@@ -4,7 +4,7 @@ whether two such facts share a claim key (then compile can supersede the old by 
 
 The instrument behind "why the blind figure is low" in bench/RESULTS.md: on the hand-written dev
 set, whose patterns were written reading it, the extractor reads nine statements in ten; on
-cases written blind, far fewer. Default sets: the dev set and the three blind sets in `bench/`;
+cases written blind, far fewer. Default sets: the dev set and every blind set in `bench/`;
 ``--cases PATH`` (repeatable) names others of the same format.
 """
 
@@ -20,11 +20,13 @@ from bench.knowledge import DATASET, Case, load_cases
 from gateway.core.extraction import Episode, Fact, extract
 
 _HERE = Path(__file__).parent
+# Every blind set, in the order they were written ("blind", then "blind2", ...).
 SETS = (
     DATASET,
-    _HERE / "knowledge_updates_blind.json",
-    _HERE / "knowledge_updates_blind2.json",
-    _HERE / "knowledge_updates_blind3.json",
+    *sorted(
+        _HERE.glob("knowledge_updates_blind*.json"),
+        key=lambda path: int(path.stem.removeprefix("knowledge_updates_blind") or 1),
+    ),
 )
 
 
