@@ -461,9 +461,6 @@ class Told:
     rest: frozenset[str]
     names: frozenset[str]
     near_names: frozenset[str]  # and those of the sentences beside it
-    # Its typed values ("$85", "12 engineers"), read for an update (`Asked.updates`): two
-    # sentences with values none of which is one say two values, whatever words they share.
-    values: tuple[TypedValue, ...] = ()
 
 
 # A change, for a sentence read whole: the name reading's words, their other forms ("starting",
@@ -551,7 +548,6 @@ def told(question: Asked, text: str) -> Sequence[Told]:
                     rest=stems - question.stems - _stems(" ".join(names)),
                     names=names,
                     near_names=frozenset(n.text for i in near for n in proper_names(split[i])),
-                    values=tuple(typed_values(sentence)) if question.updates else (),
                 )
             )
     return found

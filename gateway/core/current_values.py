@@ -380,7 +380,7 @@ def _restated(asking: _Asking, found: dict[str, EarlierValue]) -> None:
             or turn.memory_id in found
             or turn.created_at == winner.created_at
             or frozenset((turn.memory_id, winner.memory_id)) in apart
-            or (rest & current and not _two_values(tolds, told_now))
+            or (rest & current and not (question.updates and _two_values(tolds, told_now)))
             or len(said_of(tolds) & topic) < ON_TOPIC * len(topic)
             or (
                 any(not mentions(winner.content, n) for t in tolds for n in t.names)
@@ -515,11 +515,12 @@ def _about(
 
 
 def _two_values(older: Sequence[Told], newer: Sequence[Told]) -> bool:
-    """Whether two turns' sentences say two values: each holds typed values (read for an
-    update) and none of the older's is one of the newer's. Then the words they share are what
-    the values are said in ("$85 an hour", "$110 an hour"), not one value said twice."""
-    old = [v for t in older for v in t.values]
-    new = [v for t in newer for v in t.values]
+    """Whether two turns' sentences say two values: each holds typed values and none of the
+    older's is one of the newer's. Then the words they share are what the values are said in
+    ("$85 an hour", "$110 an hour"), not one value said twice. Read only where they share
+    words, so the values are found only then."""
+    old = [v for t in older for v in typed_values(t.sentence)]
+    new = [v for t in newer for v in typed_values(t.sentence)]
     return bool(old and new) and not any(_one_value(a, b) for a in old for b in new)
 
 
