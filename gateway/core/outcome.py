@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gateway.core.current_values import EarlierValue
+from gateway.core.earlier_value import EarlierValue
 from gateway.core.fixed import JSONValue, basis_points
 from gateway.core.model import Exclusion, MemoryId
 from gateway.core.ranking import PoolStatistics

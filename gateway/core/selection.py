@@ -12,7 +12,8 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from gateway.core.asked_values import asked
-from gateway.core.current_values import READ_DEPTH, EarlierValue, earlier_values
+from gateway.core.current_values import READ_DEPTH, earlier_values
+from gateway.core.earlier_value import EarlierValue
 from gateway.core.errors import CoreError
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Prepared

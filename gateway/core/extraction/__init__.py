@@ -56,11 +56,13 @@ The package, by what each module decides:
 - `matching`: a sentence's facts, one per clause, and the `extract` of 2026-12-03.1.
 
 Version 2026-12-05.1 (`generalized`) reads what the table does not, by structure rather than
-by phrasing: `typed_values` (a value and its dimension: money, a unit's quantity, a noun's
-count, a record, a day, a state word), `triples` (a clause's subject, attribute phrase and
-value; someone else's value is none of the user's), `resolution` (the claim a statement is a
-value of: the known claim of its subject and dimension whose attribute phrase is alike,
-lexically or, with an embedder, semantically), and `introductions` (identity from a
+by phrasing: `content_words` (function words and stems), `typed_values` (a value and its
+dimension: money, a unit's quantity, a noun's count, a record, a day, a state word; and
+`asked_shapes`, the shapes read only for a question: spans of time, ordinals, places, names),
+`holders` (whose a value is, by the subject of its clause: someone else's value is none of the
+user's), `triples` (a clause's subject, attribute phrase and value), `resolution` (the claim a
+statement is a value of: the known claim of its subject and dimension whose attribute phrase is
+alike, lexically or, with an embedder, semantically), and `introductions` (identity from a
 self-introduction).
 
 Every version a compile job or a memory names is kept (:data:`EXTRACTS`): a stored job runs

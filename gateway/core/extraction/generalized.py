@@ -22,21 +22,17 @@ import dataclasses
 import re
 from collections.abc import Iterable, Sequence
 
+from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.facts import Episode, Fact, build_fact
+from gateway.core.extraction.holders import THIRD_PERSONS, another_holder
 from gateway.core.extraction.introductions import introductions
 from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
 from gateway.core.extraction.named_values import named_change, named_claims
 from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
 from gateway.core.extraction.statements import statements
-from gateway.core.extraction.triples import THIRD_PERSONS, Triple, another_holder, triples
-from gateway.core.extraction.typed_values import (
-    FUNCTION_WORDS,
-    TypedValue,
-    dimension_of,
-    says_nothing,
-    stem,
-)
+from gateway.core.extraction.triples import Triple, triples
+from gateway.core.extraction.typed_values import TypedValue, dimension_of, says_nothing
 from gateway.core.extraction.vocabulary import CHANGE_VERBS
 from gateway.core.known_claims import Known, KnownClaims
 from gateway.core.supersession import CLAIM_KEY

@@ -17,7 +17,7 @@ from what does not depend on the phrasing:
   Dr. Smith" is no new partner);
 - a change stated (`REPLACED`): a name of a known kind said in passing ("the Premium tier has
   4K") changes nothing, and neither does anyone else's ("my sister moved to Denver": the
-  subject decides, `triples.speaker_holds`) nor a hedge ("thinking of upgrading to Premium").
+  subject decides, `holders.speaker_holds`) nor a hedge ("thinking of upgrading to Premium").
 
 A closed class whose kind names its attribute also gives the claim itself: "I'm vegetarian" is
 the user's diet, said any way a speaker says what they are.
@@ -34,9 +34,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from gateway.core.extraction.content_words import stem
+from gateway.core.extraction.holders import speaker_holds
 from gateway.core.extraction.judgement import HEDGE
-from gateway.core.extraction.triples import speaker_holds
-from gateway.core.extraction.typed_values import stem
 from gateway.core.extraction.vocabulary import DAY, ROLE_HEADS
 
 __all__ = ["REPLACED", "NamedClaim", "named_change", "named_claims"]

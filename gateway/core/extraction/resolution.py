@@ -26,8 +26,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from gateway.core.extraction.content_words import stem
 from gateway.core.extraction.triples import DATE_WORD, Triple
-from gateway.core.extraction.typed_values import dimension_of, partitive, stem
+from gateway.core.extraction.typed_values import dimension_of, partitive
 from gateway.core.known_claims import AMOUNT_FACTOR, Known, money
 
 __all__ = ["ALIKE", "CHANGE", "ClaimRegistry", "PhraseSimilarity", "key_for", "lexical"]

@@ -2,77 +2,40 @@
 structure rather than by a listed phrasing.
 
 - The value: each typed value of a clause (`typed_values`).
-- The subject: the nearest subject before the value in its clause. The speaker ("I", "we",
-  "my", "our", or no subject at all when a user's sentence opens with a verb: "Got promoted,
-  new base is $168,000") holds the attribute; another person ("she", "my sister", "Emma's")
-  does not, and gives no statement: someone else's value is not the user's. A named thing
-  opening the clause ("Project Atlas is in 'Active' status") holds its state.
+- The subject: the nearest subject before the value in its clause, the speaker's or another's
+  (`holders`: someone else's value gives no statement). A named thing opening the clause
+  ("Project Atlas is in 'Active' status") holds its state.
 - The attribute phrase: the content words between the subject and the value ("my salary is",
   "I've completed", "tried making it at home"), and what narrows a count after it ("3
   engineers on the platform team", "2 cups of flour"). It is matched by similarity
   (`resolution`), so it need not be spelled the same way twice.
 
-A clause is cut at a semicolon, a dash, or a comma (not inside a number); each clause holds its
-own values, so a second subject's value in the next clause is never this one's.
+A clause is cut as `holders.clauses` cuts it; each clause holds its own values. A value said
+of a dated event is that event's: a statement is narrowed by the dates its clause is said at.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from gateway.core.extraction.typed_values import (
-    FUNCTION_WORDS,
-    TypedValue,
-    stem,
-    typed_values,
+from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
+from gateway.core.extraction.holders import (
+    OTHERS,
+    SPEAKER,
+    SPEAKER_OWNS,
+    TOKEN,
+    has_subject,
+    nearest_subject,
+    read_clauses,
 )
+from gateway.core.extraction.typed_values import TypedValue, typed_values
 
-__all__ = [
-    "DATE_WORD",
-    "MAX_VALUES",
-    "THIRD_PERSONS",
-    "Triple",
-    "another_holder",
-    "clauses",
-    "names_another",
-    "speaker_holds",
-    "triples",
-]
+__all__ = ["DATE_WORD", "MAX_VALUES", "Triple", "triples"]
 
 # A clause with more values than this is a list (a pasted table, prices one after another):
 # it states no one attribute's value, and reading each would cost its length every time.
 MAX_VALUES = 6
-
-_CLAUSE = re.compile(r"\s*(?:[;:—–]|\s-\s|,(?!\d{3})|\(|\))\s*")
-_TOKEN = re.compile(r"[A-Za-z][\w'’-]*")
-_SPEAKER = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've", "we'd"})
-_SPEAKER_OWNS = frozenset({"my", "our", "me", "us"})
-# Other people, by pronoun: "her base is $190,000" is hers, whatever the phrase.
-THIRD_PERSONS = frozenset(
-    {"he", "she", "they", "his", "her", "their", "him", "them", "hers", "he's", "she's"}
-    | {"they're"}
-)
-_OTHERS = THIRD_PERSONS - {"him", "them", "hers"} | frozenset(
-    {"someone", "somebody", "everyone", "people", "you", "your", "you're", "it's", "its"}
-)
-# People a possessive names: "my sister has 3 kids" is the sister's count, not the user's.
-_PEOPLE = frozenset(
-    {
-        *("sister", "brother", "mom", "mother", "dad", "father", "parent", "wife", "husband"),
-        *("son", "daughter", "kid", "child", "children", "friend", "boss", "manager"),
-        *("coworker", "colleague", "neighbor", "neighbour", "partner", "boyfriend"),
-        *("girlfriend", "cousin", "aunt", "uncle", "grandma", "grandpa", "grandmother"),
-        *("grandfather", "roommate", "client", "customer", "teacher", "coach", "doctor"),
-        *("fiance", "fiancé", "fiancée", "spouse", "niece", "nephew", "family", "team"),
-    }
-)
-_PEOPLE_STEMS = frozenset(stem(p) for p in _PEOPLE)
-# Whoever shares something with the speaker: "my labmate", "my teammate" (not "my estimate").
-_MATE = re.compile(
-    r"(?:room|class|lab|team|house|flat|ship|play|work|bunk|suite|school|cell)mates?"
-)
 
 _WHEN = re.compile(r"\b(?:on|at|is|are|every|to|for|moved to)\s*$", re.IGNORECASE)
 _DELTA = re.compile(
@@ -83,14 +46,6 @@ _DELTA = re.compile(
 _WEEKDAYS = re.compile(r"^(?:every )?(?-i:[A-Z][a-z]+day)s?$")
 _RELATIVE = frozenset({"which", "that", "who", "whose", "where", "whom"})
 _WITH = re.compile(r"\bwith (?:a |an |the |about |around |only |just )?$", re.IGNORECASE)
-_SUBJECT_VERBS = frozenset(
-    {"has", "have", "had", "is", "was", "got", "did", "does", "tried", "made", "owns", "said"}
-)
-# A sentence whose subject is elided opens with one of these ("Got promoted", "Sold the Tesla",
-# "Just hit 172 pounds"); any word ending in -ed is taken as such a verb too.
-_ELIDED = frozenset(
-    {"got", "just", "finally", "sold", "bought", "hit", "ran", "paid", "made", "took", "spent"}
-)
 # Named things whose state a clause states: a capitalized name, optionally after "the".
 _NAMED = re.compile(r"^(?:the |our |my )?(?P<name>(?-i:[A-Z][\w'&-]*(?: [A-Z][\w'&-]*){0,3}))\b")
 _STATE_VERBS = (
@@ -109,14 +64,6 @@ _THING_STATE = re.compile(
     r"(?: (?P<verb>" + _STATE_VERBS + r"))?\s*['\"‘“]?$",
     re.IGNORECASE,
 )
-_ARTICLES = frozenset({"a", "an", "the", "one", "another", "some"})
-# Words whose "'s" is "is" or "us", not a possessive: "It's", "That's", "Let's".
-_CONTRACTED = frozenset(
-    {"it", "that", "there", "what", "here", "let", "he", "she", "who", "where", "how", "this"}
-)
-_AUXILIARIES = frozenset({"are", "is", "was", "were", "have", "has", "had", "will", "just"})
-# Prepositions of place: the possessive after one is an object's ("the gym near my office").
-_PLACE_PREPOSITIONS = frozenset({"near", "behind", "beside", "across", "next"})
 # What a verb acting on something is followed by: "my manager approved my vacation".
 _OBJECTS = frozenset(
     {"a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that"}
@@ -153,187 +100,20 @@ class Triple:
     verbal: bool = False  # its attribute phrase is only verbs: it names no attribute
 
 
-def clauses(sentence: str) -> list[str]:
-    """The clauses of a sentence, each holding its own values."""
-    return [c for c in _CLAUSE.split(sentence) if c.strip()]
-
-
 def _content(tokens: list[str]) -> tuple[str, ...]:
     words: list[str] = []
     for token in tokens:
         folded = token.casefold().replace("’", "'")
-        if folded in FUNCTION_WORDS or folded in _SPEAKER or len(folded) < 3:
+        if folded in FUNCTION_WORDS or folded in SPEAKER or len(folded) < 3:
             continue
         words.append(stem(folded))
     return tuple(words)
 
 
-def _person(word: str) -> bool:
-    """Whether `word` after "my" names one of the speaker's people ("my sister", "my labmate"),
-    not a group the speaker is of ("my team", "my family")."""
-    named = stem(word) in _PEOPLE_STEMS or _MATE.fullmatch(word.casefold()) is not None
-    return named and word not in {"team", "family"}
-
-
-def _subject(left: list[str], first_clause: bool, role: str) -> tuple[bool, int] | None:
-    """The nearest subject before a value and where it stands: `(True, i)` the speaker (for the
-    assistant's confirmation, the user it addresses: "your"), `(False, i)` someone else ("she",
-    "my sister", "Emma has"), None when the clause names none."""
-    owns = _SPEAKER_OWNS if role == "user" else frozenset({"your", "you", "you're", "you've"})
-    acted_on = _before_agent(left)
-    if acted_on is not left and not acted_on and role == "user":
-        return True, 0  # "they're bumping it to $1,975": the speaker's, set by another
-    left = acted_on
-    for index in range(len(left) - 1, -1, -1):
-        speaker = _whose(left, index, owns, role)
-        if speaker is not None:
-            return speaker, index
-    if first_clause and left:
-        opening = left[0].casefold()
-        if opening in _ELIDED or (opening.endswith("ed") and len(opening) > 4):
-            return True, -1
-    return None
-
-
-def _before_agent(left: list[str]) -> list[str]:
-    """What is said before a third person who sets a thing to the value ("they're bumping it
-    to $1,975", "he finally moved them to Friday"): the value is the thing's, and the thing's
-    holder, if named, is named before the one acting on it."""
-    folded = [t.casefold().replace("’", "'") for t in left]
-    if len(folded) < 4 or folded[-1] != "to" or folded[-2] not in {"it", "them"}:
-        return left
-    at = len(folded) - 4  # the word before the verb
-    while at >= 0 and (folded[at].endswith("ly") or folded[at] in _AUXILIARIES):
-        at -= 1
-    return left[:at] if at >= 0 and folded[at] in THIRD_PERSONS else left
-
-
-def _whose(left: list[str], index: int, owns: frozenset[str], role: str) -> bool | None:
-    """Whether `left[index]` is the speaker as a subject (True), someone else (False), or no
-    subject (None)."""
-    folded = left[index].casefold().replace("’", "'")
-    after = left[index + 1].casefold() if index + 1 < len(left) else ""
-    if folded in owns:
-        if index > 0 and left[index - 1].casefold() in _PLACE_PREPOSITIONS:
-            return None  # "the gym near my office": the object of "near", not the subject
-        return not _person(after)
-    if _person(folded) and (index == 0 or (index == 1 and left[0].casefold() in _ARTICLES)):
-        return False  # a person opening the clause: "a friend of mine pays $2,300"
-    if folded == "her" and (not after or after in FUNCTION_WORDS):
-        return None  # an object ("I've had her for 9 months"), not whose: "her base"
-    if folded in _OTHERS or (role != "user" and folded in _SPEAKER | _SPEAKER_OWNS):
-        return False
-    if folded.endswith("'s") and index > 0 and left[index - 1].casefold() in owns:
-        return False  # "my sister's": another's
-    if folded.endswith("'s") and left[index][0].isupper() and folded[:-2] not in _CONTRACTED:
-        return False  # "Yusuf's defense is June 11": a name's; not "It's", "That's"
-    if folded in _SPEAKER and role == "user":
-        return True
-    if (
-        left[index][0].isupper()
-        and index > 0
-        and after in _SUBJECT_VERBS
-        and left[index - 1].casefold() not in owns  # "my Instagram is at 1300": mine
-    ):
-        return False  # a name as the subject: "Emma has tried 3"
-    return None
-
-
-_THINGS = frozenset({"it's", "its"})
-# A question's verb before its subject: "does Moose", "is Yumi".
-_ASKING = frozenset({"does", "did", "is", "was", "has", "will", "can", "should", "would"})
-
-
-def names_another(text: str) -> bool:
-    """Whether `text` (a question) is about a person other than the speaker: a third person's
-    pronoun, one of the speaker's people ("my sister"), a name's possessive ("Yumi's"), a name
-    as the question's subject ("how much does Moose weigh")."""
-    tokens = _TOKEN.findall(text)
-    for index, token in enumerate(tokens):
-        folded = token.casefold().replace("’", "'")
-        if folded in THIRD_PERSONS or (index > 0 and token[0].isupper() and folded.endswith("'s")):
-            return True
-        if index > 0 and token[0].isupper() and tokens[index - 1].casefold() in _ASKING:
-            return True  # "how much does Moose weigh now?": Moose is asked of
-        if index > 0 and tokens[index - 1].casefold() in _SPEAKER_OWNS and _person(folded):
-            return True
-    return False
-
-
-def another_holder(sentence: str, value: str, role: str) -> str | None:
-    """Who else holds `value`, said in `sentence` by `role`, by the subject of its clause: the
-    word naming them ("her" in "my sister just got a raise, her base is $190,000", "sister" in
-    "my sister has 3 cats"), or None when it is the speaker's or the clause names no one: the
-    same reading that keeps another's value out of the speaker's statements (`triples`)."""
-    for position, clause in enumerate(clauses(sentence)):
-        at = clause.find(value)
-        if at >= 0:
-            left = _TOKEN.findall(clause[:at])
-            held = _subject(left, position == 0 and role == "user", role)
-            if held is None or held[0]:
-                return None
-            word = left[held[1]].casefold().replace("’", "'")
-            if word in _SPEAKER_OWNS and held[1] + 1 < len(left):
-                word = left[held[1] + 1].casefold()  # "my sister": the sister
-            return None if word in _THINGS else word  # "it's three cats now": no one else's
-    return None
-
-
-def speaker_holds(sentence: str, at: int, role: str) -> bool:
-    """Whether the value at `at` in `sentence`, said by `role`, is the speaker's by the subject
-    of its clause ("I see Dr. Okafor now"), of the clause before when its own names none ("I
-    sold it, got $38,500"), or elided at the sentence's opening ("Upgraded to Premium")."""
-    for read in _read_clauses(sentence, role):
-        if read.start <= at < read.start + len(read.text):
-            left = _TOKEN.findall(read.text[: at - read.start])
-            held = _subject(left, read.position == 0 and role == "user", role)
-            if held is None:
-                return read.carried and not _has_subject(left)
-            return held[0]
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class _Read:
-    """A clause as the sentence reads it: where it stands, and whether the speaker was the
-    subject of the clause before ("I bought it, paid $X": the payment is the speaker's too)."""
-
-    position: int
-    text: str
-    start: int
-    carried: bool
-
-
-def _read_clauses(sentence: str, role: str) -> Iterator[_Read]:
-    carried = False
-    said = 0  # where the clause starts in the sentence
-    for position, clause in enumerate(clauses(sentence)):
-        said = max(sentence.find(clause, said), said)
-        yield _Read(position, clause, said, carried)
-        opening = _TOKEN.findall(clause)
-        if not _appositive(opening):  # "our team, the Net Ninjas, is 5-2": still the team
-            speaks = _subject(opening, position == 0 and role == "user", role)
-            carried = (speaks is not None and speaks[0]) or (carried and not _has_subject(opening))
-
-
-def _has_subject(tokens: list[str]) -> bool:
-    """Whether a clause names a subject of its own (a pronoun, a possessive, a name)."""
-    return any(
-        t.casefold() in _SPEAKER | _SPEAKER_OWNS | _OTHERS or (i > 0 and t[0].isupper())
-        for i, t in enumerate(tokens)
-    )
-
-
-def _appositive(tokens: list[str]) -> bool:
-    """A clause that is only a name ("the Net Ninjas") renames the subject before it."""
-    named = tokens[1:] if tokens and tokens[0].casefold() == "the" else tokens
-    return bool(named) and all(t[0].isupper() for t in named)
-
-
 def _narrower(clause: str, value: TypedValue) -> tuple[str, ...]:
     """What narrows a value: a name before its noun ("8 edX courses"), then a phrase after it
     ("12 courses on Coursera"): two counts narrowed to different things are two claims."""
-    *modifiers, noun = _TOKEN.findall(value.text) or [""]
+    *modifiers, noun = TOKEN.findall(value.text) or [""]
     # Only of a common noun: "227 Larkspur Avenue", "Six Flags Magic Mountain" are names whole.
     named = (
         tuple(stem(t.casefold()) for t in modifiers if not t.islower()) if noun.islower() else ()
@@ -371,7 +151,7 @@ def _thing_state(clause: str, value: TypedValue) -> Triple | None:
         return None
     # "approved my request", "complete coverage": an action on something, a modifier; not
     # "open again", "closed temporarily", "delayed until".
-    following = next(iter(_TOKEN.findall(clause[value.end :])), "").casefold()
+    following = next(iter(TOKEN.findall(clause[value.end :])), "").casefold()
     if following in _OBJECTS or not (
         following in FUNCTION_WORDS | _TIME_WORDS | {"", "again"} or following.endswith("ly")
     ):
@@ -389,7 +169,7 @@ def _named_state(clause: str, value: TypedValue) -> Triple | None:
     if named is None or value.start < named.end():
         return None
     name = named.group("name")
-    if name.split()[0].casefold() in _SPEAKER | _OTHERS | FUNCTION_WORDS:
+    if name.split()[0].casefold() in SPEAKER | OTHERS | FUNCTION_WORDS:
         return None
     between = clause[named.end() : value.start].strip(" '\"‘“")
     if not _STATE_VERB.fullmatch(between):
@@ -404,9 +184,9 @@ def _speaker_triple(
     """The speaker's statement of `value`, or None when its subject is someone else."""
     if _DELTA.search(clause, 0, value.start):
         return None  # "lost 3 pounds", "by $200": a change by, not a value of
-    left = _TOKEN.findall(clause[: value.start])
-    subject = _subject(left, first and role == "user", role)
-    if subject is None and carried and not _has_subject(left):
+    left = TOKEN.findall(clause[: value.start])
+    subject = nearest_subject(left, first and role == "user", role)
+    if subject is None and carried and not has_subject(left):
         subject = (True, -1)  # the subject of the clause before
     if subject is None or not subject[0]:
         return None
@@ -414,7 +194,7 @@ def _speaker_triple(
     if any(t.casefold() in _RELATIVE for t in phrase):
         return None  # "a friend who's turning 30": the value is the relative clause's
     words = _content(phrase)[-4:]
-    owned = subject[1] >= 0 and left[subject[1]].casefold() in _SPEAKER_OWNS | {"your"}
+    owned = subject[1] >= 0 and left[subject[1]].casefold() in SPEAKER_OWNS | {"your"}
     if value.dimension == "percent" and not owned:
         return None  # "I got 20% off": a percentage is an attribute only as "my X is N%"
     if value.dimension == "day" and not _WEEKDAYS.search(value.text):
@@ -455,9 +235,9 @@ def triples(sentence: str, role: str) -> list[Triple]:
     """The statements of a sentence that states something (judged before): one per typed value
     whose subject is the speaker, or a named thing's state."""
     found: list[Triple] = []
-    for read in _read_clauses(sentence, role):
+    for read in read_clauses(sentence, role):
         clause = read.text
-        opening = _TOKEN.findall(clause)
+        opening = TOKEN.findall(clause)
         if opening and opening[0].casefold() in _RELATIVE:
             continue  # "which caps us at 10 seats" qualifies a noun before it
         # What is said before the clause names "them" ("two of them").

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.core.asked_values import asked, said
+from gateway.core.asked_values import asked
 from gateway.core.current_values import earlier_values
-from gateway.core.extraction.typed_values import proper_names
+from gateway.core.extraction.asked_shapes import proper_names
+from gateway.core.turn_answers import said
 from gateway.core.versions import ASKED, ASSEMBLER
 from tests.gateway.core.test_core_asked_values import decided as decided_by
 from tests.gateway.core.test_core_current_values import turn

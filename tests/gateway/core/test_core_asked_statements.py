@@ -7,7 +7,8 @@ restated value and a turn about another thing decide nothing."""
 
 from __future__ import annotations
 
-from gateway.core.asked_values import asked, told
+from gateway.core.asked_values import asked
+from gateway.core.turn_answers import told
 from gateway.core.versions import ASSEMBLER, NAMES
 from tests.gateway.core.test_core_asked_values import compiled
 from tests.gateway.core.test_core_asked_values import decided as decided_by

@@ -8,15 +8,12 @@ import dataclasses
 
 import pytest
 
-from gateway.core.asked_values import Asked, asked, said
+from gateway.core.asked_values import Asked, asked
 from gateway.core.current_values import earlier_values
-from gateway.core.extraction.typed_values import (
-    ordinal_counts,
-    places,
-    time_spans,
-    typed_values,
-)
+from gateway.core.extraction.asked_shapes import ordinal_counts, places, time_spans
+from gateway.core.extraction.typed_values import typed_values
 from gateway.core.model import Candidate
+from gateway.core.turn_answers import said
 from tests.gateway.core.core_samples import memory
 from tests.gateway.core.test_core_current_values import turn
 

@@ -12,9 +12,11 @@ from datetime import timedelta
 import pytest
 
 from gateway.core.assembly import assemble
-from gateway.core.current_values import READ_DEPTH, EarlierValue, earlier_values, statement_of
+from gateway.core.current_values import READ_DEPTH, earlier_values
+from gateway.core.earlier_value import EarlierValue
 from gateway.core.model import Candidate, ConflictSide, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Found, prepare
+from gateway.core.remembered_turns import statement_of
 from gateway.core.selection import select
 from gateway.core.tokens import load_tokenizer
 from gateway.core.verdict import Texts, Verdict
