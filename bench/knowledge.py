@@ -424,6 +424,12 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--no-dev", action="store_true", help="skip the 70 hand-written cases")
     parser.add_argument("--extractor", default=None, help="the extractor compiles name")
+    parser.add_argument(
+        "--embedder",
+        default="hash",
+        help="the gateway's embedder (GATEWAY_EMBEDDER; `sentence-transformers` needs the `local`"
+        " extra)",
+    )
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     parser.add_argument(
         "--cases",
@@ -443,7 +449,7 @@ def main(argv: list[str]) -> int:
     questions = [] if args.no_longmemeval else _knowledge_update_questions()
     with embedded_postgres() as server:
         database = new_database(server, "bench_knowledge")
-        with serve(database) as app:
+        with serve(database, args.embedder) as app:
             records, answered = asyncio.run(
                 _run(app.base_url, app.headers, cases, questions, args.compile, args.extractor)
             )
