@@ -69,6 +69,10 @@ BENCHMARKS = {
         "bench.knowledge",
         "knowledge updates: current vs stale values in 800-token bundles, raw or compiled",
     ),
+    "replacing": (
+        "bench.replacing",
+        "fit the defence's weighing of a newer turn replacing an older one; held-out sets apart",
+    ),
     "census": (
         "bench.extraction_census",
         "what the rules extractor reads of knowledge-update cases: old, new, one claim key",

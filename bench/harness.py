@@ -168,14 +168,19 @@ def resident_mib(pid: int) -> dict[int, float]:
 
 
 @contextlib.contextmanager
-def serve(database: Database, embedder: str = "hash", workers: int = 1) -> Iterator[Server]:
+def serve(
+    database: Database, embedder: str = "hash", workers: int = 1, assembler: str | None = None
+) -> Iterator[Server]:
     """The real app (``create_app``) under uvicorn in a child process, on a free local port
-    (``workers`` processes behind it when more than one)."""
+    (``workers`` processes behind it when more than one); ``assembler`` pins the version new
+    bundles are built by (``GATEWAY_ASSEMBLER``), else the newest."""
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "bench.serve", database.app_url, str(port), embedder, str(workers)],
         cwd=Path(__file__).resolve().parents[1],
-        env=os.environ | {"TOKENIZERS_PARALLELISM": "false"},
+        env=os.environ
+        | {"TOKENIZERS_PARALLELISM": "false"}
+        | ({"GATEWAY_ASSEMBLER": assembler} if assembler else {}),
     )
     base_url = f"http://127.0.0.1:{port}"
     try:

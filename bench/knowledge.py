@@ -430,6 +430,11 @@ def main(argv: list[str]) -> int:
         help="the gateway's embedder (GATEWAY_EMBEDDER; `sentence-transformers` needs the `local`"
         " extra)",
     )
+    parser.add_argument(
+        "--assembler",
+        default=None,
+        help="the assembler version bundles are built by (GATEWAY_ASSEMBLER; default the newest)",
+    )
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     parser.add_argument(
         "--cases",
@@ -449,7 +454,7 @@ def main(argv: list[str]) -> int:
     questions = [] if args.no_longmemeval else _knowledge_update_questions()
     with embedded_postgres() as server:
         database = new_database(server, "bench_knowledge")
-        with serve(database, args.embedder) as app:
+        with serve(database, args.embedder, assembler=args.assembler) as app:
             records, answered = asyncio.run(
                 _run(app.base_url, app.headers, cases, questions, args.compile, args.extractor)
             )

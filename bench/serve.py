@@ -49,6 +49,7 @@ def main(argv: list[str]) -> None:
         pool_max_size=16,
         embedder=embedder,  # type: ignore[arg-type]
         log_level="WARNING",
+        assembler=os.environ.get("GATEWAY_ASSEMBLER"),
     )
     app = create_app(settings)
     settle_collector()  # as `ctxgw serve` does

@@ -61,6 +61,7 @@ from gateway.core.extraction.resolution import CHANGE
 from gateway.core.extraction.typed_values import dimension_of, says_nothing
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.remembered_turns import order, statement_of
+from gateway.core.replacing_turns import replaced
 from gateway.core.restated_values import restated
 from gateway.core.same_values import same
 from gateway.core.supersession import jaccard, mentions, stale_phrases, states
@@ -139,16 +140,21 @@ def _in_one_namespace(
         for facts in stated.values():
             held.setdefault(facts[-1].sources[0], []).append(facts[-1].value or "")
         compiled = [c for c in candidates if c.source_type == "compile"]
-        _by_question(Asking(ordered, question, held, apart, compiled), found)
+        _by_question(Asking(ordered, question, held, apart, compiled), candidates, found)
     return list(found.values())
 
 
-def _by_question(asking: Asking, found: dict[str, EarlierValue]) -> None:
+def _by_question(
+    asking: Asking, ranked: Sequence[Candidate], found: dict[str, EarlierValue]
+) -> None:
     """The question's decisions: by the values of the kind it asks for, then, where the
-    assembler reads them, by its sentences read whole (a turn left out once stays so)."""
+    assembler reads them, by its sentences read whole, then by weighing the user's turns
+    nearest it (`ranked`: in rank order; a turn left out once stays so)."""
     answered(asking, found)
     if asking.question.statements:
         restated(asking, found)
+    if asking.question.weighed:
+        replaced(asking, ranked, found)
 
 
 def _echoes(

@@ -153,6 +153,7 @@ def _earlier(
             names=assembler.asked_names,
             statements=assembler.asked_statements,
             updates=assembler.asked_updates,
+            weighed=assembler.weighed_turns,
         )
         if assembler.asked_values
         else None

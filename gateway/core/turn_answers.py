@@ -56,7 +56,7 @@ from gateway.core.extraction.named_values import REPLACED
 from gateway.core.extraction.statements import sentences
 from gateway.core.extraction.typed_values import TypedValue, typed_values
 
-__all__ = ["NAME_CHANGED", "Said", "Told", "said", "told"]
+__all__ = ["ASKING", "NAME_CHANGED", "Said", "Told", "said", "told"]
 
 # A name replaced, not only named: the words of `named_values.REPLACED` ("now", "instead",
 # "switched", "started", "moved") and those saying one left a thing or joined another. A name
@@ -147,7 +147,7 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
     # Alvarez"); the other kinds in the split the bundles of assemble/2026-12-05.2 were cut by.
     split = sentences(text) if question.names else SENTENCE.split(text)
     for sentence in split:
-        if not question.may_touch(sentence) or (question.updates and _ASKING.search(sentence)):
+        if not question.may_touch(sentence) or (question.updates and ASKING.search(sentence)):
             before = sentence
             continue
         values = [
@@ -182,7 +182,7 @@ def said(question: Asked, text: str, role: str) -> Sequence[Said]:
 # A question opening with a question word asks of something and states no value of the
 # speaker's: "what's a good board game for two people", "how many tables do I need if they seat
 # 10". A request may carry one ("can you plan my Saturdays now that I wake up at 8:30?"): read.
-_ASKING = re.compile(r"^\W*(?:how|what|what's|whats|which|who|where|when|why)\b", re.IGNORECASE)
+ASKING = re.compile(r"^\W*(?:how|what|what's|whats|which|who|where|when|why)\b", re.IGNORECASE)
 # A value said to have changed: a verb of change or its direction ("goes up to $172", "raised",
 # "extended the deadline to"), not a word saying it is current ("now", "just", "new"), which a
 # first statement says as often as an update.

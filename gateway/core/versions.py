@@ -148,6 +148,10 @@ class Assembler:
     # A memory in full shows the day what it says became true (`Candidate.said_at`), not the
     # day it was written: an imported history's turns were all written today.
     said_days: bool = False
+    # And, of a question of the user's own, the user's turns nearest it weighed for one
+    # replacing another (`gateway.core.replacing_turns`): an update told in words no reading
+    # here knows.
+    weighed_turns: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -223,9 +227,15 @@ STATEMENTS = replace(NAMES, version="assemble/2026-12-05.4", asked_statements=Tr
 # the assistant's reply to an earlier statement left out with it; and a memory in full shows
 # the day what it says became true (a remembered turn's, a compiled fact's source's), not the
 # day it was written. A bundle none of whose memories in full says when it became true, and
-# whose task asks nothing `asked_values` reads, has the bytes 2026-12-05.4 gave it. The current
-# one.
-ASSEMBLER = replace(STATEMENTS, version="assemble/2026-12-06.1", asked_updates=True, said_days=True)
+# whose task asks nothing `asked_values` reads, has the bytes 2026-12-05.4 gave it.
+CHAT_UPDATES = replace(
+    STATEMENTS, version="assemble/2026-12-06.1", asked_updates=True, said_days=True
+)
+# 2026-12-06.3: and, of a question of the user's own that `asked_values` reads, the user's four
+# turns nearest it weighed for a newer one replacing an older (rule `weighed_turns`, issue 33;
+# `gateway.core.replacing_turns`). A bundle whose task asks no such question has the bytes
+# 2026-12-06.1 gave it. The current one.
+ASSEMBLER = replace(CHAT_UPDATES, version="assemble/2026-12-06.3", weighed_turns=True)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
@@ -241,6 +251,7 @@ ASSEMBLERS: Versions[Assembler] = _versions(
             ASKED,
             NAMES,
             STATEMENTS,
+            CHAT_UPDATES,
             ASSEMBLER,
         )
     ),

@@ -13,7 +13,7 @@ from gateway.core.tokens import Tokenizer, load_tokenizer
 from gateway.domain.clock import Clock, IdFactory
 from gateway.embedding import Embedder, build_embedder
 from gateway.shell.clock import new_ulid, system_clock
-from gateway.shell.settings import Settings
+from gateway.shell.settings import Settings, SettingsError
 from gateway.shell.signing import load_signer
 from gateway.store.database import EmbeddedPostgres, app_login_url, check_login, database_url
 from gateway.store.migrator import apply_migrations
@@ -22,7 +22,7 @@ from gateway.usecases.access.policy import PolicyRegistry
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.compiling.extractors import build_extractors
 from gateway.usecases.compiling.jobs import Compiler
-from gateway.usecases.disclosure.pipeline import Discloser
+from gateway.usecases.disclosure.pipeline import Discloser, assembler_named
 from gateway.usecases.disclosure.requests import Disclosures
 from gateway.usecases.memories.conflicts import Conflicts
 from gateway.usecases.memories.erasure import Eraser
@@ -97,7 +97,12 @@ async def start_runtime(
             replica = open_pool(settings.read_database_url, settings, name="ctxgw-replica")
             await replica.open(wait=True, timeout=30)
             stack.push_async_callback(replica.close)
+        try:
+            assembler = assembler_named(settings.assembler)
+        except LookupError as exc:  # a version this gateway does not build
+            raise SettingsError({"GATEWAY_ASSEMBLER": str(exc)}) from None
         discloser = Discloser(
+            assembler=assembler,
             embedder=embedder,
             tokenizer_name=tokenizer.name,
             recorder=Recorder(log=GroupCommit(receipt_pool, signer), new_id=new_id),

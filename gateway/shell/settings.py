@@ -7,6 +7,7 @@ misconfigured deployment is fixed in one round trip rather than one error at a t
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,6 +83,10 @@ class Settings:
     extractor_base_url: str | None = None  # None: GATEWAY_OPENAI_BASE_URL
     extractor_model: str = "gpt-4o-mini"
     supersede_jaccard: float = 0.6
+    # The assembler new bundles are built by (`assemble/<day>.<n>`): unset, the newest this
+    # gateway builds; pinned, an older one it still builds (to keep a deployment's bundles as
+    # they were while a newer version is evaluated by replay). Checked when the runtime starts.
+    assembler: str | None = None
     compile_reclaim_seconds: float = 30.0
     budget_base_tokens: int = 4000
     budget_role_offsets: Mapping[str, int] = field(default_factory=dict)
@@ -153,6 +158,7 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
         supersede_jaccard=read(
             "SUPERSEDE_JACCARD", _float_between(0.05, 1.0), defaults.supersede_jaccard
         ),
+        assembler=read("ASSEMBLER", _assembler_version, None),
         compile_reclaim_seconds=read(
             "COMPILE_RECLAIM_SECONDS",
             _float_between(1.0, 3600.0),
@@ -185,6 +191,15 @@ def load_settings(environ: Mapping[str, str]) -> Settings:
     if problems:
         raise SettingsError(problems)
     return settings
+
+
+_ASSEMBLER_VERSION = re.compile(r"assemble/\d{4}-\d{2}-\d{2}\.\d+")
+
+
+def _assembler_version(raw: str) -> str:
+    if not _ASSEMBLER_VERSION.fullmatch(raw):
+        raise ValueError(f"expected an assembler version such as assemble/2026-12-06.1, got {raw!r}")
+    return raw
 
 
 def _int_between(low: int, high: int) -> Callable[[str], int]:

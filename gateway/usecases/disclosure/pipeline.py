@@ -32,7 +32,7 @@ from gateway.core.preparation import Found, Prepared, prepare
 from gateway.core.profile import RankingProfile
 from gateway.core.selection import select
 from gateway.core.tokens import load_tokenizer
-from gateway.core.versions import ASSEMBLER, DEFAULT_PROFILE, Assembler
+from gateway.core.versions import ASSEMBLER, ASSEMBLERS, DEFAULT_PROFILE, Assembler
 from gateway.domain.principal import Principal
 from gateway.embedding import Embedder
 from gateway.responses.disclosures import ContextBundle
@@ -213,6 +213,12 @@ def context_view(principal: Principal, request: ContextRequest) -> dict[str, obj
         namespaces=request.namespaces,
         budget_tokens=request.budget_tokens,
     )
+
+
+def assembler_named(version: str | None) -> Assembler:
+    """The assembler new bundles are built by: the newest, or the `version` an operator pins
+    (`GATEWAY_ASSEMBLER`); raises `UnknownVersionError` for one this gateway does not build."""
+    return ASSEMBLER if version is None else ASSEMBLERS.resolve(version)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,231 @@
+"""Fit the weighing of `gateway.core.replacing_turns` (issue 33, rule `weighed_turns`) on the
+knowledge-update sets it may read, and say what it does on those it may not.
+
+Each set's cases are imported and asked as ``bench knowledge`` asks them, under the assembler
+before the rule (``--assembler``, default ``assemble/2026-12-06.1``), so what is fitted is what
+the rule is handed: the bundle's remembered user turns in full, in rank order. Of a question
+the rule reads (`asked_values.asked`, of the user's own), each pair of the first
+`replacing_turns.READ` of those turns, older and newer, is labelled by the case's annotation:
+leaving the older out helps when it holds the stale value (more when the newer holds the
+current one), harms when it holds the current value (weighted 3: a fact lost), and is neither
+otherwise. A logistic regression over `replacing_turns.signals` (signals centred and scaled,
+L2, fixed steps from zero: the same weights every run) is fitted on the ``--fit`` sets.
+
+Then every set, fitted or not, is scored as ``bench knowledge`` scores it, its bundles with the
+older turns the weighing leaves out taken out (their room is not refilled here: the end-to-end
+figure is ``bench knowledge`` under the new assembler). Printed: the weighing as the literal
+`replacing_turns.WEIGHING` holds, and per set the clean rate before and after, the cases whose
+current value a left-out turn took with it, and the no-update cases still clean, at each
+threshold.
+
+    python -m bench replacing [--fit SET,...] [--measure SET,...]
+
+A SET is ``dev`` (the 70 hand-written cases) or a name ``bench/knowledge_updates_NAME.json``
+has (``blind``, ``blind2``, ..., ``written_here``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from bench.harness import embedded_postgres, markdown_table, new_database, serve
+from bench.knowledge import DATASET, Case, _run, load_cases, score
+from gateway.core.asked_values import Asked, asked
+from gateway.core.replacing_turns import READ, SIGNALS, Turn, Weighing, Weight, signals
+
+HERE = Path(__file__).resolve().parent
+BEFORE = "assemble/2026-12-06.1"
+FIT = ("dev", "written_here", "blind", "blind2", "blind4")
+MEASURE = ("blind3", "blind5", "blind6")
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6)
+
+# A memory in full of a bundle: "[m3 episodic .6 20240604] user, turn 1" and its text.
+_MEMORY = re.compile(
+    r"^\[m(?P<ref>\d+) (?P<type>\w+) [.\d]+ (?P<day>\d{8})\] (?P<role>user|assistant), "
+    r"turn (?P<turn>\d+)\n(?P<text>.*?)(?=\n\n\[m\d+ |\n\n## |\n*\Z)",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A user's turn shown in full: its reference, when it was said (day, then turn), as read."""
+
+    ref: str
+    said: tuple[date, int]
+    turn: Turn
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    older: Shown
+    newer: Shown
+    signals: tuple[float, ...]
+
+
+def load_set(name: str) -> list[Case]:
+    return load_cases(DATASET if name == "dev" else HERE / f"knowledge_updates_{name}.json")
+
+
+def shown_turns(bundle: str) -> list[Shown]:
+    """The user's remembered turns a bundle shows in full, in its order (the rank's)."""
+    turns: list[Shown] = []
+    for m in _MEMORY.finditer(bundle):
+        if m["type"] == "episodic" and m["role"] == "user":
+            day = date.fromisoformat(f"{m['day'][:4]}-{m['day'][4:6]}-{m['day'][6:]}")
+            turn = Turn(m["text"], day, len(turns))
+            turns.append(Shown(f"[m{m['ref']} ", (day, int(m["turn"])), turn))
+    return turns
+
+
+def read_question(question: str) -> Asked | None:
+    """The question as the rule reads it, or None when the rule does not read it."""
+    read = asked(question, names=True, statements=True, updates=True, weighed=True)
+    return read if read is not None and read.own and not read.another else None
+
+
+def pairs(question: Asked, bundle: str) -> list[Pair]:
+    turns = shown_turns(bundle)[:READ]
+    return [
+        Pair(older, newer, signals(question.stems, older.turn, newer.turn))
+        for older in turns
+        for newer in turns
+        if older.said < newer.said
+    ]
+
+
+def label(case: Case, pair: Pair) -> tuple[float, float]:
+    """The label and the weight of leaving the older turn out."""
+    older, newer = pair.older.turn.text.casefold(), pair.newer.turn.text.casefold()
+    gold, stale = case.gold.casefold(), case.stale.casefold()
+    if gold in older:
+        return 0.0, 3.0  # the current value would go with it
+    if stale and stale in older:
+        return 1.0, 1.0 if gold in newer else 0.5
+    return 0.0, 0.3
+
+
+def fit(rows: Sequence[tuple[tuple[float, ...], float, float]]) -> Weighing:
+    x = np.array([r[0] for r in rows], dtype=float)
+    y = np.array([r[1] for r in rows])
+    w = np.array([r[2] for r in rows])
+    means, scales = x.mean(axis=0), x.std(axis=0)
+    scales[scales == 0] = 1.0
+    z = (x - means) / scales
+    theta, bias = np.zeros(z.shape[1]), 0.0
+    for _ in range(3000):
+        p = 1 / (1 + np.exp(-(z @ theta + bias)))
+        error = (p - y) * w / w.sum()
+        theta -= 1.0 * (z.T @ error + theta / len(y))
+        bias -= 1.0 * error.sum()
+    return Weighing(
+        bias=round(float(bias), 4),
+        weights=tuple(
+            Weight(name, round(float(t), 4), round(float(m), 4), round(float(s), 4))
+            for name, t, m, s in zip(SIGNALS, theta, means, scales, strict=True)
+        ),
+    )
+
+
+def left_out(weighing: Weighing, threshold: float, question: Asked, bundle: str) -> str:
+    """The bundle without the older turns the weighing leaves out."""
+    out = {
+        p.older.ref for p in pairs(question, bundle) if weighing.probability(p.signals) > threshold
+    }
+    parts = re.split(r"\n\n(?=\[m\d+ )", bundle)
+    return "\n\n".join(part for part in parts if not any(part.startswith(r) for r in out))
+
+
+def literal(weighing: Weighing) -> str:
+    """The weighing as `replacing_turns.WEIGHING` is written."""
+    rows = "".join(
+        f"        Weight({w.signal!r}, {w.weight!r}, {w.mean!r}, {w.scale!r}),\n".replace("'", '"')
+        for w in weighing.weights
+    )
+    return f"WEIGHING = Weighing(\n    bias={weighing.bias!r},\n    weights=(\n{rows}    ),\n)"
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench replacing", description=__doc__)
+    parser.add_argument("--fit", default=",".join(FIT), help="the sets the weighing is fitted on")
+    parser.add_argument("--measure", default=",".join(MEASURE), help="the sets it may not read")
+    parser.add_argument(
+        "--assembler", default=BEFORE, help="the assembler the bundles are built by"
+    )
+    args = parser.parse_args(argv)
+    fitted, measured = args.fit.split(","), args.measure.split(",")
+    sets = {name: load_set(name) for name in (*fitted, *measured)}
+    with embedded_postgres() as server:
+        database = new_database(server, "bench_replacing")
+        with serve(database, assembler=args.assembler) as app:
+            bundles = {
+                name: asyncio.run(_run(app.base_url, app.headers, cases, (), False))[0]
+                for name, cases in sets.items()
+            }
+    asked_by = {
+        name: [
+            (case, read_question(case.question), r["bundle"])
+            for case, r in zip(cases, bundles[name], strict=True)
+        ]
+        for name, cases in sets.items()
+    }
+    rows = [
+        (pair.signals, *label(case, pair))
+        for name in fitted
+        for case, question, bundle in asked_by[name]
+        if question is not None
+        for pair in pairs(question, bundle)
+    ]
+    weighing = fit(rows)
+    print(f"{len(rows)} pairs from {', '.join(fitted)}; signals: {', '.join(SIGNALS)}")
+    print(literal(weighing))
+    table = []
+    for threshold in THRESHOLDS:
+        for name in (*fitted, *measured):
+            before = after = lost = kept = no_update = 0
+            for case, question, bundle in asked_by[name]:
+                shown = (
+                    bundle if question is None else left_out(weighing, threshold, question, bundle)
+                )
+                was, now = score(case, bundle), score(case, shown)
+                before += was["clean"]
+                after += now["clean"]
+                lost += was["gold"] and not now["gold"]
+                if case.category == "no_update":
+                    no_update += 1
+                    kept += now["clean"]
+            n = len(asked_by[name])
+            table.append(
+                [
+                    threshold,
+                    name + (" (fitted)" if name in fitted else ""),
+                    n,
+                    round(100 * before / n, 1),
+                    round(100 * after / n, 1),
+                    lost,
+                    f"{kept}/{no_update}",
+                ]
+            )
+    print(
+        markdown_table(
+            [
+                "threshold",
+                "set",
+                "n",
+                "clean % before",
+                "clean % after",
+                "current lost",
+                "no-update clean",
+            ],
+            table,
+        )
+    )
+    return 0

@@ -1,0 +1,219 @@
+"""Which of the user's turns best answering a question of their own is replaced by a newer one of
+theirs, weighed (issue 33; rule `weighed_turns` of the assembly defence,
+`gateway.core.current_values`, from assemble/2026-12-06.3).
+
+The defence's other rules decide by reading: a claim the extractor resolves, a value of the kind
+the question asks, a sentence saying a change the reading knows. On text nobody wrote patterns
+for, half the updates say none of these ("my old GP retired and I saw Dr. Okafor yesterday",
+after "he's my GP"): both turns reach the bundle and the stale one reads as current. What such
+an update still shows is where it stands: said later, on another day, by the user, among the
+turns the ranking put nearest the question, and neither a question, a hedge nor another
+person's news. This rule weighs those signals, each a closed class of English or a count
+(`signals`: no word of any case), with weights fitted by logistic regression on labelled
+bundles of the dev sets (`python -m bench replacing`: the fit, the sets it read and the sets it
+did not, bench/RESULTS.md). Why it should hold on text nobody here read: no signal names an
+attribute, a value or a phrase of an update; the weights were chosen on one set of hands and
+measured on others; and what it weighs is how a person tells a change over time, not what they
+tell.
+
+Conservative where it can be: only a question of the user's own that asks what holds now is
+read (`asked_values.asked`, asked of the speaker and of no one else); only the user's turns
+among the best ranked `READ` of them; the newest of those is never left out, nor a turn another
+decision keeps as current, nor either side of an open conflict; and a pair is left out only
+above `THRESHOLD`, a probability chosen on the sets the fit read.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import NamedTuple
+
+from gateway.core.asked_values import stems_of
+from gateway.core.asking import Asking
+from gateway.core.earlier_value import WEIGHED, EarlierValue
+from gateway.core.extraction.asked_shapes import proper_names
+from gateway.core.extraction.holders import names_another
+from gateway.core.extraction.judgement import HEDGE_NOT_INTENT
+from gateway.core.extraction.resolution import CHANGE
+from gateway.core.model import Candidate, MemoryId
+from gateway.core.remembered_turns import order, statement_of
+from gateway.core.turn_answers import ASKING
+
+__all__ = [
+    "READ",
+    "SIGNALS",
+    "THRESHOLD",
+    "WEIGHING",
+    "Turn",
+    "Weighing",
+    "Weight",
+    "replaced",
+    "signals",
+]
+
+# The user's turns read, best ranked first: an update and what it replaces are both among the
+# turns nearest the question when the ranking finds them at all.
+READ = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A user's turn as the weighing reads it: what it says, the day it was said, and its place
+    among the user's turns the ranking put nearest the question (0 the nearest)."""
+
+    text: str
+    said_on: date
+    rank: int
+
+
+SIGNALS = (
+    "older_rank",
+    "newer_rank",
+    "shared",
+    "asked_older",
+    "asked_newer",
+    "asked_both",
+    "change_newer",
+    "another_older",
+    "another_newer",
+    "hedged_older",
+    "hedged_newer",
+    "asking_older",
+    "asking_newer",
+    "days_apart",
+    "same_day",
+    "number_older",
+    "number_newer",
+    "name_older",
+    "name_newer",
+)
+
+
+def signals(asked: frozenset[str], older: Turn, newer: Turn) -> tuple[float, ...]:
+    """What the weighing reads of a pair, in the order of `SIGNALS`: places in the ranking, how
+    much of the question (`asked`: its stems) and of each other the two say, and the closed
+    classes an update is told or not told by."""
+    a, b = stems_of(older.text), stems_of(newer.text)
+    of_question = max(1, len(asked))
+    days = (newer.said_on - older.said_on).days
+    return (
+        float(older.rank),
+        float(newer.rank),
+        len(a & b) / max(1, len(a | b)),
+        len(a & asked) / of_question,
+        len(b & asked) / of_question,
+        len(a & b & asked) / of_question,
+        _flag(CHANGE.search(newer.text)),
+        _flag(names_another(older.text)),
+        _flag(names_another(newer.text)),
+        _flag(HEDGE_NOT_INTENT.search(older.text)),
+        _flag(HEDGE_NOT_INTENT.search(newer.text)),
+        _flag(ASKING.search(older.text)),
+        _flag(ASKING.search(newer.text)),
+        math.log1p(max(days, 0)),
+        _flag(days == 0),
+        _flag(any(c.isdigit() for c in older.text)),
+        _flag(any(c.isdigit() for c in newer.text)),
+        _flag(proper_names(older.text)),
+        _flag(proper_names(newer.text)),
+    )
+
+
+def _flag(found: object) -> float:
+    return 1.0 if found else 0.0
+
+
+class Weight(NamedTuple):
+    """One signal's weight in the weighing, and its mean and scale over the pairs fitted on."""
+
+    signal: str
+    weight: float
+    mean: float
+    scale: float
+
+
+@dataclass(frozen=True, slots=True)
+class Weighing:
+    """A logistic model over `signals`, each centred and scaled as in the fit: one `Weight` a
+    signal, in the order of `SIGNALS`."""
+
+    bias: float
+    weights: tuple[Weight, ...]
+
+    def probability(self, read: Sequence[float]) -> float:
+        """How likely the newer turn replaces the older, by the fitted weights."""
+        z = self.bias + sum(
+            w.weight * (x - w.mean) / w.scale for w, x in zip(self.weights, read, strict=True)
+        )
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+# Fitted by `python -m bench replacing` (bench/RESULTS.md); regenerated there, never by hand.
+WEIGHING = Weighing(
+    bias=-2.4391,
+    weights=(
+        Weight("older_rank", -0.1723, 1.341, 1.126),
+        Weight("newer_rank", -0.0677, 1.6561, 1.0865),
+        Weight("shared", 0.3601, 0.0222, 0.0446),
+        Weight("asked_older", 0.3737, 0.2427, 0.3309),
+        Weight("asked_newer", -0.3765, 0.1923, 0.2892),
+        Weight("asked_both", -0.0053, 0.0531, 0.1609),
+        Weight("change_newer", 0.4502, 0.2354, 0.4242),
+        Weight("another_older", 0.0772, 0.2574, 0.4372),
+        Weight("another_newer", -0.1289, 0.2805, 0.4492),
+        Weight("hedged_older", 0.0188, 0.1633, 0.3696),
+        Weight("hedged_newer", 0.0458, 0.171, 0.3765),
+        Weight("asking_older", -0.1772, 0.1931, 0.3947),
+        Weight("asking_newer", 0.0952, 0.2219, 0.4155),
+        Weight("days_apart", 1.0684, 3.0095, 1.6359),
+        Weight("same_day", 0.7059, 0.195, 0.3962),
+        Weight("number_older", -0.1348, 0.2142, 0.4103),
+        Weight("number_newer", -0.0523, 0.1623, 0.3688),
+        Weight("name_older", 0.1244, 0.4236, 0.4941),
+        Weight("name_newer", -0.1701, 0.3939, 0.4886),
+    ),
+)
+# Above this probability the older turn is left out (chosen on the sets the fit read).
+THRESHOLD = 0.4
+
+
+def replaced(
+    asking: Asking,
+    ranked: Sequence[Candidate],
+    found: dict[str, EarlierValue],
+    weighing: Weighing = WEIGHING,
+) -> None:
+    """Of the user's `READ` best ranked turns (`ranked`: the namespace's candidates in rank
+    order) not already decided on, an older one whose pairing with a newer one weighs above
+    `THRESHOLD` is left out, with the newer as current (the one it weighs highest with)."""
+    question = asking.question
+    if question.another or not question.own:
+        return  # asked of someone else, or of no one's own: whose update it would be is unsaid
+    kept = {decision.current for decision in found.values()}
+    users = [
+        c
+        for c in ranked
+        if (said := statement_of(c)) is not None and said[0] == "user" and c.memory_id not in found
+    ][:READ]
+    turns = {c.memory_id: Turn(c.content, c.said_at.date(), rank) for rank, c in enumerate(users)}
+    best: dict[MemoryId, tuple[float, Candidate]] = {}
+    for older in users:
+        if older.memory_id in kept:
+            continue
+        for newer in users:
+            if order(newer) <= order(older) or (
+                frozenset((older.memory_id, newer.memory_id)) in asking.apart
+            ):
+                continue
+            read = signals(question.stems, turns[older.memory_id], turns[newer.memory_id])
+            p = weighing.probability(read)
+            if p > THRESHOLD and p > best.get(older.memory_id, (0.0, newer))[0]:
+                best[older.memory_id] = (p, newer)
+    for memory_id in sorted(best):
+        p, newer = best[memory_id]
+        found[memory_id] = EarlierValue(
+            newer.memory_id, memory_id, question.claim, round(p, 3), WEIGHED
+        )
