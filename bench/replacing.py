@@ -89,7 +89,7 @@ def shown_turns(bundle: str) -> list[Shown]:
 def read_question(question: str) -> Asked | None:
     """The question as the rule reads it, or None when the rule does not read it."""
     read = asked(question, names=True, statements=True, updates=True, weighed=True)
-    return read if read is not None and read.own and not read.another else None
+    return read if read is not None and read.weighed else None
 
 
 def pairs(question: Asked, bundle: str) -> list[Pair]:

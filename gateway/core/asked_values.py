@@ -155,10 +155,9 @@ class Asked:
     # assemble/2026-12-06.1): tersely, across a turn's sentences, of a thing by its name, in
     # other words than the first statement's (the module's notes, "Updates").
     updates: bool = False
-    # Whether it asks of the speaker's own ("my", "I", "we"): set whatever the caller reads.
-    own: bool = False
     # Whether the user's turns nearest it are weighed for one replacing another
-    # (`asked(weighed=True)`, from assemble/2026-12-06.3; `gateway.core.replacing_turns`).
+    # (`asked(weighed=True)`, from assemble/2026-12-06.3; `gateway.core.replacing_turns`): a
+    # question asking of the speaker's own ("my", "I", "we") and of no one else's.
     weighed: bool = False
 
     @property
@@ -197,8 +196,8 @@ def asked(
     asking which or who reads names, and a where question names as well as places; with
     `statements` (and `names`), such a question and a yes or no of the present are answered by
     sentences whole (`told`) too; with `updates`, an update is read as chat says it
-    (`Asked.updates`); with `weighed`, the user's turns nearest it are weighed for one replacing
-    another (`gateway.core.replacing_turns`). A task may hold more than the question: a session step asks
+    (`Asked.updates`); with `weighed`, the user's turns nearest a question of their own are weighed
+    for one replacing another (`gateway.core.replacing_turns`). A task may hold more than the question: a session step asks
     with its pinned task and then the user's last turn ("Thanks! By the way, how long have I
     had Luna?"), so each sentence is read, the last first."""
     for sentence in reversed(SENTENCE.split(task)):
@@ -225,8 +224,7 @@ def asked(
                 statements=whole,
                 own_changes=names and statements,
                 updates=updates,
-                own=bool(SPEAKER.search(sentence)),
-                weighed=weighed,
+                weighed=weighed and bool(SPEAKER.search(sentence)) and not read.another,
             )
     return None
 

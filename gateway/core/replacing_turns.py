@@ -19,8 +19,8 @@ tell.
 Conservative where it can be: only a question of the user's own that asks what holds now is
 read (`asked_values.asked`, asked of the speaker and of no one else); only the user's turns
 among the best ranked `READ` of them; the newest of those is never left out, nor a turn another
-decision keeps as current, nor either side of an open conflict; and a pair is left out only
-above `THRESHOLD`, a probability chosen on the sets the fit read.
+decision keeps as current, nor either side of an open conflict, nor a turn with a value the
+policy hid; and a pair is left out only above `THRESHOLD`, a probability chosen on the sets the fit read.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from gateway.core.extraction.asked_shapes import proper_names
 from gateway.core.extraction.holders import names_another
 from gateway.core.extraction.judgement import HEDGE_NOT_INTENT
 from gateway.core.extraction.resolution import CHANGE
+from gateway.core.extraction.typed_values import HIDDEN
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.remembered_turns import order, statement_of
 from gateway.core.turn_answers import ASKING
@@ -190,14 +191,15 @@ def replaced(
     order) not already decided on, an older one whose pairing with a newer one weighs above
     `THRESHOLD` is left out, with the newer as current (the one it weighs highest with)."""
     question = asking.question
-    if question.another or not question.own:
-        return  # asked of someone else, or of no one's own: whose update it would be is unsaid
     kept = {decision.current for decision in found.values()}
     users = [
         c
         for c in ranked
         if (said := statement_of(c)) is not None and said[0] == "user" and c.memory_id not in found
     ][:READ]
+    # A turn with a value the policy hid is not weighed: leaving it out, or leaving one out for
+    # it, would be read as a decision about the hidden value.
+    users = [c for c in users if not HIDDEN.search(c.content)]
     turns = {c.memory_id: Turn(c.content, c.said_at.date(), rank) for rank, c in enumerate(users)}
     best: dict[MemoryId, tuple[float, Candidate]] = {}
     for older in users:

@@ -198,7 +198,9 @@ _ASSEMBLER_VERSION = re.compile(r"assemble/\d{4}-\d{2}-\d{2}\.\d+")
 
 def _assembler_version(raw: str) -> str:
     if not _ASSEMBLER_VERSION.fullmatch(raw):
-        raise ValueError(f"expected an assembler version such as assemble/2026-12-06.1, got {raw!r}")
+        raise ValueError(
+            f"expected an assembler version such as assemble/2026-12-06.1, got {raw!r}"
+        )
     return raw
 
 

@@ -159,7 +159,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
     assert excluded[stale] == "superseded_in_bundle"
     body = receipt_body(client, make_key, original["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.1"
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.3"
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)
@@ -326,3 +326,52 @@ def test_an_imported_history_is_decided_by_when_it_was_said_and_shows_its_days(
     body = receipt_body(client, make_key, original["receipt_id"])
     assert {(d["current"], d["earlier"]) for d in body["earlier_values"]} == {(current, stale)}
     replayed_exactly(client, auditor, original)
+
+
+DENTIST = (
+    (
+        "2026-06-02T10:00:00Z",
+        "My dentist is Dr. Ambrose. Can you help me word an email to move my cleaning?",
+    ),
+    (
+        "2026-10-30T18:00:00Z",
+        "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle.",
+    ),
+)
+
+
+def test_a_weighed_update_is_left_out_recorded_and_replayed_exactly(
+    client: TestClient[Any], make_key: KeyFactory
+) -> None:
+    """An update no reading knows (`assemble/2026-12-06.3`, rule `weighed_turns`): the user's
+    older turn nearest a question of their own is left out for the newer, the receipt records
+    the rule, both ids and the probability, and an exact replay rebuilds both."""
+    agent = make_key(agent_id="helper", namespaces=("home",))
+    auditor = make_key(role="auditor")
+    ids: list[str] = []
+    for said_at, text in DENTIST:
+        session_id = open_session(client, agent, namespace="home")["session_id"]
+        turn = {"role": "user", "content": text, "occurred_at": said_at}
+        appended = client.post(
+            f"/v1/sessions/{session_id}/turns", json={"turns": [turn]}, headers=agent.headers
+        )
+        assert appended.status_code == 200, appended.text
+        ids.extend(appended.json()["memory_ids"])
+    stale, current = ids
+    ask = {"task": "Who is my dentist these days?", "namespaces": ["home"], "budget_tokens": 800}
+    original = client.post("/v1/context", json=ask, headers=agent.headers).json()
+    assert "Dr. Ferro" in original["bundle"] and "Dr. Ambrose" not in original["bundle"]
+    excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
+    assert excluded[stale] == "superseded_in_bundle"
+    body = receipt_body(client, make_key, original["receipt_id"])
+    [decision] = body["earlier_values"]
+    assert (decision["rule"], decision["claim_key"]) == ("weighed_turns", "name: dentist")
+    assert (decision["current"], decision["earlier"]) == (current, stale)
+    assert 0.4 < float(decision["score"]) <= 1.0  # a decimal string: no floats in a signed body
+    again = receipt_body(client, make_key, replayed_exactly(client, auditor, original))
+    assert again["earlier_values"] == body["earlier_values"]
+
+    # Asked of someone else's, the same turns are not weighed: both stay.
+    theirs = ask | {"task": "Who is my sister's dentist these days?"}
+    told = client.post("/v1/context", json=theirs, headers=agent.headers).json()
+    assert {m["memory_id"] for m in told["included"]} >= {stale, current}

@@ -4,7 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from gateway.core.versions import ASSEMBLER, CHAT_UPDATES, UnknownVersionError
 from gateway.shell.settings import Settings, SettingsError, load_settings
+from gateway.usecases.disclosure.pipeline import assembler_named
 
 
 def test_defaults_need_no_environment() -> None:
@@ -53,3 +55,16 @@ def test_openai_timeout_is_read_and_bounded() -> None:
     with pytest.raises(SettingsError) as caught:
         load_settings({"GATEWAY_OPENAI_TIMEOUT_SECONDS": "0"})
     assert set(caught.value.problems) == {"GATEWAY_OPENAI_TIMEOUT_SECONDS"}
+
+
+def test_the_assembler_may_be_pinned_to_a_version_this_gateway_builds() -> None:
+    assert load_settings({}).assembler is None and assembler_named(None) is ASSEMBLER
+    pinned = load_settings({"GATEWAY_ASSEMBLER": "assemble/2026-12-06.1"})
+    assert assembler_named(pinned.assembler) is CHAT_UPDATES
+    # A value of another shape is refused by name; a well-formed version the gateway does not
+    # build is refused when the runtime starts (as a SettingsError naming the variable).
+    with pytest.raises(SettingsError) as caught:
+        load_settings({"GATEWAY_ASSEMBLER": "latest"})
+    assert set(caught.value.problems) == {"GATEWAY_ASSEMBLER"}
+    with pytest.raises(UnknownVersionError, match="unknown assembler version"):
+        assembler_named("assemble/2099-01-01.1")

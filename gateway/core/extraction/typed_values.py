@@ -22,6 +22,7 @@ from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.vocabulary import DAY, MONEY, NUMBER_WORDS, WEEKDAY
 
 __all__ = [
+    "HIDDEN",
     "NOT_COUNTED_STEMS",
     "STATES",
     "TYPED_NUMBER_WORDS",
@@ -38,14 +39,14 @@ _WORD = re.compile(r"[A-Za-z][\w'-]*")
 
 # What a redaction rule puts where it hid a value (`policies.detectors.replacement`): the
 # assembly defence reads turns as the policy shows them, and a hidden value is no value there.
-_HIDDEN = re.compile(r"\[redacted\b", re.IGNORECASE)
+HIDDEN = re.compile(r"\[redacted\b", re.IGNORECASE)
 
 
 def says_nothing(value: str) -> bool:
     """A value of function words alone ("still", "few", "both", "I"): no value, and nearly every
     sentence says it. Or a value the policy hid ("[redacted:email]"): read as a value, it would
     tell the agent, by what the bundle leaves out, whether it differs from one shown."""
-    if _HIDDEN.search(value):
+    if HIDDEN.search(value):
         return True
     words = _WORD.findall(value.casefold())
     return bool(words) and all(w in FUNCTION_WORDS for w in words) and not re.search(r"\d", value)
