@@ -20,19 +20,22 @@ Conservative where it can be: only a question of the user's own that asks what h
 read (`asked_values.asked`, asked of the speaker and of no one else); only the user's turns
 among the best ranked `READ` of them; the newest of those is never left out, nor a turn another
 decision keeps as current, nor either side of an open conflict, nor a turn with a value the
-policy hid; and a pair is left out only above `THRESHOLD`, a probability chosen on the sets the fit read.
+policy hid; and a pair is left out only above `THRESHOLD`, a probability chosen on the sets the
+fit read. What compile made of a turn left out (a fact quoting it, a digest retelling it, of
+statements made no later than it and quoting nothing of the newer) goes with it.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import NamedTuple
 
 from gateway.core.asked_values import stems_of
-from gateway.core.asking import Asking
+from gateway.core.asking import Asking, stated_on
 from gateway.core.earlier_value import WEIGHED, EarlierValue
 from gateway.core.extraction.asked_shapes import proper_names
 from gateway.core.extraction.holders import names_another
@@ -219,3 +222,34 @@ def replaced(
         found[memory_id] = EarlierValue(
             newer.memory_id, memory_id, question.claim, round(p, 3), WEIGHED
         )
+        older = next(c for c in users if c.memory_id == memory_id)
+        # What compile made of the older turn goes with it, as with the defence's other rules.
+        for memory in asking.compiled:
+            said_on = stated_on(memory)
+            if (
+                memory.memory_id not in found
+                and said_on is not None
+                and said_on <= older.said_at.date()
+                and _retells(memory.content, older.content, newer.content)
+            ):
+                found[memory.memory_id] = EarlierValue(
+                    newer.memory_id, memory.memory_id, question.claim, round(p, 3), WEIGHED
+                )
+
+
+# Where a compiled memory quotes what was said: a fact's "On 2024-06-04 the user said: ...", a
+# digest's "- t1 user: ..." line.
+_QUOTED = re.compile(r"^(?:- t\d+ (?:user|assistant): |On \d{4}-\d{2}-\d{2} the user said: )")
+
+
+def _retells(compiled: str, earlier: str, current: str) -> bool:
+    """Whether a compiled memory retells the earlier turn and not the current one: a line it
+    quotes, of four words or more, is said in the earlier turn, and none in the current one."""
+    quoted = [
+        _QUOTED.sub("", line).strip().casefold()
+        for line in compiled.splitlines()
+        if _QUOTED.match(line)
+    ]
+    quoted = [q for q in quoted if len(q.split()) >= 4]
+    earlier, current = earlier.casefold(), current.casefold()
+    return any(q in earlier for q in quoted) and not any(q in current for q in quoted)

@@ -4,6 +4,7 @@ out, the decision (rule, both ids, the probability) recorded; what the rule neve
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import date
 
@@ -21,7 +22,7 @@ from gateway.core.replacing_turns import (
     Weight,
     signals,
 )
-from tests.gateway.core.test_core_current_values import turn
+from tests.gateway.core.test_core_current_values import fact, turn
 
 QUESTION = "Who is my dentist these days?"
 # An update told in words no reading of the defence knows: no change verb, no value of a
@@ -120,3 +121,18 @@ def test_the_signals_read_closed_classes_and_counts() -> None:
     assert read["hedged_older"] == 1.0  # "maybe"
     assert read["days_apart"] == math.log1p(10) and read["same_day"] == 0.0
     assert read["name_newer"] == 1.0 and read["number_older"] == 0.0
+
+
+def test_what_compile_made_of_the_older_turn_goes_with_it() -> None:
+    older, newer = turn("a", BEFORE, 150, vector_rank=1), turn("b", AFTER, 5, vector_rank=2)
+
+    def compiled(memory_id: str, said: str, days_ago: float) -> Candidate:
+        made = fact(memory_id, said, days_ago, claim_key=f"user.{memory_id}")
+        return dataclasses.replace(made, source_type="compile")
+
+    quoted = compiled("f", BEFORE, 150)
+    # A fact quoting the newer turn, or one of statements made after the older, stays.
+    current, later = compiled("g", AFTER, 5), compiled("h", BEFORE, 100)
+    decisions = weighed(older, newer, quoted, current, later)
+    assert [(d.current, d.earlier) for d in decisions] == [("b", "a"), ("b", "f")]
+    assert {d.score for d in decisions} == {decisions[0].score}
