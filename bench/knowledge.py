@@ -370,7 +370,7 @@ def fold_rows(records: Sequence[dict[str, Any]]) -> list[list[object]]:
     return rows
 
 
-async def _run(
+async def run_cases(
     base_url: str,
     headers: dict[str, str],
     cases: Sequence[Case],
@@ -456,7 +456,7 @@ def main(argv: list[str]) -> int:
         database = new_database(server, "bench_knowledge")
         with serve(database, args.embedder, assembler=args.assembler) as app:
             records, answered = asyncio.run(
-                _run(app.base_url, app.headers, cases, questions, args.compile, args.extractor)
+                run_cases(app.base_url, app.headers, cases, questions, args.compile, args.extractor)
             )
         info = machine(server)
     rows = summarize(records)

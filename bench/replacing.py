@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.harness import embedded_postgres, markdown_table, new_database, serve
-from bench.knowledge import DATASET, Case, _run, load_cases, score
+from bench.knowledge import DATASET, Case, load_cases, run_cases, score
 from gateway.core.asked_values import Asked, asked
 from gateway.core.replacing_turns import READ, SIGNALS, Turn, Weighing, Weight, signals
 
@@ -124,8 +124,8 @@ def fit(rows: Sequence[tuple[tuple[float, ...], float, float]]) -> Weighing:
     for _ in range(3000):
         p = 1 / (1 + np.exp(-(z @ theta + bias)))
         error = (p - y) * w / w.sum()
-        theta -= 1.0 * (z.T @ error + theta / len(y))
-        bias -= 1.0 * error.sum()
+        theta -= z.T @ error + theta / len(y)  # a unit step; the second term is the L2
+        bias -= error.sum()
     return Weighing(
         bias=round(float(bias), 4),
         weights=tuple(
@@ -167,7 +167,7 @@ def main(argv: list[str]) -> int:
         database = new_database(server, "bench_replacing")
         with serve(database, assembler=args.assembler) as app:
             bundles = {
-                name: asyncio.run(_run(app.base_url, app.headers, cases, (), False))[0]
+                name: asyncio.run(run_cases(app.base_url, app.headers, cases, (), False))[0]
                 for name, cases in sets.items()
             }
     asked_by = {

@@ -196,10 +196,11 @@ def asked(
     asking which or who reads names, and a where question names as well as places; with
     `statements` (and `names`), such a question and a yes or no of the present are answered by
     sentences whole (`told`) too; with `updates`, an update is read as chat says it
-    (`Asked.updates`); with `weighed`, the user's turns nearest a question of their own are weighed
-    for one replacing another (`gateway.core.replacing_turns`). A task may hold more than the question: a session step asks
-    with its pinned task and then the user's last turn ("Thanks! By the way, how long have I
-    had Luna?"), so each sentence is read, the last first."""
+    (`Asked.updates`); with `weighed`, the user's turns nearest a question of their own are
+    weighed for one replacing another (`gateway.core.replacing_turns`). A task may hold more
+    than the question: a session step asks with its pinned task and then the user's last turn
+    ("Thanks! By the way, how long have I had Luna?"), so each sentence is read, the last
+    first."""
     for sentence in reversed(SENTENCE.split(task)):
         if _MORE_THAN_CURRENT.search(sentence.casefold()):
             continue  # "in total, how many ...": the whole sentence asks for more

@@ -184,12 +184,7 @@ WEIGHING = Weighing(
 THRESHOLD = 0.4
 
 
-def replaced(
-    asking: Asking,
-    ranked: Sequence[Candidate],
-    found: dict[str, EarlierValue],
-    weighing: Weighing = WEIGHING,
-) -> None:
+def replaced(asking: Asking, ranked: Sequence[Candidate], found: dict[str, EarlierValue]) -> None:
     """Of the user's `READ` best ranked turns (`ranked`: the namespace's candidates in rank
     order) not already decided on, an older one whose pairing with a newer one weighs above
     `THRESHOLD` is left out, with the newer as current (the one it weighs highest with)."""
@@ -214,7 +209,7 @@ def replaced(
             ):
                 continue
             read = signals(question.stems, turns[older.memory_id], turns[newer.memory_id])
-            p = weighing.probability(read)
+            p = WEIGHING.probability(read)
             if p > THRESHOLD and p > best.get(older.memory_id, (0.0, newer))[0]:
                 best[older.memory_id] = (p, newer)
     for memory_id in sorted(best):
