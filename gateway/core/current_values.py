@@ -61,7 +61,7 @@ from gateway.core.extraction.resolution import CHANGE
 from gateway.core.extraction.typed_values import dimension_of, says_nothing
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.remembered_turns import order, statement_of
-from gateway.core.replacing_turns import replaced
+from gateway.core.replacing_turns import Weighing, replaced
 from gateway.core.restated_values import restated
 from gateway.core.same_values import same
 from gateway.core.supersession import jaccard, mentions, stale_phrases, states
@@ -102,6 +102,7 @@ def _in_one_namespace(
     apart: Collection[frozenset[str]],
     unsettled: Collection[str],
     question: Asked | None,
+    weighing: Weighing | None,
 ) -> list[EarlierValue]:
     ordered = sorted((c for c in candidates if statement_of(c) is not None), key=order)
     by_id = {c.memory_id: c for c in ordered}
@@ -140,12 +141,15 @@ def _in_one_namespace(
         for facts in stated.values():
             held.setdefault(facts[-1].sources[0], []).append(facts[-1].value or "")
         compiled = [c for c in candidates if c.source_type == "compile"]
-        _by_question(Asking(ordered, question, held, apart, compiled), candidates, found)
+        _by_question(Asking(ordered, question, held, apart, compiled), candidates, found, weighing)
     return list(found.values())
 
 
 def _by_question(
-    asking: Asking, ranked: Sequence[Candidate], found: dict[str, EarlierValue]
+    asking: Asking,
+    ranked: Sequence[Candidate],
+    found: dict[str, EarlierValue],
+    weighing: Weighing | None,
 ) -> None:
     """The question's decisions: by the values of the kind it asks for, then, where the
     assembler reads them, by its sentences read whole, then by weighing the user's turns
@@ -153,8 +157,8 @@ def _by_question(
     answered(asking, found)
     if asking.question.statements:
         restated(asking, found)
-    if asking.question.weighed:
-        replaced(asking, ranked, found)
+    if asking.question.weighed and weighing is not None:
+        replaced(asking, ranked, found, weighing)
 
 
 def _echoes(
@@ -194,6 +198,7 @@ def earlier_values(
     apart: Collection[tuple[str, str]] = (),
     unsettled: Collection[str] = (),
     question: Asked | None = None,
+    weighing: Weighing | None = None,
 ) -> tuple[EarlierValue, ...]:
     """The turns among the first `READ_DEPTH` of `admitted` (the candidates the policy admits,
     each once, best ranked first) that state an earlier value of a claim another of them states
@@ -201,7 +206,9 @@ def earlier_values(
     `apart`: pairs never decided between; `unsettled`: claim keys never decided (the sides and
     the claims of the open conflicts, which the bundle shows together as the rules could not
     order them); `question`: what the request's task asks for, read by
-    `answered_values.answered` too when the assembler reads it. Same input, same output."""
+    `answered_values.answered` too when the assembler reads it; `weighing`: the assembler's
+    weighing of the user's turns nearest a question of their own (`replacing_turns`), if any.
+    Same input, same output."""
     pairs = {frozenset(pair) for pair in apart}
     # A namespace's turns apart from another's (another user's, another project's).
     namespaces: dict[str, list[Candidate]] = {}
@@ -211,6 +218,8 @@ def earlier_values(
     decisions = [
         decision
         for namespace in sorted(namespaces)
-        for decision in _in_one_namespace(namespaces[namespace], pairs, unsettled, question)
+        for decision in _in_one_namespace(
+            namespaces[namespace], pairs, unsettled, question, weighing
+        )
     ]
     return tuple(sorted(decisions, key=lambda d: d.earlier))

@@ -1,6 +1,7 @@
 """Which of the user's turns best answering a question of their own is replaced by a newer one of
 theirs, weighed (issue 33; rule `weighed_turns` of the assembly defence,
-`gateway.core.current_values`, from assemble/2026-12-06.3).
+`gateway.core.current_values`: `FIRST_WEIGHING` from assemble/2026-12-06.3, `WEIGHING` from
+assemble/2026-12-06.4).
 
 The defence's other rules decide by reading: a claim the extractor resolves, a value of the kind
 the question asks, a sentence saying a change the reading knows. On text nobody wrote patterns
@@ -16,12 +17,20 @@ attribute, a value or a phrase of an update; the weights were chosen on one set 
 measured on others; and what it weighs is how a person tells a change over time, not what they
 tell.
 
+The second weighing (2026-12-06.4) reads three more of those: whether the older turn is the
+first said of the user's `WIDE` best-ranked turns, and how much each of the two says (its
+content words). Fitted on a fourth set of hands too and chosen by leaving each fitted set out
+in turn (`bench replacing`' "left out" column): a statement said first among the turns nearest
+a question, and saying something, is the one a later statement replaces, whatever words either
+uses; and a newer turn saying fewer than four content words ("thanks", "and only
+horizontally?") replaces nothing (`Weighing.least_words`).
+
 Conservative where it can be: only a question of the user's own that asks what holds now is
 read (`asked_values.asked`, asked of the speaker and of no one else); only the user's turns
 among the best ranked `READ` of them; the newest of those is never left out, nor a turn another
 decision keeps as current, nor either side of an open conflict, nor a turn with a value the
-policy hid; and a pair is left out only above `THRESHOLD`, a probability chosen on the sets the
-fit read. What compile made of a turn left out (a fact quoting it, a digest retelling it, of
+policy hid; and a pair is left out only above the weighing's threshold, a probability chosen on
+the sets the fit read. What compile made of a turn left out (a fact quoting it, a digest retelling it, of
 statements made no later than it and quoting nothing of the newer) goes with it.
 """
 
@@ -47,10 +56,12 @@ from gateway.core.remembered_turns import order, statement_of
 from gateway.core.turn_answers import ASKING
 
 __all__ = [
+    "FIRST_WEIGHING",
     "READ",
     "SIGNALS",
-    "THRESHOLD",
     "WEIGHING",
+    "WIDE",
+    "Signals",
     "Turn",
     "Weighing",
     "Weight",
@@ -61,68 +72,84 @@ __all__ = [
 # The user's turns read, best ranked first: an update and what it replaces are both among the
 # turns nearest the question when the ranking finds them at all.
 READ = 4
+# The user's turns among which the first said is told (`Turn.first`): the stale statement of a
+# thing is said before its update, and before the later talk around it the ranking also finds.
+WIDE = 8
 
 
 @dataclass(frozen=True, slots=True)
 class Turn:
-    """A user's turn as the weighing reads it: what it says, the day it was said, and its place
-    among the user's turns the ranking put nearest the question (0 the nearest)."""
+    """A user's turn as the weighing reads it: what it says, the day it was said, its place
+    among the user's turns the ranking put nearest the question (0 the nearest), and whether it
+    was said first of the `WIDE` best ranked of them."""
 
     text: str
     said_on: date
     rank: int
+    first: bool
 
 
-SIGNALS = (
-    "older_rank",
-    "newer_rank",
-    "shared",
-    "asked_older",
-    "asked_newer",
-    "asked_both",
-    "change_newer",
-    "another_older",
-    "another_newer",
-    "hedged_older",
-    "hedged_newer",
-    "asking_older",
-    "asking_newer",
-    "days_apart",
-    "same_day",
-    "number_older",
-    "number_newer",
-    "name_older",
-    "name_newer",
-)
+class Signals(NamedTuple):
+    """What the weighing reads of a pair of turns, older and newer (`signals`)."""
+
+    older_rank: float
+    newer_rank: float
+    shared: float
+    asked_older: float
+    asked_newer: float
+    asked_both: float
+    change_newer: float
+    another_older: float
+    another_newer: float
+    hedged_older: float
+    hedged_newer: float
+    asking_older: float
+    asking_newer: float
+    days_apart: float
+    same_day: float
+    number_older: float
+    number_newer: float
+    name_older: float
+    name_newer: float
+    # Read by `WEIGHING` (2026-12-06.4) on.
+    first_older: float
+    words_older: float
+    words_newer: float
 
 
-def signals(asked: frozenset[str], older: Turn, newer: Turn) -> tuple[float, ...]:
-    """What the weighing reads of a pair, in the order of `SIGNALS`: places in the ranking, how
-    much of the question (`asked`: its stems) and of each other the two say, and the closed
-    classes an update is told or not told by."""
+SIGNALS = Signals._fields
+
+
+def signals(asked: frozenset[str], older: Turn, newer: Turn) -> Signals:
+    """What the weighing reads of a pair: places in the ranking, how much of the question
+    (`asked`: its stems) and of each other the two say, the closed classes an update is told or
+    not told by, whether the older was said first, and how much each says."""
     a, b = stems_of(older.text), stems_of(newer.text)
     of_question = max(1, len(asked))
     days = (newer.said_on - older.said_on).days
-    return (
-        float(older.rank),
-        float(newer.rank),
-        len(a & b) / max(1, len(a | b)),
-        len(a & asked) / of_question,
-        len(b & asked) / of_question,
-        len(a & b & asked) / of_question,
-        _flag(CHANGE.search(newer.text)),
-        _flag(names_another(older.text)),
-        _flag(names_another(newer.text)),
-        _flag(HEDGE_NOT_INTENT.search(older.text)),
-        _flag(HEDGE_NOT_INTENT.search(newer.text)),
-        _flag(ASKING.search(older.text)),
-        _flag(ASKING.search(newer.text)),
-        math.log1p(max(days, 0)),
-        _flag(days == 0),
-        _flag(any(c.isdigit() for c in older.text)),
-        _flag(any(c.isdigit() for c in newer.text)),
-        _flag(proper_names(older.text)),
-        _flag(proper_names(newer.text)),
+    return Signals(
+        older_rank=float(older.rank),
+        newer_rank=float(newer.rank),
+        shared=len(a & b) / max(1, len(a | b)),
+        asked_older=len(a & asked) / of_question,
+        asked_newer=len(b & asked) / of_question,
+        asked_both=len(a & b & asked) / of_question,
+        change_newer=_flag(CHANGE.search(newer.text)),
+        another_older=_flag(names_another(older.text)),
+        another_newer=_flag(names_another(newer.text)),
+        hedged_older=_flag(HEDGE_NOT_INTENT.search(older.text)),
+        hedged_newer=_flag(HEDGE_NOT_INTENT.search(newer.text)),
+        asking_older=_flag(ASKING.search(older.text)),
+        asking_newer=_flag(ASKING.search(newer.text)),
+        days_apart=math.log1p(max(days, 0)),
+        same_day=_flag(days == 0),
+        number_older=_flag(any(c.isdigit() for c in older.text)),
+        number_newer=_flag(any(c.isdigit() for c in newer.text)),
+        name_older=_flag(proper_names(older.text)),
+        name_newer=_flag(proper_names(newer.text)),
+        first_older=_flag(older.first),
+        words_older=math.log1p(len(a)),
+        words_newer=math.log1p(len(b)),
     )
 
 
@@ -142,21 +169,31 @@ class Weight(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class Weighing:
     """A logistic model over `signals`, each centred and scaled as in the fit: one `Weight` a
-    signal, in the order of `SIGNALS`."""
+    signal it reads (a field of `Signals`), and the probability above which the older turn is
+    left out."""
 
     bias: float
     weights: tuple[Weight, ...]
+    threshold: float
+    # A newer turn saying fewer content words than this replaces nothing ("thanks", "oven finish
+    # it is. and starters?"): from 2026-12-06.4.
+    least_words: int = 0
 
-    def probability(self, read: Sequence[float]) -> float:
+    def may_replace(self, newer: Turn) -> bool:
+        """Whether the newer turn says enough to be weighed as replacing one."""
+        return len(stems_of(newer.text)) >= self.least_words
+
+    def probability(self, read: Signals) -> float:
         """How likely the newer turn replaces the older, by the fitted weights."""
         z = self.bias + sum(
-            w.weight * (x - w.mean) / w.scale for w, x in zip(self.weights, read, strict=True)
+            w.weight * (getattr(read, w.signal) - w.mean) / w.scale for w in self.weights
         )
         return 1.0 / (1.0 + math.exp(-z))
 
 
-# Fitted by `python -m bench replacing` (bench/RESULTS.md); regenerated there, never by hand.
-WEIGHING = Weighing(
+# The weighing of assemble/2026-12-06.3, fitted by `python -m bench replacing` on five sets of
+# the eleventh session, kept for exact replay.
+FIRST_WEIGHING = Weighing(
     bias=-2.4391,
     weights=(
         Weight("older_rank", -0.1723, 1.341, 1.126),
@@ -179,38 +216,80 @@ WEIGHING = Weighing(
         Weight("name_older", 0.1244, 0.4236, 0.4941),
         Weight("name_newer", -0.1701, 0.3939, 0.4886),
     ),
+    threshold=0.4,
 )
-# Above this probability the older turn is left out (chosen on the sets the fit read).
-THRESHOLD = 0.4
+# The weighing of assemble/2026-12-06.4, fitted by `python -m bench replacing`
+# (bench/RESULTS.md); regenerated there, never by hand.
+WEIGHING = Weighing(
+    bias=-4.6471,
+    weights=(
+        Weight("older_rank", -0.2256, 1.3892, 1.1194),
+        Weight("newer_rank", 0.1201, 1.5549, 1.1115),
+        Weight("shared", 0.1982, 0.0244, 0.0444),
+        Weight("asked_older", -0.222, 0.2219, 0.3124),
+        Weight("asked_newer", -0.795, 0.2208, 0.293),
+        Weight("asked_both", 0.5156, 0.0593, 0.1655),
+        Weight("change_newer", 0.266, 0.2746, 0.4463),
+        Weight("another_older", 0.013, 0.2659, 0.4418),
+        Weight("another_newer", -0.241, 0.3401, 0.4737),
+        Weight("hedged_older", -0.2005, 0.1715, 0.3769),
+        Weight("hedged_newer", -0.012, 0.2091, 0.4066),
+        Weight("asking_older", 0.1404, 0.2062, 0.4046),
+        Weight("asking_newer", 0.2534, 0.2187, 0.4134),
+        Weight("days_apart", 0.0195, 3.2575, 1.6095),
+        Weight("same_day", -0.1537, 0.159, 0.3656),
+        Weight("number_older", 0.2895, 0.2225, 0.416),
+        Weight("number_newer", -0.4569, 0.2177, 0.4127),
+        Weight("name_older", 0.1106, 0.422, 0.4939),
+        Weight("name_newer", -0.5749, 0.4586, 0.4983),
+        Weight("first_older", 2.5572, 0.3921, 0.4882),
+        Weight("words_older", 1.1388, 2.0771, 0.6201),
+        Weight("words_newer", 1.0784, 2.2145, 0.4945),
+    ),
+    threshold=0.4,
+    least_words=4,
+)
 
 
-def replaced(asking: Asking, ranked: Sequence[Candidate], found: dict[str, EarlierValue]) -> None:
+def replaced(
+    asking: Asking,
+    ranked: Sequence[Candidate],
+    found: dict[str, EarlierValue],
+    weighing: Weighing,
+) -> None:
     """Of the user's `READ` best ranked turns (`ranked`: the namespace's candidates in rank
-    order) not already decided on, an older one whose pairing with a newer one weighs above
-    `THRESHOLD` is left out, with the newer as current (the one it weighs highest with)."""
+    order) not already decided on, an older one whose pairing with a newer one weighs above the
+    `weighing`'s threshold is left out, with the newer as current (the one it weighs highest
+    with)."""
     question = asking.question
     kept = {decision.current for decision in found.values()}
-    users = [
+    wide = [
         c
         for c in ranked
         if (said := statement_of(c)) is not None and said[0] == "user" and c.memory_id not in found
-    ][:READ]
+    ][:WIDE]
+    first = min(wide, key=order).memory_id if wide else None
     # A turn with a value the policy hid is not weighed: leaving it out, or leaving one out for
     # it, would be read as a decision about the hidden value.
-    users = [c for c in users if not HIDDEN.search(c.content)]
-    turns = {c.memory_id: Turn(c.content, c.said_at.date(), rank) for rank, c in enumerate(users)}
+    users = [c for c in wide[:READ] if not HIDDEN.search(c.content)]
+    turns = {
+        c.memory_id: Turn(c.content, c.said_at.date(), rank, c.memory_id == first)
+        for rank, c in enumerate(users)
+    }
     best: dict[MemoryId, tuple[float, Candidate]] = {}
     for older in users:
         if older.memory_id in kept:
             continue
         for newer in users:
-            if order(newer) <= order(older) or (
-                frozenset((older.memory_id, newer.memory_id)) in asking.apart
+            if (
+                order(newer) <= order(older)
+                or frozenset((older.memory_id, newer.memory_id)) in asking.apart
+                or not weighing.may_replace(turns[newer.memory_id])
             ):
                 continue
             read = signals(question.stems, turns[older.memory_id], turns[newer.memory_id])
-            p = WEIGHING.probability(read)
-            if p > THRESHOLD and p > best.get(older.memory_id, (0.0, newer))[0]:
+            p = weighing.probability(read)
+            if p > weighing.threshold and p > best.get(older.memory_id, (0.0, newer))[0]:
                 best[older.memory_id] = (p, newer)
     for memory_id in sorted(best):
         p, newer = best[memory_id]

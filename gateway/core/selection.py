@@ -153,12 +153,12 @@ def _earlier(
             names=assembler.asked_names,
             statements=assembler.asked_statements,
             updates=assembler.asked_updates,
-            weighed=assembler.weighed_turns,
+            weighed=assembler.weighing is not None,
         )
         if assembler.asked_values
         else None
     )
-    return earlier_values(as_shown, apart, unsettled, question)
+    return earlier_values(as_shown, apart, unsettled, question, assembler.weighing)
 
 
 def _current_tier(

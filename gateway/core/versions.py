@@ -36,6 +36,7 @@ from typing import Generic, Literal, TypeVar
 
 from gateway.core.errors import CoreError
 from gateway.core.profile import RankingProfile
+from gateway.core.replacing_turns import FIRST_WEIGHING, WEIGHING, Weighing
 
 __all__ = [
     "ADMITTED",
@@ -149,9 +150,9 @@ class Assembler:
     # day it was written: an imported history's turns were all written today.
     said_days: bool = False
     # And, of a question of the user's own, the user's turns nearest it weighed for one
-    # replacing another (`gateway.core.replacing_turns`): an update told in words no reading
-    # here knows.
-    weighed_turns: bool = False
+    # replacing another by this weighing (`gateway.core.replacing_turns`): an update told in
+    # words no reading here knows.
+    weighing: Weighing | None = None
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -234,8 +235,13 @@ CHAT_UPDATES = replace(
 # 2026-12-06.3: and, of a question of the user's own that `asked_values` reads, the user's four
 # turns nearest it weighed for a newer one replacing an older (rule `weighed_turns`, issue 33;
 # `gateway.core.replacing_turns`). A bundle whose task asks no such question has the bytes
-# 2026-12-06.1 gave it. The current one.
-ASSEMBLER = replace(CHAT_UPDATES, version="assemble/2026-12-06.3", weighed_turns=True)
+# 2026-12-06.1 gave it.
+WEIGHED = replace(CHAT_UPDATES, version="assemble/2026-12-06.3", weighing=FIRST_WEIGHING)
+# 2026-12-06.4: and the weighing reads whether the older turn was said first of the user's
+# eight turns nearest the question and how much each of the two says, fitted on a fourth hand's
+# cases too (`replacing_turns.WEIGHING`, issue 33). A bundle whose task asks no question of the
+# user's own has the bytes 2026-12-06.3 gave it. The current one.
+ASSEMBLER = replace(CHAT_UPDATES, version="assemble/2026-12-06.4", weighing=WEIGHING)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
@@ -252,6 +258,7 @@ ASSEMBLERS: Versions[Assembler] = _versions(
             NAMES,
             STATEMENTS,
             CHAT_UPDATES,
+            WEIGHED,
             ASSEMBLER,
         )
     ),

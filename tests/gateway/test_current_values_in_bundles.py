@@ -159,7 +159,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
     assert excluded[stale] == "superseded_in_bundle"
     body = receipt_body(client, make_key, original["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.3"
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.4"
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)
@@ -331,7 +331,9 @@ def test_an_imported_history_is_decided_by_when_it_was_said_and_shows_its_days(
 DENTIST = (
     (
         "2026-06-02T10:00:00Z",
-        "My dentist is Dr. Ambrose. Can you help me word an email to move my cleaning?",
+        "Quick one before I forget: my dentist is Dr. Ambrose and I need to move my cleaning to"
+        " next month. Can you help me word a short email to the office asking for a Thursday"
+        " slot?",
     ),
     (
         "2026-10-30T18:00:00Z",
@@ -343,7 +345,7 @@ DENTIST = (
 def test_a_weighed_update_is_left_out_recorded_and_replayed_exactly(
     client: TestClient[Any], make_key: KeyFactory
 ) -> None:
-    """An update no reading knows (`assemble/2026-12-06.3`, rule `weighed_turns`): the user's
+    """An update no reading knows (`assemble/2026-12-06.3` on, rule `weighed_turns`): the user's
     older turn nearest a question of their own is left out for the newer, the receipt records
     the rule, both ids and the probability, and an exact replay rebuilds both."""
     agent = make_key(agent_id="helper", namespaces=("home",))

@@ -91,9 +91,10 @@ def test_the_sample_bundles_are_pinned() -> None:
     # 2026-12-05.1 leaves out the older of two memories stating different values of one claim,
     # 2026-12-05.2 reads the task as a question, 2026-12-05.3 a question asking which or who and
     # 2026-12-05.4 one answered by a sentence read whole, 2026-12-06.1 an update read as chat
-    # says it, 2026-12-06.3 weighs the user's turns nearest a question of their own; no sample
-    # memory is a remembered turn or a compiled fact, so none decides anything: the same bytes.
-    assert ASSEMBLER.version == "assemble/2026-12-06.3"
+    # says it, 2026-12-06.3 and .4 weigh the user's turns nearest a question of their own; no
+    # sample memory is a remembered turn or a compiled fact, so none decides anything: the same
+    # bytes.
+    assert ASSEMBLER.version == "assemble/2026-12-06.4"
     assert sample_assembly(700).bundle_sha256 == (
         "85f8e8ee02dee15fe0738aad11262e2d58cfcfc2fcab365827fe98de92d8ab97"
     )

@@ -1,6 +1,6 @@
-"""The weighed rule of the assembly defence (issue 33, `assemble/2026-12-06.3`): of the user's
-turns nearest a question of their own, an older one a newer one weighs as replacing is left
-out, the decision (rule, both ids, the probability) recorded; what the rule never does."""
+"""The weighed rule of the assembly defence (issue 33, `assemble/2026-12-06.3` and `.4`): of the
+user's turns nearest a question of their own, an older one a newer one weighs as replacing is
+left out, the decision (rule, both ids, the probability) recorded; what the rule never does."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import dataclasses
 import math
 from datetime import date
 
-from gateway.core.asked_values import asked
+from gateway.core.asked_values import asked, stems_of
 from gateway.core.current_values import earlier_values
 from gateway.core.earlier_value import WEIGHED, EarlierValue
 from gateway.core.model import Candidate
 from gateway.core.replacing_turns import (
+    FIRST_WEIGHING,
     READ,
     SIGNALS,
-    THRESHOLD,
     WEIGHING,
+    WIDE,
+    Signals,
     Turn,
     Weighing,
     Weight,
@@ -27,14 +29,20 @@ from tests.gateway.core.test_core_current_values import fact, turn
 QUESTION = "Who is my dentist these days?"
 # An update told in words no reading of the defence knows: no change verb, no value of a
 # kind, no sentence saying the question's words.
-BEFORE = "My dentist is Dr. Ambrose. Can you help me word an email to move my cleaning?"
+BEFORE = (
+    "Quick one before I forget: my dentist is Dr. Ambrose and I need to move my cleaning to next"
+    " month. Can you help me word a short email to the office asking for a Thursday slot?"
+)
 AFTER = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
 
 
-def weighed(*candidates: Candidate, question: str = QUESTION) -> list[EarlierValue]:
+def weighed(
+    *candidates: Candidate, question: str = QUESTION, weighing: Weighing = WEIGHING
+) -> list[EarlierValue]:
     read = asked(question, names=True, statements=True, updates=True, weighed=True)
     assert read is not None
-    return [d for d in earlier_values(candidates, question=read) if d.rule == WEIGHED]
+    decided = earlier_values(candidates, question=read, weighing=weighing)
+    return [d for d in decided if d.rule == WEIGHED]
 
 
 def test_an_older_turn_a_newer_one_weighs_as_replacing_is_left_out() -> None:
@@ -46,11 +54,11 @@ def test_an_older_turn_a_newer_one_weighs_as_replacing_is_left_out() -> None:
     expected = WEIGHING.probability(
         signals(
             asked(QUESTION, True, True, True, True).stems,  # type: ignore[union-attr]
-            Turn(BEFORE, older.said_at.date(), 0),
-            Turn(AFTER, newer.said_at.date(), 1),
+            Turn(BEFORE, older.said_at.date(), 0, True),
+            Turn(AFTER, newer.said_at.date(), 1, False),
         )
     )
-    assert decision.score == round(expected, 3) and decision.score > THRESHOLD
+    assert decision.score == round(expected, 3) and decision.score > WEIGHING.threshold
     # The same decision each time; the order given is the ranking's, which the weighing reads.
     assert weighed(older, newer) == [decision]
     [reordered] = weighed(newer, older)
@@ -75,12 +83,20 @@ def test_what_the_rule_does_not_read() -> None:
     of_another = asked("Who is my sister's dentist these days?", True, True, True, True)
     assert of_another is not None and not of_another.weighed
     assert [
-        d for d in earlier_values((older, newer), question=of_another) if d.rule == WEIGHED
+        d
+        for d in earlier_values((older, newer), question=of_another, weighing=WEIGHING)
+        if d.rule == WEIGHED
     ] == []
-    # Nor is the assembler before it (no `weighed` asked): the reading decides alone.
+    # Nor is the assembler before it (no `weighed` asked, no weighing): the reading decides alone.
     read = asked(QUESTION, names=True, statements=True, updates=True)
     assert read is not None and not read.weighed
-    assert [d for d in earlier_values((older, newer), question=read) if d.rule == WEIGHED] == []
+    assert [
+        d
+        for d in earlier_values((older, newer), question=read, weighing=WEIGHING)
+        if d.rule == WEIGHED
+    ] == []
+    asking = asked(QUESTION, names=True, statements=True, updates=True, weighed=True)
+    assert [d for d in earlier_values((older, newer), question=asking) if d.rule == WEIGHED] == []
     # Nor the assistant's turns.
     reply = turn("c", AFTER, 5, role="assistant", vector_rank=2)
     assert weighed(older, reply) == []
@@ -101,19 +117,23 @@ def test_only_the_users_turns_nearest_the_question_are_weighed() -> None:
     assert all(d.earlier != "a" for d in weighed(*ranked))
 
 
-def test_the_weighing_names_its_signals_in_order() -> None:
+def test_each_weighing_names_the_signals_it_reads() -> None:
     assert tuple(w.signal for w in WEIGHING.weights) == SIGNALS
-    assert all(w.scale > 0 for w in WEIGHING.weights)
-    # The probability is a logistic of the centred, scaled signals.
-    flat = Weighing(bias=0.5, weights=(Weight("x", 2.0, 1.0, 4.0),))
-    assert math.isclose(flat.probability((3.0,)), 1 / (1 + math.exp(-(0.5 + 2.0 * 0.5))))
+    # The weighing of 2026-12-06.3 reads the first 19, as it was fitted, and weighs any turn.
+    assert tuple(w.signal for w in FIRST_WEIGHING.weights) == SIGNALS[:19]
+    assert FIRST_WEIGHING.least_words == 0 < WEIGHING.least_words
+    assert all(w.scale > 0 for w in (*WEIGHING.weights, *FIRST_WEIGHING.weights))
+    # The probability is a logistic of the centred, scaled signals it names.
+    flat = Weighing(bias=0.5, weights=(Weight("days_apart", 2.0, 1.0, 4.0),), threshold=0.4)
+    read = Signals(*([0.0] * len(SIGNALS)))._replace(days_apart=3.0, older_rank=9.0)
+    assert math.isclose(flat.probability(read), 1 / (1 + math.exp(-(0.5 + 2.0 * 0.5))))
 
 
 def test_the_signals_read_closed_classes_and_counts() -> None:
     question = frozenset({"teeth"})
-    older = Turn("my teeth hurt, maybe a checkup soon", date(2026, 1, 1), 0)
-    newer = Turn("My sister switched to Dr. Ferro, she loves her.", date(2026, 1, 11), 2)
-    read = dict(zip(SIGNALS, signals(question, older, newer), strict=True))
+    older = Turn("my teeth hurt, maybe a checkup soon", date(2026, 1, 1), 0, True)
+    newer = Turn("My sister switched to Dr. Ferro, she loves her.", date(2026, 1, 11), 2, False)
+    read = signals(question, older, newer)._asdict()
     assert read["older_rank"] == 0.0 and read["newer_rank"] == 2.0
     assert read["asked_older"] == 1.0 and read["asked_newer"] == 0.0
     assert read["change_newer"] == 1.0  # "switched"
@@ -121,6 +141,10 @@ def test_the_signals_read_closed_classes_and_counts() -> None:
     assert read["hedged_older"] == 1.0  # "maybe"
     assert read["days_apart"] == math.log1p(10) and read["same_day"] == 0.0
     assert read["name_newer"] == 1.0 and read["number_older"] == 0.0
+    # Said first of the turns nearest the question; how much each says, by its content words.
+    assert read["first_older"] == 1.0
+    assert read["words_older"] == math.log1p(5)  # teeth, hurt, maybe, checkup, soon
+    assert read["words_newer"] == math.log1p(len(stems_of(newer.text)))
 
 
 def test_what_compile_made_of_the_older_turn_goes_with_it() -> None:
@@ -136,3 +160,26 @@ def test_what_compile_made_of_the_older_turn_goes_with_it() -> None:
     decisions = weighed(older, newer, quoted, current, later)
     assert [(d.current, d.earlier) for d in decisions] == [("b", "a"), ("b", "f")]
     assert {d.score for d in decisions} == {decisions[0].score}
+
+
+def test_a_short_reply_replaces_nothing_and_first_said_is_read_among_the_wide_turns() -> None:
+    older = turn("a", BEFORE, 150, vector_rank=1)
+    # "thanks, will do": under four content words, never weighed as replacing (2026-12-06.4);
+    # the weighing of 2026-12-06.3 weighed it as fitted.
+    short = turn("b", "thanks, will do", 5, vector_rank=2)
+    assert weighed(older, short) == []
+    assert WEIGHING.may_replace(Turn("thanks, will do", date(2026, 1, 1), 1, False)) is False
+    assert FIRST_WEIGHING.may_replace(Turn("thanks, will do", date(2026, 1, 1), 1, False))
+    # Said before the older one but ranked below the READ nearest: the older one is no longer
+    # the first said of the WIDE nearest, and weighs lower.
+    newer = turn("c", AFTER, 5, vector_rank=2)
+    [alone] = weighed(older, newer)
+    fillers = [
+        turn(f"n{i}", f"Unrelated chat number {i} about a recipe.", 1 + i, vector_rank=3 + i)
+        for i in range(READ - 2)
+    ]
+    earliest = turn("e", "Some plain chat about a recipe for bread.", 400, vector_rank=READ + 1)
+    ranked = [older, newer, *fillers, earliest]
+    assert len(ranked) <= WIDE
+    before_it = [d for d in weighed(*ranked) if d.earlier == "a"]
+    assert all(d.score < alone.score for d in before_it)

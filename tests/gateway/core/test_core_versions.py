@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gateway.core.replacing_turns import FIRST_WEIGHING, WEIGHING
 from gateway.core.versions import (
     ADMITTED,
     ASKED,
@@ -21,6 +22,7 @@ from gateway.core.versions import (
     SESSION_LAYOUTS,
     STATED,
     STATEMENTS,
+    WEIGHED,
     UnknownVersionError,
 )
 from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
@@ -28,7 +30,8 @@ from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
 
 def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert ASSEMBLERS.resolve("assemble/2026-12-06.3") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-06.4") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-06.3") is WEIGHED
     assert ASSEMBLERS.resolve("assemble/2026-12-06.1") is CHAT_UPDATES
     assert ASSEMBLERS.resolve("assemble/2026-12-05.4") is STATEMENTS
     assert ASSEMBLERS.resolve("assemble/2026-12-05.3") is NAMES
@@ -41,7 +44,7 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
     assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
-    assert len(ASSEMBLERS.by_version) == 12
+    assert len(ASSEMBLERS.by_version) == 13
     # Only the last eight rank what the policy admits alone; only the last seven size the full
     # tier by the budget and point their index where it stops; only the last six leave out
     # the older of two memories stating different values of one claim; only the last five
@@ -49,15 +52,15 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     # three a question answered by a sentence read whole, the last two an update read as chat
     # says it, and only the current one weighs the user's turns nearest the question.
     flags = list(ASSEMBLERS.by_version.values())
-    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 8
-    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 7
-    assert [a.current_values for a in flags] == [False] * 6 + [True] * 6
-    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 5
-    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 4
-    assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 3
-    assert [a.asked_updates for a in flags] == [False] * 10 + [True] * 2
-    assert [a.said_days for a in flags] == [False] * 10 + [True] * 2
-    assert [a.weighed_turns for a in flags] == [False] * 11 + [True]
+    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 9
+    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 8
+    assert [a.current_values for a in flags] == [False] * 6 + [True] * 7
+    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 6
+    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 5
+    assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 4
+    assert [a.asked_updates for a in flags] == [False] * 10 + [True] * 3
+    assert [a.said_days for a in flags] == [False] * 10 + [True] * 3
+    assert [a.weighing for a in flags] == [None] * 11 + [FIRST_WEIGHING, WEIGHING]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
@@ -82,7 +85,7 @@ def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
 
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
-    assert ASSEMBLER.version == "assemble/2026-12-06.3"
+    assert ASSEMBLER.version == "assemble/2026-12-06.4"
     assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
     assert DEFAULT_PROFILE.full_tier_cut == 0.2
