@@ -41,7 +41,7 @@ import numpy as np
 
 from bench.harness import embedded_postgres, markdown_table, new_database, serve
 from bench.knowledge import DATASET, Case, load_cases, run_cases, score
-from gateway.core.asked_values import Asked, asked, stems_of
+from gateway.core.asked_values import Asked, asked
 from gateway.core.replacing_turns import (
     READ,
     SIGNALS,
@@ -50,6 +50,7 @@ from gateway.core.replacing_turns import (
     Turn,
     Weighing,
     Weight,
+    says_enough,
     signals,
 )
 
@@ -121,7 +122,7 @@ def pairs(question: Asked, bundle: str, least_words: int) -> list[Pair]:
         Pair(older, newer, signals(question.stems, older.turn, newer.turn))
         for older in turns
         for newer in turns
-        if older.said < newer.said and len(stems_of(newer.turn.text)) >= least_words
+        if older.said < newer.said and says_enough(newer.turn, least_words)
     ]
 
 

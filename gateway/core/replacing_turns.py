@@ -30,8 +30,9 @@ read (`asked_values.asked`, asked of the speaker and of no one else); only the u
 among the best ranked `READ` of them; the newest of those is never left out, nor a turn another
 decision keeps as current, nor either side of an open conflict, nor a turn with a value the
 policy hid; and a pair is left out only above the weighing's threshold, a probability chosen on
-the sets the fit read. What compile made of a turn left out (a fact quoting it, a digest retelling it, of
-statements made no later than it and quoting nothing of the newer) goes with it.
+the sets the fit read. What compile made of a turn left out (a fact quoting it, a digest
+retelling it, of statements made no later than it and quoting nothing of the newer) goes with
+it.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ __all__ = [
     "Weighing",
     "Weight",
     "replaced",
+    "says_enough",
     "signals",
 ]
 
@@ -153,6 +155,11 @@ def signals(asked: frozenset[str], older: Turn, newer: Turn) -> Signals:
     )
 
 
+def says_enough(turn: Turn, least_words: int) -> bool:
+    """Whether a turn says `least_words` content words or more."""
+    return len(stems_of(turn.text)) >= least_words
+
+
 def _flag(found: object) -> float:
     return 1.0 if found else 0.0
 
@@ -181,7 +188,7 @@ class Weighing:
 
     def may_replace(self, newer: Turn) -> bool:
         """Whether the newer turn says enough to be weighed as replacing one."""
-        return len(stems_of(newer.text)) >= self.least_words
+        return says_enough(newer, self.least_words)
 
     def probability(self, read: Signals) -> float:
         """How likely the newer turn replaces the older, by the fitted weights."""
