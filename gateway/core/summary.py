@@ -14,13 +14,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gateway.core.extraction.statements import sentences
 from gateway.core.tokens import Tokenizer
 
 __all__ = ["EXTRACTIVE", "Folded", "summarize"]
 
-EXTRACTIVE = ("extractive", "2026-12-01.1")  # (name, version) stored with every summary
+# (name, version) stored with every summary. 2026-12-06.1: sentences split as the extractor
+# splits them (`extraction.statements.sentences`), each line apart: a title, a decimal or an
+# abbreviation ends none ("Dr. Okafor", "3.5 miles", "$1,650.50", "e.g. oat milk"), where
+# 2026-12-01.1 cut at every period.
+EXTRACTIVE = ("extractive", "2026-12-06.1")
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 _LINE = re.compile(r"^- t(\d+) (\w+): (.*)$")
 _NUMBER = re.compile(r"\d")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
@@ -71,8 +75,8 @@ def _key(sentence: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    found = (m.group(0).strip() for m in _SENTENCE.finditer(text))
-    return [" ".join(s.split()) for s in found if len(s) >= _MIN_CHARS]
+    """The sentences of `text`, each line apart (a list's items are not one sentence)."""
+    return [s for line in text.splitlines() for s in sentences(line) if len(s) >= _MIN_CHARS]
 
 
 def _candidates(previous: str | None, turns: Sequence[Folded]) -> list[tuple[int, str, str]]:

@@ -22,7 +22,7 @@ from gateway.core.session import (
     shares,
     summary_message,
 )
-from gateway.core.summary import Folded, summarize
+from gateway.core.summary import EXTRACTIVE, Folded, summarize
 from gateway.core.tokens import load_tokenizer
 from gateway.core.versions import LAYOUT
 from gateway.usecases.disclosure.retrieval import recall_limit
@@ -129,6 +129,23 @@ def test_the_summary_keeps_what_matters_and_drops_chatter() -> None:
     assert "- t5 user: We decided to fly with TAP on 3 May, flight TP1351." in text
     assert text.count("TP1351") == 1  # deduplicated, the latest kept
     assert "Sounds good" not in text
+
+
+def test_a_title_a_decimal_or_an_abbreviation_ends_no_sentence_of_the_summary() -> None:
+    """extractive/2026-12-06.1 splits as the extractor does, each line apart: 2026-12-01.1 cut
+    "I saw Dr." from "Okafor", "3." from "5 miles"."""
+    assert EXTRACTIVE == ("extractive", "2026-12-06.1")
+    turns = [
+        Folded(1, "user", "I saw Dr. Okafor yesterday. She said 3.5 miles a day is fine!"),
+        Folded(2, "user", "Rent is $1,650.50 now, e.g. with parking.\n- the lease ends in May"),
+    ]
+    text = summarize(None, turns, 200, TOKENIZER)
+    assert text.splitlines() == [
+        "- t1 user: I saw Dr. Okafor yesterday.",
+        "- t1 user: She said 3.5 miles a day is fine!",
+        "- t2 user: Rent is $1,650.50 now, e.g. with parking.",
+        "- t2 user: - the lease ends in May",
+    ]
 
 
 _SCRIPT = """
