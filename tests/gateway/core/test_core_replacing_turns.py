@@ -183,3 +183,15 @@ def test_a_short_reply_replaces_nothing_and_first_said_is_read_among_the_wide_tu
     assert len(ranked) <= WIDE
     before_it = [d for d in weighed(*ranked) if d.earlier == "a"]
     assert all(d.score < alone.score for d in before_it)
+
+
+def test_the_weighing_of_2026_12_06_3_decides_as_it_did() -> None:
+    """Kept for exact replay: the eleventh session's example, its probability as recorded then
+    (a receipt of assemble/2026-12-06.3 carries it as the decision's score)."""
+    said = "My dentist is Dr. Ambrose. Can you help me word an email to move my cleaning?"
+    older, newer = turn("a", said, 150, vector_rank=1), turn("b", AFTER, 5, vector_rank=2)
+    [decision] = weighed(older, newer, weighing=FIRST_WEIGHING)
+    assert (decision.current, decision.earlier, decision.score) == ("b", "a", 0.775)
+    # The weighing of 2026-12-06.4 reads the short statement as saying too little to be
+    # replaced by a newer one naming a name.
+    assert weighed(older, newer) == []
