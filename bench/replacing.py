@@ -57,7 +57,7 @@ from gateway.core.replacing_turns import (
 HERE = Path(__file__).resolve().parent
 BEFORE = "assemble/2026-12-06.1"
 FIT = ("dev", "written_here", "blind", "blind2", "blind4", "blind7")
-MEASURE = ("blind3", "blind5", "blind6", "blind8")
+MEASURE = ("blind3", "blind5", "blind6", "blind8", "blind9")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6)
 # The threshold `replacing_turns.WEIGHING` is written with: the one the "left out" column
 # scores best at, losing no more current values (bench/RESULTS.md).
