@@ -5,6 +5,7 @@ rebuilds the same bytes and the same decision; a value the policy hides decides 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import pytest
@@ -25,12 +26,18 @@ LUNA = (
 )
 
 
-def said_in_sessions(client: TestClient[Any], agent: Key, *texts: str) -> list[str]:
-    """Each text the user's turn of a session of its own in `home`, in order; their memories."""
+def said_in_sessions(
+    client: TestClient[Any], agent: Key, *texts: str, said_at: Sequence[str] = ()
+) -> list[str]:
+    """Each text the user's turn of a session of its own in `home`, in order (said at the
+    instants `said_at` gives, if any); their memories."""
     ids: list[str] = []
-    for text in texts:
+    for at, text in enumerate(texts):
         session_id = open_session(client, agent, namespace="home")["session_id"]
-        appended = append(client, agent, session_id, ("user", text))
+        turn = {"role": "user", "content": text} | ({"occurred_at": said_at[at]} if said_at else {})
+        appended = client.post(
+            f"/v1/sessions/{session_id}/turns", json={"turns": [turn]}, headers=agent.headers
+        )
         assert appended.status_code == 200, appended.text
         ids.extend(appended.json()["memory_ids"])
     return ids
@@ -304,19 +311,13 @@ def test_an_imported_history_is_decided_by_when_it_was_said_and_shows_its_days(
     replay rebuilds both."""
     agent = make_key(agent_id="helper", namespaces=("home",))
     auditor = make_key(role="auditor")
-    said: list[str] = []
-    for text, at in (
-        ("My landlord raised it, my rent is now $1,975.", "2024-05-16T09:00:00Z"),
-        ("My monthly rent is $1,850.", "2024-04-03T09:00:00Z"),
-    ):
-        session_id = open_session(client, agent, namespace="home")["session_id"]
-        payload = {"turns": [{"role": "user", "content": text, "occurred_at": at}]}
-        appended = client.post(
-            f"/v1/sessions/{session_id}/turns", json=payload, headers=agent.headers
-        )
-        assert appended.status_code == 200, appended.text
-        said.extend(appended.json()["memory_ids"])
-    current, stale = said
+    current, stale = said_in_sessions(
+        client,
+        agent,
+        "My landlord raised it, my rent is now $1,975.",
+        "My monthly rent is $1,850.",
+        said_at=("2024-05-16T09:00:00Z", "2024-04-03T09:00:00Z"),
+    )
 
     original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
     assert "$1,975" in original["bundle"] and "$1,850" not in original["bundle"]
@@ -350,16 +351,9 @@ def test_a_weighed_update_is_left_out_recorded_and_replayed_exactly(
     the rule, both ids and the probability, and an exact replay rebuilds both."""
     agent = make_key(agent_id="helper", namespaces=("home",))
     auditor = make_key(role="auditor")
-    ids: list[str] = []
-    for said_at, text in DENTIST:
-        session_id = open_session(client, agent, namespace="home")["session_id"]
-        turn = {"role": "user", "content": text, "occurred_at": said_at}
-        appended = client.post(
-            f"/v1/sessions/{session_id}/turns", json={"turns": [turn]}, headers=agent.headers
-        )
-        assert appended.status_code == 200, appended.text
-        ids.extend(appended.json()["memory_ids"])
-    stale, current = ids
+    stale, current = said_in_sessions(
+        client, agent, *(text for _, text in DENTIST), said_at=[at for at, _ in DENTIST]
+    )
     ask = {"task": "Who is my dentist these days?", "namespaces": ["home"], "budget_tokens": 800}
     original = client.post("/v1/context", json=ask, headers=agent.headers).json()
     assert "Dr. Ferro" in original["bundle"] and "Dr. Ambrose" not in original["bundle"]
