@@ -37,6 +37,14 @@ Also the 9 LongMemEval_S dev questions of type ``knowledge-update`` (unless
 ``--compile``, then ``/v1/context`` with the question at 2,000 tokens: is the answer string in
 the bundle?
 
+With ``--stable``, each update case of the hand-written format is asked as it would read had its
+value never changed (`stable`): every turn saying the current value is left out, with the
+assistant's reply to a user turn left out; the stale value is then the current one, and the case
+is clean when it is in the bundle. A case whose stale value no user turn says once the update is
+gone is skipped. This is the no-update case at the scale of the update cases (some 40 a set
+against 4): a rule that leaves out whatever was said first, because in these sets it was
+usually replaced, keeps the update cases clean and loses the value people never changed.
+
 Scores (judge-free, case-insensitive substring, as the data set defines its answers):
 - *gold present*: the current value is in the bundle;
 - *stale as current*: the superseded value is in the bundle (this gateway leaves a superseded
@@ -52,6 +60,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -89,6 +98,7 @@ __all__ = [
     "load_lme_cases",
     "main",
     "score",
+    "stable",
 ]
 
 _SHARED = Path(__file__).resolve().parents[1].parent / "shared/bench"
@@ -141,6 +151,36 @@ def load_cases(path: Path = DATASET) -> list[Case]:
         )
         for c in raw["cases"]
     ]
+
+
+def stable(case: Case) -> Case | None:
+    """The case as it would read had its value never changed: each turn saying the current
+    value left out, and the assistant's reply to a user turn so left out; the stale value is
+    the current one. None for a case without a stale value, or whose stale value no user turn
+    says once the update is gone."""
+    if not case.stale:
+        return None
+    current = case.gold.casefold()
+    sessions = []
+    for session in case.sessions:
+        kept, answered = [], False  # `answered`: the turn before was a user's left out
+        for turn in session["turns"]:
+            updates = current in turn["content"].casefold()
+            if not updates and not (answered and turn["role"] == "assistant"):
+                kept.append(turn)
+            answered = updates and turn["role"] == "user"
+        if kept:
+            sessions.append({**session, "turns": kept})
+    stale = case.stale.casefold()
+    if not any(
+        turn["role"] == "user" and stale in turn["content"].casefold()
+        for session in sessions
+        for turn in session["turns"]
+    ):
+        return None
+    return dataclasses.replace(
+        case, case_id=f"{case.case_id}_stable", sessions=tuple(sessions), gold=case.stale, stale=""
+    )
 
 
 def _lme_day(stamp: str) -> str:
@@ -435,6 +475,11 @@ def main(argv: list[str]) -> int:
         default=None,
         help="the assembler version bundles are built by (GATEWAY_ASSEMBLER; default the newest)",
     )
+    parser.add_argument(
+        "--stable",
+        action="store_true",
+        help="ask each update case as it reads had its value never changed (`stable`)",
+    )
     parser.add_argument("--case", action="append", default=[], help="only this case (repeatable)")
     parser.add_argument(
         "--cases",
@@ -443,7 +488,12 @@ def main(argv: list[str]) -> int:
         help="hand-written cases in the dev file's format (default: the 70 dev cases)",
     )
     args = parser.parse_args(argv)
+    if args.stable and (args.lme_dev or args.fold_c):
+        # A LongMemEval answer ("5", "Tuesday") is said in many turns that do not update it.
+        parser.error("--stable derives from the hand-written cases only, not --lme-dev or --fold-c")
     cases = [] if args.no_dev else load_cases(args.cases)
+    if args.stable:
+        cases = [derived for case in cases if (derived := stable(case)) is not None]
     if args.lme_dev:
         cases += load_lme_cases()
     if args.fold_c:

@@ -36,7 +36,7 @@ from typing import Generic, Literal, TypeVar
 
 from gateway.core.errors import CoreError
 from gateway.core.profile import RankingProfile
-from gateway.core.replacing_turns import FIRST_WEIGHING, WEIGHING, Weighing
+from gateway.core.replacing_turns import FIRST_WEIGHING, SECOND_WEIGHING, WEIGHING, Weighing
 
 __all__ = [
     "ADMITTED",
@@ -239,9 +239,14 @@ CHAT_UPDATES = replace(
 WEIGHED = replace(CHAT_UPDATES, version="assemble/2026-12-06.3", weighing=FIRST_WEIGHING)
 # 2026-12-06.4: and the weighing reads whether the older turn was said first of the user's
 # eight turns nearest the question and how much each of the two says, fitted on a fourth hand's
-# cases too (`replacing_turns.WEIGHING`, issue 33). A bundle whose task asks no question of the
-# user's own has the bytes 2026-12-06.3 gave it. The current one.
-ASSEMBLER = replace(CHAT_UPDATES, version="assemble/2026-12-06.4", weighing=WEIGHING)
+# cases too (`replacing_turns.SECOND_WEIGHING`, issue 33). A bundle whose task asks no question
+# of the user's own has the bytes 2026-12-06.3 gave it.
+FIRST_SAID = replace(CHAT_UPDATES, version="assemble/2026-12-06.4", weighing=SECOND_WEIGHING)
+# 2026-12-06.5: and the weighing fitted on each update case's stable reading too, its threshold
+# keeping the value of 95 % of the questions whose answer never changed (`replacing_turns.
+# WEIGHING`, issue 33). A bundle whose task asks no question of the user's own has the bytes
+# 2026-12-06.3 gave it. The current one.
+ASSEMBLER = replace(CHAT_UPDATES, version="assemble/2026-12-06.5", weighing=WEIGHING)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (
@@ -259,6 +264,7 @@ ASSEMBLERS: Versions[Assembler] = _versions(
             STATEMENTS,
             CHAT_UPDATES,
             WEIGHED,
+            FIRST_SAID,
             ASSEMBLER,
         )
     ),

@@ -166,7 +166,7 @@ def test_the_question_decides_what_no_claim_reads_and_replays_exactly(
     excluded = {e["memory_id"]: e["reason"] for e in original["excluded"]}
     assert excluded[stale] == "superseded_in_bundle"
     body = receipt_body(client, make_key, original["receipt_id"])
-    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.4"
+    assert body["assembler"]["version"] == ASSEMBLER.version == "assemble/2026-12-06.5"
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("asked_value", "duration: cat luna")
     assert (decision["current"], decision["earlier"]) == (current, stale)
@@ -338,7 +338,8 @@ DENTIST = (
     ),
     (
         "2026-10-30T18:00:00Z",
-        "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle.",
+        "Finally made the move to the new dental place on Larkspur Street: Dr. Ferro did my"
+        " cleaning yesterday, so gentle, and the office sends reminders by text.",
     ),
 )
 
@@ -363,7 +364,7 @@ def test_a_weighed_update_is_left_out_recorded_and_replayed_exactly(
     [decision] = body["earlier_values"]
     assert (decision["rule"], decision["claim_key"]) == ("weighed_turns", "name: dentist")
     assert (decision["current"], decision["earlier"]) == (current, stale)
-    assert 0.4 < float(decision["score"]) <= 1.0  # a decimal string: no floats in a signed body
+    assert 0.5 < float(decision["score"]) <= 1.0  # a decimal string: no floats in a signed body
     again = receipt_body(client, make_key, replayed_exactly(client, auditor, original))
     assert again["earlier_values"] == body["earlier_values"]
 

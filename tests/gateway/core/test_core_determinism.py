@@ -94,7 +94,7 @@ def test_the_sample_bundles_are_pinned() -> None:
     # says it, 2026-12-06.3 and .4 weigh the user's turns nearest a question of their own; no
     # sample memory is a remembered turn or a compiled fact, so none decides anything: the same
     # bytes.
-    assert ASSEMBLER.version == "assemble/2026-12-06.4"
+    assert ASSEMBLER.version == "assemble/2026-12-06.5"
     assert sample_assembly(700).bundle_sha256 == (
         "85f8e8ee02dee15fe0738aad11262e2d58cfcfc2fcab365827fe98de92d8ab97"
     )

@@ -1,4 +1,4 @@
-"""The weighed rule of the assembly defence (issue 33, `assemble/2026-12-06.3` and `.4`): of the
+"""The weighed rule of the assembly defence (issue 33, `assemble/2026-12-06.3` to `.5`): of the
 user's turns nearest a question of their own, an older one a newer one weighs as replacing is
 left out, the decision (rule, both ids, the probability) recorded; what the rule never does."""
 
@@ -15,6 +15,7 @@ from gateway.core.model import Candidate
 from gateway.core.replacing_turns import (
     FIRST_WEIGHING,
     READ,
+    SECOND_WEIGHING,
     SIGNALS,
     WEIGHING,
     WIDE,
@@ -33,7 +34,10 @@ BEFORE = (
     "Quick one before I forget: my dentist is Dr. Ambrose and I need to move my cleaning to next"
     " month. Can you help me word a short email to the office asking for a Thursday slot?"
 )
-AFTER = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
+AFTER = (
+    "Finally made the move to the new dental place on Larkspur Street: Dr. Ferro did my cleaning"
+    " yesterday, so gentle, and the office sends reminders by text."
+)
 
 
 def weighed(
@@ -119,10 +123,14 @@ def test_only_the_users_turns_nearest_the_question_are_weighed() -> None:
 
 def test_each_weighing_names_the_signals_it_reads() -> None:
     assert tuple(w.signal for w in WEIGHING.weights) == SIGNALS
+    assert tuple(w.signal for w in SECOND_WEIGHING.weights) == SIGNALS
     # The weighing of 2026-12-06.3 reads the first 19, as it was fitted, and weighs any turn.
     assert tuple(w.signal for w in FIRST_WEIGHING.weights) == SIGNALS[:19]
     assert FIRST_WEIGHING.least_words == 0 < WEIGHING.least_words
-    assert all(w.scale > 0 for w in (*WEIGHING.weights, *FIRST_WEIGHING.weights))
+    assert all(w.scale > 0 for x in (FIRST_WEIGHING, SECOND_WEIGHING, WEIGHING) for w in x.weights)
+    # The current one leaves a turn out only above an even chance: the lowest threshold keeping
+    # the value of 95 % of the questions whose answer never changed (`bench replacing`).
+    assert SECOND_WEIGHING.threshold == 0.4 < WEIGHING.threshold == 0.5
     # The probability is a logistic of the centred, scaled signals it names.
     flat = Weighing(bias=0.5, weights=(Weight("days_apart", 2.0, 1.0, 4.0),), threshold=0.4)
     read = Signals(*([0.0] * len(SIGNALS)))._replace(days_apart=3.0, older_rank=9.0)
@@ -185,13 +193,20 @@ def test_a_short_reply_replaces_nothing_and_first_said_is_read_among_the_wide_tu
     assert all(d.score < alone.score for d in before_it)
 
 
-def test_the_weighing_of_2026_12_06_3_decides_as_it_did() -> None:
-    """Kept for exact replay: the eleventh session's example, its probability as recorded then
-    (a receipt of assemble/2026-12-06.3 carries it as the decision's score)."""
+def test_the_earlier_weighings_decide_as_they_did() -> None:
+    """Kept for exact replay: each earlier weighing's example, its probability as its session
+    recorded it (a receipt of that assembler carries it as the decision's score)."""
+    went = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
     said = "My dentist is Dr. Ambrose. Can you help me word an email to move my cleaning?"
-    older, newer = turn("a", said, 150, vector_rank=1), turn("b", AFTER, 5, vector_rank=2)
+    older, newer = turn("a", said, 150, vector_rank=1), turn("b", went, 5, vector_rank=2)
     [decision] = weighed(older, newer, weighing=FIRST_WEIGHING)
     assert (decision.current, decision.earlier, decision.score) == ("b", "a", 0.775)
     # The weighing of 2026-12-06.4 reads the short statement as saying too little to be
-    # replaced by a newer one naming a name.
+    # replaced by a newer one naming a name ...
+    assert weighed(older, newer, weighing=SECOND_WEIGHING) == []
+    # ... and the longer one as replaced by that short update, which the current weighing,
+    # fitted on questions whose answer never changed too, does not read as one.
+    older = turn("a", BEFORE, 150, vector_rank=1)
+    [decision] = weighed(older, newer, weighing=SECOND_WEIGHING)
+    assert (decision.current, decision.earlier, decision.score) == ("b", "a", 0.648)
     assert weighed(older, newer) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.core.replacing_turns import FIRST_WEIGHING, WEIGHING
+from gateway.core.replacing_turns import FIRST_WEIGHING, SECOND_WEIGHING, WEIGHING
 from gateway.core.versions import (
     ADMITTED,
     ASKED,
@@ -15,6 +15,7 @@ from gateway.core.versions import (
     COMPACT,
     CONFLICTS,
     DEFAULT_PROFILE,
+    FIRST_SAID,
     LABELS,
     LAYOUT,
     NAMES,
@@ -30,7 +31,8 @@ from tests.gateway.core.earlier_layouts import EARLIER_LAYOUTS, LAYOUTS
 
 def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads() -> None:
     # A receipt names the version that built it; only that version may replay it exactly.
-    assert ASSEMBLERS.resolve("assemble/2026-12-06.4") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-06.5") is ASSEMBLER
+    assert ASSEMBLERS.resolve("assemble/2026-12-06.4") is FIRST_SAID
     assert ASSEMBLERS.resolve("assemble/2026-12-06.3") is WEIGHED
     assert ASSEMBLERS.resolve("assemble/2026-12-06.1") is CHAT_UPDATES
     assert ASSEMBLERS.resolve("assemble/2026-12-05.4") is STATEMENTS
@@ -44,23 +46,27 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert ASSEMBLERS.resolve("assemble/2026-12-02.2") is PARTNERS
     assert ASSEMBLERS.resolve("assemble/2026-12-02.1") is CONFLICTS
     assert ASSEMBLERS.resolve("assemble/2026-12-01.1") is COMPACT
-    assert len(ASSEMBLERS.by_version) == 13
-    # Only the last eight rank what the policy admits alone; only the last seven size the full
-    # tier by the budget and point their index where it stops; only the last six leave out
-    # the older of two memories stating different values of one claim; only the last five
-    # read the task as a question, the last four a question asking which or who, the last
-    # three a question answered by a sentence read whole, the last two an update read as chat
-    # says it, and only the current one weighs the user's turns nearest the question.
+    assert len(ASSEMBLERS.by_version) == 14
+    # Each rule holds from the version that brought it on, oldest first: ranking what the policy
+    # admits alone (2026-12-04.1), the full tier sized by the budget and the index pointing
+    # where it stops (.2), the older of two values of one claim left out (2026-12-05.1), the
+    # task read as a question (.2), asking which or who (.3), answered by a sentence read whole
+    # (.4), an update read as chat says it (2026-12-06.1), and the user's turns nearest the
+    # question weighed (.3, .4 and the current .5, each with its own weighing).
     flags = list(ASSEMBLERS.by_version.values())
-    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 9
-    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 8
-    assert [a.current_values for a in flags] == [False] * 6 + [True] * 7
-    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 6
-    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 5
-    assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 4
-    assert [a.asked_updates for a in flags] == [False] * 10 + [True] * 3
-    assert [a.said_days for a in flags] == [False] * 10 + [True] * 3
-    assert [a.weighing for a in flags] == [None] * 11 + [FIRST_WEIGHING, WEIGHING]
+    assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 10
+    assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 9
+    assert [a.current_values for a in flags] == [False] * 6 + [True] * 8
+    assert [a.asked_values for a in flags] == [False] * 7 + [True] * 7
+    assert [a.asked_names for a in flags] == [False] * 8 + [True] * 6
+    assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 5
+    assert [a.asked_updates for a in flags] == [False] * 10 + [True] * 4
+    assert [a.said_days for a in flags] == [False] * 10 + [True] * 4
+    assert [a.weighing for a in flags] == [None] * 11 + [
+        FIRST_WEIGHING,
+        SECOND_WEIGHING,
+        WEIGHING,
+    ]
     with pytest.raises(UnknownVersionError, match="unknown assembler version") as raised:
         ASSEMBLERS.resolve("assemble/2026-11-29.1")
     assert (raised.value.kind, raised.value.version) == ("assembler", "assemble/2026-11-29.1")
@@ -85,7 +91,7 @@ def test_a_session_layout_is_known_by_its_name_and_its_pinned_rule() -> None:
 
 def test_the_current_versions_are_pinned() -> None:
     # A change to any of them changes the bytes receipts promise: it must be deliberate.
-    assert ASSEMBLER.version == "assemble/2026-12-06.4"
+    assert ASSEMBLER.version == "assemble/2026-12-06.5"
     assert LAYOUT.version == "session/2026-12-04.1"
     assert DEFAULT_PROFILE.version == "rank/2026-12-04.1"
     assert DEFAULT_PROFILE.full_tier_cut == 0.2
