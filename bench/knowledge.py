@@ -10,13 +10,10 @@ oldest first) before the question is asked. Then ``/v1/context`` with the questi
 ``--cases PATH`` reads hand-written cases of the same format from another file instead, such as
 ``bench/knowledge_updates_written_here.json`` (issue 33's own examples with traps on them, and a
 paraphrase per category, written here after the mechanism: a check of the issue's sentences,
-not held-out data), or the cases written blind by helpers that read nothing of this project,
-each measured once before it was read and developed on since: ``bench/knowledge_updates_blind.json``
-(30), ``bench/knowledge_updates_blind2.json`` (44), ``bench/knowledge_updates_blind3.json``
-(44, held out: measured only at the ends of sessions, never read),
-``bench/knowledge_updates_blind4.json`` (44, written in the seventh session; held out but for
-one case read in the eighth) and ``bench/knowledge_updates_blind5.json`` (44, held out; written
-in the eighth session).
+not held-out data), or the cases written blind by helpers that read nothing of this project:
+``bench/knowledge_updates_blind.json`` (30) and ``blind2.json`` to ``blind9.json`` (44 each).
+Which of them a weighing is fitted on and which are held out is ``bench/replacing.py``'s
+``FIT`` and ``MEASURE``; when each was written and first measured, bench/RESULTS.md.
 
 With ``--lme-dev``, also ``../shared/bench/knowledge_updates_lme_dev.json.gz`` (23
 knowledge-update questions of LongMemEval_S with their whole haystacks, real user text, the stale

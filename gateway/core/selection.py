@@ -18,6 +18,7 @@ from gateway.core.errors import CoreError
 from gateway.core.model import Candidate, Exclusion, MemoryId, OpenConflict
 from gateway.core.preparation import Prepared
 from gateway.core.ranking import Ranked
+from gateway.core.retold import retold_last
 from gateway.core.verdict import ADMIT_ALL, Verdict, VerdictError, check_verdict
 from gateway.core.versions import ASSEMBLER, Assembler
 
@@ -100,8 +101,7 @@ def select(
     excluded.update((d.earlier, _left_out(d)) for d in earlier)
     left_out = {d.earlier for d in earlier}
     admitted, top, rest, why = _current_tier(prepared, admitted, left_out, earlier, assembler)
-    if assembler.conflict_partners:
-        top += _partners(top, rest, prepared.conflicts)
+    top = _in_full(top, rest, prepared.conflicts, assembler, shown)
     chosen = {r.candidate.memory_id for r in top}
     for position, r in enumerate(admitted, start=1):
         if r.candidate.memory_id not in chosen:
@@ -125,6 +125,23 @@ def select(
     return Selection(
         prepared, verdict, tuple(top), index_members, MappingProxyType(excluded), pointers, earlier
     )
+
+
+def _in_full(
+    top: list[Ranked],
+    rest: Sequence[Ranked],
+    conflicts: Sequence[OpenConflict],
+    assembler: Assembler,
+    shown: Shown,
+) -> list[Ranked]:
+    """The memories in full in the order they are packed, as ``assembler`` says: the other sides
+    of the open conflicts among them joining them, and a digest retelling only turns among them
+    packed last (`gateway.core.retold`)."""
+    if assembler.conflict_partners:
+        top = top + _partners(top, rest, conflicts)
+    if assembler.retold_last:
+        top = retold_last(top, shown)
+    return top
 
 
 def _earlier(

@@ -153,6 +153,9 @@ class Assembler:
     # replacing another by this weighing (`gateway.core.replacing_turns`): an update told in
     # words no reading here knows.
     weighing: Weighing | None = None
+    # A compiled session's digest every line of which a turn among the memories in full says is
+    # packed after the others (`gateway.core.retold`): it takes only the room they leave.
+    retold_last: bool = False
 
 
 # 2026-12-01.1: per-bundle references ([m3]) and one short provenance line (render.py).
@@ -244,9 +247,13 @@ WEIGHED = replace(CHAT_UPDATES, version="assemble/2026-12-06.3", weighing=FIRST_
 FIRST_SAID = replace(CHAT_UPDATES, version="assemble/2026-12-06.4", weighing=SECOND_WEIGHING)
 # 2026-12-06.5: and the weighing fitted on each update case's stable reading too, its threshold
 # keeping the value of 95 % of the questions whose answer never changed (`replacing_turns.
-# WEIGHING`, issue 33). A bundle whose task asks no question of the user's own has the bytes
-# 2026-12-06.3 gave it. The current one.
-ASSEMBLER = replace(CHAT_UPDATES, version="assemble/2026-12-06.5", weighing=WEIGHING)
+# WEIGHING`, issue 33); and a session digest retelling only turns shown in full beside it is
+# packed after the other memories in full (`gateway.core.retold`). A bundle whose task asks no
+# question of the user's own and that shows no such digest has the bytes 2026-12-06.3 gave it.
+# The current one.
+ASSEMBLER = replace(
+    CHAT_UPDATES, version="assemble/2026-12-06.5", weighing=WEIGHING, retold_last=True
+)
 ASSEMBLERS: Versions[Assembler] = _versions(
     "assembler",
     (

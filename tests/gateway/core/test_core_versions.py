@@ -52,7 +52,8 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     # where it stops (.2), the older of two values of one claim left out (2026-12-05.1), the
     # task read as a question (.2), asking which or who (.3), answered by a sentence read whole
     # (.4), an update read as chat says it (2026-12-06.1), and the user's turns nearest the
-    # question weighed (.3, .4 and the current .5, each with its own weighing).
+    # question weighed (.3, .4 and the current .5, each with its own weighing); and a digest
+    # retelling only turns in full packed after them (.5).
     flags = list(ASSEMBLERS.by_version.values())
     assert [a.rank_admitted for a in flags] == [False] * 4 + [True] * 10
     assert [a.budget_sized and a.pointing_index for a in flags] == [False] * 5 + [True] * 9
@@ -62,6 +63,7 @@ def test_an_assembler_is_resolved_by_its_version_with_every_field_replay_reads()
     assert [a.asked_statements for a in flags] == [False] * 9 + [True] * 5
     assert [a.asked_updates for a in flags] == [False] * 10 + [True] * 4
     assert [a.said_days for a in flags] == [False] * 10 + [True] * 4
+    assert [a.retold_last for a in flags] == [False] * 13 + [True]
     assert [a.weighing for a in flags] == [None] * 11 + [
         FIRST_WEIGHING,
         SECOND_WEIGHING,
