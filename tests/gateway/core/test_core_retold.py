@@ -67,7 +67,7 @@ def order(
         asked.append(list(memory_ids))
         return texts or {}
 
-    out = [r.candidate.memory_id for r in retold_last(ranked(*candidates), shown)]
+    out: list[str] = [r.candidate.memory_id for r in retold_last(ranked(*candidates), shown)]
     # The policy's texts are asked of the memories in full only when a digest is among them.
     assert asked == ([[c.memory_id for c in candidates]] if "d" in out else [])
     return out
