@@ -8,7 +8,7 @@ from typing import Any
 
 from litestar.testing import TestClient
 
-from gateway.core.versions import Assembler
+from gateway.core.versions import ADMITTED, Assembler
 from tests.conftest import Key, KeyFactory
 from tests.gateway.test_context import seed
 from tests.gateway.test_memories_write import memory
@@ -216,6 +216,31 @@ spec:
       reason: Only agents read memories
       when: {field: request.role, op: ne, value: agent}
 """
+
+
+def test_a_gateway_kept_on_an_assembler_before_budget_sized_tiers_asks_for_a_top_k(
+    client: TestClient[Any], agent: Key
+) -> None:
+    # Before assemble/2026-12-04.2 a request named how many memories it shows in full: one that
+    # names none is a 422 naming `top_k` (it was a 500), one that names it is answered.
+    seed(client, agent)
+    state = client.app.state
+    current = state.runtime
+    kept = dataclasses.replace(current.discloser, assembler=ADMITTED)
+    state.runtime = dataclasses.replace(
+        current, disclosures=dataclasses.replace(current.disclosures, discloser=kept)
+    )
+    try:
+        unnamed = {k: v for k, v in ASK.items() if k != "top_k"}
+        refused = client.post("/v1/context", json=unnamed, headers=agent.headers)
+        named = client.post("/v1/context", json=ASK, headers=agent.headers)
+    finally:
+        state.runtime = current
+    assert refused.status_code == 422, refused.text
+    problem = refused.json()
+    assert problem["code"] == "invalid_request" and ADMITTED.version in problem["detail"]
+    assert [e["field"] for e in problem["errors"]] == ["top_k"]
+    assert named.status_code == 200 and named.json()["bundle"]
 
 
 def test_a_replay_of_a_replay_judges_the_original_agent(

@@ -13,6 +13,7 @@ from datetime import datetime
 import msgspec
 
 from gateway.core.model import ContextRequest, MemoryType
+from gateway.domain.errors import FieldError, InvalidRequestError
 from gateway.domain.principal import Role
 from gateway.requests import ContextIn, FetchClaimsIn, FetchIn, ReplayIn, SearchIn, TimelineIn
 from gateway.responses.disclosures import (
@@ -61,6 +62,14 @@ class Disclosures:
             else:
                 principal.require_role("auditor", "admin")
                 await check_as_of(conn, principal.tenant_id, ask.as_of, now)
+            assembler = self.discloser.assembler
+            if ask.top_k is None and not assembler.budget_sized:
+                # A gateway kept on a version before assemble/2026-12-04.2 sizes no full tier
+                # by the budget: the request must say how many memories it shows in full.
+                raise InvalidRequestError(
+                    f"this gateway builds bundles with {assembler.version}, which needs a top_k",
+                    (FieldError("top_k", "required by the gateway's assembler: 1 to 50"),),
+                )
             request = ContextRequest(
                 task=ask.task,
                 namespaces=resolve_namespaces(principal, ask.namespaces),
