@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -173,6 +175,22 @@ def test_as_of_assembles_the_past(
     )
 
 
+@contextlib.contextmanager
+def building_with(client: TestClient[Any], assembler: Assembler) -> Iterator[None]:
+    """The app builds new bundles with `assembler` while the block runs (a gateway configured
+    with it), then with its own again."""
+    state = client.app.state
+    current = state.runtime
+    discloser = dataclasses.replace(current.discloser, assembler=assembler)
+    state.runtime = dataclasses.replace(
+        current, disclosures=dataclasses.replace(current.disclosures, discloser=discloser)
+    )
+    try:
+        yield
+    finally:
+        state.runtime = current
+
+
 def test_a_receipt_of_an_assembler_not_built_here_is_refused_by_replay(
     client: TestClient[Any], agent: Key, make_key: KeyFactory
 ) -> None:
@@ -180,16 +198,8 @@ def test_a_receipt_of_an_assembler_not_built_here_is_refused_by_replay(
     # so it says so rather than rebuild the bundle with other rules.
     other = Assembler(version="assemble/1999-01-01.1")
     seed(client, agent)
-    state = client.app.state
-    current = state.runtime
-    elsewhere = dataclasses.replace(current.discloser, assembler=other)
-    state.runtime = dataclasses.replace(
-        current, disclosures=dataclasses.replace(current.disclosures, discloser=elsewhere)
-    )
-    try:
+    with building_with(client, other):
         original = client.post("/v1/context", json=ASK, headers=agent.headers).json()
-    finally:
-        state.runtime = current
     auditor = make_key(role="auditor")
     receipt = client.get(f"/v1/receipts/{original['receipt_id']}", headers=auditor.headers).json()
     assert receipt["body"]["assembler"]["version"] == other.version
@@ -224,18 +234,10 @@ def test_a_gateway_kept_on_an_assembler_before_budget_sized_tiers_asks_for_a_top
     # Before assemble/2026-12-04.2 a request named how many memories it shows in full: one that
     # names none is a 422 naming `top_k` (it was a 500), one that names it is answered.
     seed(client, agent)
-    state = client.app.state
-    current = state.runtime
-    kept = dataclasses.replace(current.discloser, assembler=ADMITTED)
-    state.runtime = dataclasses.replace(
-        current, disclosures=dataclasses.replace(current.disclosures, discloser=kept)
-    )
-    try:
+    with building_with(client, ADMITTED):
         unnamed = {k: v for k, v in ASK.items() if k != "top_k"}
         refused = client.post("/v1/context", json=unnamed, headers=agent.headers)
         named = client.post("/v1/context", json=ASK, headers=agent.headers)
-    finally:
-        state.runtime = current
     assert refused.status_code == 422, refused.text
     problem = refused.json()
     assert problem["code"] == "invalid_request" and ADMITTED.version in problem["detail"]
