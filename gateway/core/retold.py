@@ -35,8 +35,8 @@ def retold_last(
     shown: Callable[[Sequence[MemoryId]], Mapping[MemoryId, tuple[str, str]]],
 ) -> list[Ranked]:
     """`top` (in rank order), the digests every line of which a turn in it says moved after
-    the others, each part in its order; `shown`: the heading and content the policy shows of
-    those of the memories named it rewrites, asked only when a digest is among them."""
+    the others, each part in its order. `shown` gives the policy's heading and content of those
+    of the named memories it rewrites; it is asked only when compile wrote one of them."""
     if not any(_compiled_episode(r.candidate) for r in top):
         return list(top)
     texts = shown([r.candidate.memory_id for r in top])
