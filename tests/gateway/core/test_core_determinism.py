@@ -2,16 +2,92 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
+import rfc8785
+
 from gateway.core.assembly import assemble
+from gateway.core.model import Candidate
 from gateway.core.tokens import load_tokenizer
-from gateway.core.versions import ADMITTED, ASSEMBLER, BUDGET_SIZED, DEFAULT_PROFILE
+from gateway.core.versions import (
+    ADMITTED,
+    ASSEMBLER,
+    ASSEMBLERS,
+    BUDGET_SIZED,
+    DEFAULT_PROFILE,
+    Assembler,
+)
 from tests.gateway.core.core_samples import NOW, index_of, request, retrieved, sample_assembly
+from tests.gateway.core.test_core_current_values import fact
+from tests.gateway.core.test_core_replacing_turns import BEFORE, QUESTION
+from tests.gateway.core.test_core_retold import digest, said
+
+# Each assembler's records of `_defended_sample` (the update told with no change word, then with
+# one): a change to any is a change to the bytes that version's receipts promise.
+PINNED: dict[str, tuple[str, str]] = {
+    "assemble/2026-12-01.1": (
+        "0105e2849811466e24c5ec07bf18dfa3b83e0915047cb142ad8a36d066c4873a",
+        "53c80726256d0ebe434c9d8bc41639736fab38a431f9d195b3eb526d7aeb22f2",
+    ),
+    "assemble/2026-12-02.1": (
+        "0105e2849811466e24c5ec07bf18dfa3b83e0915047cb142ad8a36d066c4873a",
+        "53c80726256d0ebe434c9d8bc41639736fab38a431f9d195b3eb526d7aeb22f2",
+    ),
+    "assemble/2026-12-02.2": (
+        "0105e2849811466e24c5ec07bf18dfa3b83e0915047cb142ad8a36d066c4873a",
+        "53c80726256d0ebe434c9d8bc41639736fab38a431f9d195b3eb526d7aeb22f2",
+    ),
+    "assemble/2026-12-02.3": (
+        "b9aca132126cf6f9e07fdf1c6945f0478119cf0230297048c29b0fbf47e5e862",
+        "995c7a71770fae7b3654afbe419c41c6bf6fadf5ebff177bf9e5a4b9eee500da",
+    ),
+    "assemble/2026-12-04.1": (
+        "b9aca132126cf6f9e07fdf1c6945f0478119cf0230297048c29b0fbf47e5e862",
+        "995c7a71770fae7b3654afbe419c41c6bf6fadf5ebff177bf9e5a4b9eee500da",
+    ),
+    "assemble/2026-12-04.2": (
+        "814c7ae10fa4fb2eeccf8387743ca5b6568f317d1f7d7bbcc57d0037f2b95d3f",
+        "8816f8cb2021bcb0758b12962bfbd9eee775349849487d5927116a8dc05756aa",
+    ),
+    "assemble/2026-12-05.1": (
+        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
+        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+    ),
+    "assemble/2026-12-05.2": (
+        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
+        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+    ),
+    "assemble/2026-12-05.3": (
+        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
+        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+    ),
+    "assemble/2026-12-05.4": (
+        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
+        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+    ),
+    "assemble/2026-12-06.1": (
+        "533a2fe083108a77e194c6264037f8b6cd64ec12d6508680d0449fa8044b1163",
+        "481ccbe4f01ae56f1f9459b74aae8cd61935d1d6a7cd629b70baa028278ddaf5",
+    ),
+    "assemble/2026-12-06.3": (
+        "abdb65b08be565ef270814d50b8b8bdf7b4622f6a26ceca4ea878448871e22cf",
+        "481ccbe4f01ae56f1f9459b74aae8cd61935d1d6a7cd629b70baa028278ddaf5",
+    ),
+    "assemble/2026-12-06.4": (
+        "7ba9a25769b49ce3a52956b267afb1f957d2d8efacd07427f6650bcfa78a4429",
+        "dfeb02d32e9398ba0a79de1c368249587fd225aa427406e702b97664d20867fb",
+    ),
+    "assemble/2026-12-06.5": (
+        "4fe233ff27bfe08e7c3ad0f615ed6805e501a709fc41d5ae009e86976189b5f5",
+        "0fe93c041dd739eb51f02a42772af2def56e60925b3c6a3596bc4c6c7c03c9d7",
+    ),
+}
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -101,3 +177,66 @@ def test_the_sample_bundles_are_pinned() -> None:
     assert sample_assembly(700, withhold_count=True).bundle_sha256 == (
         "4ea2556b4475e4bfcf323f4f108a6b05695675124f7ecf09210b3804a41b59d8"
     )
+
+
+def _imported(candidate: Candidate, days_ago: float) -> Candidate:
+    """A memory of a history imported yesterday, said `days_ago`."""
+    said = NOW - timedelta(days=days_ago)
+    return dataclasses.replace(candidate, valid_from=said, created_at=NOW - timedelta(days=1))
+
+
+WENT = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
+SWITCHED = "I switched dentists last month, my dentist is Dr. Ferro now."
+REPLY = "Happy to help! Dear Dr. Ambrose's office, could we move my cleaning to a Thursday?"
+
+
+def _defended_sample(assembler: Assembler, update: str) -> str:
+    """The sha256 of the record (the bundle, what it included and left out and why, the
+    decisions) of a bundle the later rules act on, under `assembler`: an imported history
+    (said days apart, written yesterday) with a question of the user's own about a dentist they
+    changed (`update`), the assistant's reply to the earlier statement, a rent the user said
+    twice as they went, the first session's digest retelling the reply shown beside it, a
+    compiled fact, and chat about other things; `top_k` 6 for the versions that need one."""
+    day = (NOW - timedelta(days=60)).date().isoformat()
+    dentist = (
+        _imported(said("01JT01", 1, "user", BEFORE, days_ago=60), 60),
+        _imported(said("01JT02", 2, "assistant", REPLY, days_ago=60), 60),
+        _imported(said("01JT03", 1, "user", update, days_ago=5), 5),
+    )
+    rent = (
+        said("01JT04", 1, "user", "My monthly rent is $1,850.", days_ago=90),
+        said("01JT05", 3, "user", "My landlord raised it, my rent is now $1,975.", days_ago=30),
+    )
+    chat = _imported(said("01JT06", 1, "user", "Any tips for a quick pasta?", days_ago=20), 20)
+    compiled = (
+        digest("01JG01", f"- t2 assistant: {REPLY.partition('! ')[2]}", day=day),
+        fact("01JF01", "my dentist is Dr. Ambrose", 60, claim_key="user.dentist"),
+    )
+    memories = [*compiled, *dentist, *rent, chat]
+    ranked = [dataclasses.replace(m, vector_rank=n) for n, m in enumerate(memories, start=1)]
+    # The digest the nearest by both retrievers: ranked above the turn it retells.
+    ranked[0] = dataclasses.replace(ranked[0], lexical_rank=1, lexical_score=0.9)
+    assembly = assemble(
+        request(task=QUESTION, budget_tokens=700, top_k=None if assembler.budget_sized else 6),
+        ranked[::-1],
+        index_of(ranked),
+        total_live=len(ranked),
+        profile=DEFAULT_PROFILE,
+        tokenizer=load_tokenizer(),
+        now=NOW,
+        assembler=assembler,
+    )
+    return hashlib.sha256(rfc8785.dumps(assembly.to_record())).hexdigest()
+
+
+def test_every_assembler_kept_for_replay_builds_its_pinned_bundle() -> None:
+    # Exact replay promises each version's bytes for as long as it is built: a bundle the
+    # question-reading rules, the weighings and the digest rule act on, pinned per version.
+    built = {
+        version: (_defended_sample(a, WENT), _defended_sample(a, SWITCHED))
+        for version, a in ASSEMBLERS.by_version.items()
+    }
+    assert built == PINNED
+    # The sample is one the rules act on: eight of the fourteen versions build records of their
+    # own (those before 2026-12-04.2 differ where conflicts and policies act, pinned above).
+    assert len(set(built.values())) == 8

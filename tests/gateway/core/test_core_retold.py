@@ -32,12 +32,14 @@ def said(memory_id: str, seq: int, role: str, text: str, *, days_ago: float = 3)
     return dataclasses.replace(candidate, source_type="turn", source_ref=f"turn-{memory_id}")
 
 
-def digest(memory_id: str, *lines: str) -> Candidate:
-    """A compiled session's digest of the turns said three days ago, telling `lines`."""
+def digest(memory_id: str, *lines: str, day: str = DAY) -> Candidate:
+    """A compiled session's digest of the turns said on `day` (three days ago), telling
+    `lines`."""
     candidate = memory(
         memory_id,
-        heading=f"Session digest, {DAY} to {DAY}",
-        content=f"Session of {len(lines)} turns, {DAY} to {DAY}.\n" + "\n".join(lines),
+        heading=f"Session digest, {day} to {day}",
+        content=f"Session of {len(lines)} turn{'s' * (len(lines) != 1)}, {day} to {day}.\n"
+        + "\n".join(lines),
         memory_type="episodic",
         created_days_ago=3,
     )
