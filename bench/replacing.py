@@ -7,8 +7,8 @@ the rule is handed: the bundle's remembered user turns in full, in rank order. S
 case's stable reading (`bench.knowledge.stable`: the case as it reads had its value never
 changed), so that the fit sees as many questions whose first answer still holds as questions
 whose answer changed: fitted on the update cases alone, the weighing learns that what was said
-first is stale, which in those sets it nearly always is, and leaves out the value of a third of
-the questions whose answer never changed. Of a question the rule reads (`asked_values.asked`,
+first is stale, which in those sets it nearly always is, and leaves out the value of two in
+five of the questions whose answer never changed. Of a question the rule reads (`asked_values.asked`,
 of the user's own), each pair of the first `replacing_turns.READ` of those turns, older and
 newer, is labelled by the case's annotation: leaving the older out helps when it holds the
 stale value (more when the newer holds the current one), harms when it holds the current value
