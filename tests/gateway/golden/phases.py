@@ -66,7 +66,12 @@ async def disclose(
     await _context(gateway, "as_of, asked by an auditor: ops before the new versions and the deletion", auditor, as_of)  # fmt: skip
     for assembler in assemblers:
         with gateway.assembler(assembler):
-            for ask, shown in ((ASK_SIDE, "one side in the top_k"), (ASK_BOTH, "both sides")):
+            # Before budget-sized tiers (2026-12-04.2) a request named its top_k, 6 when the
+            # client sent none (the wire's default then): the same request, named.
+            both = (
+                ASK_BOTH if getattr(assembler, "budget_sized", False) else {**ASK_BOTH, "top_k": 6}
+            )
+            for ask, shown in ((ASK_SIDE, "one side in the top_k"), (both, "both sides")):
                 await _context(gateway, f"assembler {assembler.version}, an open conflict (claim user.team) between two writers, {shown}", coder, ask)  # fmt: skip
     await gateway.receipted("search: ops pointers", "POST", "/v1/search", agent, {"query": "rollback of a deploy", "namespaces": ["ops"], "limit": 5})  # fmt: skip
     versions = [ids[name] for name in ("day", "day-2", "database", "database-2", "holidays")]
