@@ -22,11 +22,10 @@ from gateway.core.digest import parse_digest
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.ranking import Ranked
 from gateway.core.remembered_turns import TURN
+from gateway.core.summary import LINE
 
 __all__ = ["retold_last"]
 
-# A digest's line: "- t3 user: the sentence", as `gateway.core.summary` folds a turn.
-_LINE = re.compile(r"^- t(?P<seq>\d+) (?P<role>user|assistant): (?P<said>.+)$")
 _SPACE = re.compile(r"\s+")
 
 
@@ -55,12 +54,13 @@ def retold_last(
         digest = parse_digest(content(candidate)) if _compiled_episode(candidate) else None
         if digest is None:
             return False
-        lines = [_LINE.match(line) for line in digest.lines.splitlines() if line.strip()]
+        # Each line as the summary folded a turn (`summary.LINE`): its number, role, sentence.
+        lines = [LINE.match(line) for line in digest.lines.splitlines() if line.strip()]
         return bool(lines) and all(
             line is not None
             and any(
-                digest.first <= day <= digest.last and _flat(line["said"]) in said
-                for day, said in turns.get((int(line["seq"]), line["role"]), ())
+                digest.first <= day <= digest.last and _flat(line[3]) in said
+                for day, said in turns.get((int(line[1]), line[2]), ())
             )
             for line in lines
         )

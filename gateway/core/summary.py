@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from gateway.core.extraction.statements import sentences
 from gateway.core.tokens import Tokenizer
 
-__all__ = ["EXTRACTIVE", "Folded", "summarize"]
+__all__ = ["EXTRACTIVE", "LINE", "Folded", "summarize"]
 
 # (name, version) stored with every summary. 2026-12-06.1: sentences split as the extractor
 # splits them (`extraction.statements.sentences`), each line apart: a title, a decimal or an
@@ -25,7 +25,8 @@ __all__ = ["EXTRACTIVE", "Folded", "summarize"]
 # 2026-12-01.1 cut at every period.
 EXTRACTIVE = ("extractive", "2026-12-06.1")
 
-_LINE = re.compile(r"^- t(\d+) (\w+): (.*)$")
+# A summary's line, "- t3 user: the sentence": the turn's number, its role, the sentence.
+LINE = re.compile(r"^- t(\d+) (\w+): (.*)$")
 _NUMBER = re.compile(r"\d")
 _NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}")
 _DATE = re.compile(
@@ -83,7 +84,7 @@ def _candidates(previous: str | None, turns: Sequence[Folded]) -> list[tuple[int
     """(seq, role, sentence) in the order they were said: the previous summary's lines first."""
     found: list[tuple[int, str, str]] = []
     for line in (previous or "").splitlines():
-        match = _LINE.match(line)
+        match = LINE.match(line)
         if match is not None:
             found.append((int(match.group(1)), match.group(2), match.group(3)))
     for turn in turns:
