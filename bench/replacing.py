@@ -89,7 +89,7 @@ class Shown:
     turn: Turn
 
 
-Asking = list[tuple[Case, Asked | None, str]]  # a set's cases, each as the rule reads it
+AskedCases = list[tuple[Case, Asked | None, str]]  # a set's cases, each as the rule reads it
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +230,7 @@ def main(argv: list[str]) -> int:
         database = new_database(server, "bench_replacing")
         with serve(database, assembler=args.assembler) as app:
 
-            def asked_of(cases: list[Case]) -> Asking:
+            def asked_of(cases: list[Case]) -> AskedCases:
                 records = asyncio.run(run_cases(app.base_url, app.headers, cases, (), False))[0]
                 return [
                     (case, read_question(case.question), r["bundle"])
@@ -289,8 +289,8 @@ def main(argv: list[str]) -> int:
 def _scored(
     weighing: Weighing,
     without: dict[str, Weighing],
-    asked_by: dict[str, Asking],
-    stable_by: dict[str, Asking],
+    asked_by: dict[str, AskedCases],
+    stable_by: dict[str, AskedCases],
     measured: Sequence[str],
 ) -> tuple[list[list[object]], dict[float, Counts]]:
     """The table's rows at each threshold, and the no-update cases the fitted sets keep under
