@@ -13,6 +13,7 @@ from litestar.testing import TestClient
 
 from gateway.core.versions import ASSEMBLER
 from tests.conftest import Key, KeyFactory
+from tests.gateway.core.test_core_replacing_turns import AFTER, BEFORE
 from tests.gateway.sessions_helpers import append, context, open_session, receipt_body
 from tests.gateway.test_policies_api import activate
 from tests.gateway.test_policy_rendered_redaction import REDACT_EMAILS
@@ -329,19 +330,7 @@ def test_an_imported_history_is_decided_by_when_it_was_said_and_shows_its_days(
     replayed_exactly(client, auditor, original)
 
 
-DENTIST = (
-    (
-        "2026-06-02T10:00:00Z",
-        "Quick one before I forget: my dentist is Dr. Ambrose and I need to move my cleaning to"
-        " next month. Can you help me word a short email to the office asking for a Thursday"
-        " slot?",
-    ),
-    (
-        "2026-10-30T18:00:00Z",
-        "Finally made the move to the new dental place on Larkspur Street: Dr. Ferro did my"
-        " cleaning yesterday, so gentle, and the office sends reminders by text.",
-    ),
-)
+DENTIST = (("2026-06-02T10:00:00Z", BEFORE), ("2026-10-30T18:00:00Z", AFTER))
 
 
 def test_a_weighed_update_is_left_out_recorded_and_replayed_exactly(

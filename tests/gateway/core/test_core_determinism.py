@@ -25,7 +25,7 @@ from gateway.core.versions import (
 )
 from tests.gateway.core.core_samples import NOW, index_of, request, retrieved, sample_assembly
 from tests.gateway.core.test_core_current_values import fact
-from tests.gateway.core.test_core_replacing_turns import BEFORE, QUESTION
+from tests.gateway.core.test_core_replacing_turns import BEFORE, QUESTION, WENT
 from tests.gateway.core.test_core_retold import digest, said
 
 # Each assembler's records of `_defended_sample` (the update told with no change word, then with
@@ -185,7 +185,6 @@ def _imported(candidate: Candidate, days_ago: float) -> Candidate:
     return dataclasses.replace(candidate, valid_from=said, created_at=NOW - timedelta(days=1))
 
 
-WENT = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
 SWITCHED = "I switched dentists last month, my dentist is Dr. Ferro now."
 REPLY = "Happy to help! Dear Dr. Ambrose's office, could we move my cleaning to a Thursday?"
 

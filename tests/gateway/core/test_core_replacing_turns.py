@@ -38,6 +38,9 @@ AFTER = (
     "Finally made the move to the new dental place on Larkspur Street: Dr. Ferro did my cleaning"
     " yesterday, so gentle, and the office sends reminders by text."
 )
+# The update as `assemble/2026-12-06.3` and `.4` weighed it; the current weighing reads it as
+# too short a statement to replace one.
+WENT = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
 
 
 def weighed(
@@ -196,9 +199,8 @@ def test_a_short_reply_replaces_nothing_and_first_said_is_read_among_the_wide_tu
 def test_the_earlier_weighings_decide_as_they_did() -> None:
     """Kept for exact replay: each earlier weighing's example, its probability as its session
     recorded it (a receipt of that assembler carries it as the decision's score)."""
-    went = "Finally went to the new dental place on Larkspur Street, Dr. Ferro was so gentle."
     said = "My dentist is Dr. Ambrose. Can you help me word an email to move my cleaning?"
-    older, newer = turn("a", said, 150, vector_rank=1), turn("b", went, 5, vector_rank=2)
+    older, newer = turn("a", said, 150, vector_rank=1), turn("b", WENT, 5, vector_rank=2)
     [decision] = weighed(older, newer, weighing=FIRST_WEIGHING)
     assert (decision.current, decision.earlier, decision.score) == ("b", "a", 0.775)
     # The weighing of 2026-12-06.4 reads the short statement as saying too little to be
