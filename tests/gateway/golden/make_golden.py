@@ -1,18 +1,32 @@
-"""Write the golden receipts: `tests/gateway/golden/data/`, one receipt of every kind the gateway
-writes (and a bundle of every assembler version, a session context of every layout), with the
-rows they depend on, the keys that signed them and an index.
+"""Write a set of golden receipts: one receipt of every kind the gateway writes (and a bundle of
+every assembler version, a session context of every layout), with the rows they depend on, the
+keys that signed them and an index.
 
-    .venv/bin/python -m tests.gateway.golden.make_golden --at-commit 58a830a   # what is checked in
-    .venv/bin/python -m tests.gateway.golden.make_golden --out DIR             # the code at hand
+    G=tests/gateway/golden
+    .venv/bin/python -m $G.make_golden --at-commit 58a830a --out $G/data          # checked in
+    .venv/bin/python -m $G.make_golden --at-commit d3b27ee --out $G/data_d3b27ee  # checked in
+    .venv/bin/python -m $G.make_golden --out DIR                                   # the code at hand
 
-The data checked in was made with `--at-commit 58a830a`, the last commit before receipt bodies
-were built from typed Structs (0f77e8b): golden data must come from the code that wrote receipts
-before a change, never from the change it checks. `--at-commit REV` runs this module in that
-commit's tree (`git archive REV` into a temporary directory, these modules copied beside it);
-`data/index.json` names the commit (`made_from`). Without it, the code imported here makes
-them: the generator is deterministic, so writing them into another directory and comparing
-with `data/` shows whether the code at hand still writes the same bytes (the opt-in test
-`test_the_code_at_hand_writes_the_golden_bytes` does that).
+Golden data must come from the code that wrote receipts before a change, never from the change
+it checks; each set checked in (`golden.SETS`) was made from one commit:
+
+- `data/`, with `--at-commit 58a830a`, the last commit before receipt bodies were built from
+  typed Structs (0f77e8b): bundles of its four assemblers, session contexts of its four layouts;
+- `data_d3b27ee/`, with `--at-commit d3b27ee`, once every assembler the gateway replays was
+  read from one registry (`gateway.core.versions.ASSEMBLERS`): a bundle of each of its fourteen
+  assemblers (and, of each that reads the question, one answering a question of the user's own
+  about a session's turns), a session context of each of its five layouts.
+
+A new assembler or layout is a new set made from the commit that adds it (the tests read the
+registries, and fail for a version without golden data), in a directory of its own; a set
+checked in is never made again from a later commit.
+
+`--at-commit REV` runs this module in that commit's tree (`git archive REV` into a temporary
+directory, these modules copied beside it); the set's `index.json` names the commit
+(`made_from`). Without it, the code imported here makes them: the generator is deterministic, so
+writing them into another directory and comparing with the newest set shows whether the code at
+hand still writes the same bytes (the opt-in test `test_the_code_at_hand_writes_the_same_bytes`
+does that).
 
 How it runs: a private embedded PostgreSQL in a temporary directory, the migrations, the tenant
 `golden` and its keys inserted with fixed ids and secrets, then the real app (`create_app` on a
@@ -22,13 +36,13 @@ runtime of `start_runtime`, driven over ASGI as its clients drive it), with:
   request (and by days where the scenario needs time to pass), so every instant is known; the
   `now()` defaults of the dumped tables are set to the same instant before each request;
 - fixed ids (`GoldenIds`): ULIDs of the clock's instant and a counter;
-- fixed signing keys (`golden.derived_keys`), written to `data/` as the keyring files;
+- fixed signing keys (`golden.derived_keys`), written beside the receipts as the keyring files;
 - exact vector search: the HNSW indexes are dropped, since pgvector builds them with random
   levels and an approximate search could pick another near tie from one run to the next.
 
 So the same code writes the same bytes. The scenario is `scenario.run`; what it writes is listed
-in `data/index.json`. Checkpoints are not made while it runs (the interval is an hour): a
-checkpoint of the whole log is signed at the end into `data/checkpoint.txt`.
+in its `index.json`. Checkpoints are not made while it runs (the interval is an hour): a
+checkpoint of the whole log is signed at the end into `checkpoint.txt`.
 """
 
 from __future__ import annotations
@@ -62,19 +76,7 @@ from gateway.store.database import APP_ROLE, EmbeddedPostgres
 from gateway.store.migrator import apply_migrations
 from receipts import leaf_hash, log_origin, private_key_pem, root, sign_checkpoint
 from tests.gateway.golden import scenario
-from tests.gateway.golden.golden import (
-    CHECKPOINT,
-    DATA,
-    DUMP,
-    DUMP_GZ,
-    ED25519_PEM,
-    INDEX,
-    KEY_ID,
-    KEYRING,
-    PUBLIC_KEYRING,
-    TENANT,
-    derived_keys,
-)
+from tests.gateway.golden.golden import KEY_ID, SETS, TENANT, GoldenSet, derived_keys
 from tests.gateway.golden.tables import TABLES, dump_tenant
 
 __all__ = ["GoldenClock", "GoldenIds", "main", "make_golden"]
@@ -111,14 +113,17 @@ class GoldenIds:
         return str(ULID.from_bytes(millis.to_bytes(6, "big") + self.count.to_bytes(10, "big")))
 
 
-def _write_keys(out: Path) -> None:
+def _write_keys(out: GoldenSet) -> None:
     keyring, private = derived_keys()
     for path, text in (
-        (KEYRING, json.dumps(keyring.to_json(), indent=2, sort_keys=True) + "\n"),
-        (PUBLIC_KEYRING, json.dumps(keyring.public().to_json(), indent=2, sort_keys=True) + "\n"),
-        (ED25519_PEM, private_key_pem(private).decode("ascii")),
+        (out.keyring, json.dumps(keyring.to_json(), indent=2, sort_keys=True) + "\n"),
+        (
+            out.public_keyring,
+            json.dumps(keyring.public().to_json(), indent=2, sort_keys=True) + "\n",
+        ),
+        (out.ed25519_pem, private_key_pem(private).decode("ascii")),
     ):
-        (out / path.name).write_text(text, encoding="utf-8")
+        path.write_text(text, encoding="utf-8")
 
 
 def _pin_now_defaults(url: str, at: datetime) -> None:
@@ -193,13 +198,14 @@ def _made_from() -> str:
     return f"{head}{' + uncommitted changes' if changed else ''}"
 
 
-def make_golden(out: Path, made_from: str) -> None:
-    """Run the scenario on a fresh database and write `out` (the data directory)."""
-    out.mkdir(parents=True, exist_ok=True)
+def make_golden(directory: Path, made_from: str) -> None:
+    """Run the scenario on a fresh database and write a set into `directory`."""
+    directory.mkdir(parents=True, exist_ok=True)
+    out = GoldenSet(directory, made_from)
     clock, ids = GoldenClock(START), GoldenIds()
-    with tempfile.TemporaryDirectory(prefix="ctxgw-golden-") as directory:
-        data_dir = Path(directory)
-        _write_keys(data_dir)
+    with tempfile.TemporaryDirectory(prefix="ctxgw-golden-") as temporary:
+        data_dir = Path(temporary)
+        _write_keys(GoldenSet(data_dir, made_from))  # the runtime's own copy, that it signs with
         with EmbeddedPostgres(data_dir) as server:
             with psycopg.connect(server.url("postgres"), autocommit=True) as conn:
                 conn.execute("CREATE DATABASE golden")
@@ -223,22 +229,22 @@ def make_golden(out: Path, made_from: str) -> None:
     _write_index(out, lines, notes, made_from)
 
 
-def _write_dump(out: Path, lines: Sequence[str]) -> None:
+def _write_dump(out: GoldenSet, lines: Sequence[str]) -> None:
     text = "".join(line + "\n" for line in lines).encode("utf-8")
-    for stale in (DUMP, DUMP_GZ):
-        (out / stale.name).unlink(missing_ok=True)
+    for stale in (out.dump, out.dump_gz):
+        stale.unlink(missing_ok=True)
     if len(text) > DUMP_GZIP_OVER:
         buffer = io.BytesIO()
         # No name and mtime 0 in the header: the same rows give the same file.
         with gzip.GzipFile(filename="", fileobj=buffer, mode="wb", mtime=0) as handle:
             handle.write(text)
-        (out / DUMP_GZ.name).write_bytes(buffer.getvalue())
+        out.dump_gz.write_bytes(buffer.getvalue())
     else:
-        (out / DUMP.name).write_bytes(text)
+        out.dump.write_bytes(text)
 
 
 def _write_index(
-    out: Path, lines: Sequence[str], notes: Sequence[scenario.Note], made_from: str
+    out: GoldenSet, lines: Sequence[str], notes: Sequence[scenario.Note], made_from: str
 ) -> None:
     rows = [json.loads(line) for line in lines]
     receipts = [r["row"] for r in rows if r["table"] == "receipts"]
@@ -275,14 +281,14 @@ def _write_index(
     _, private = derived_keys()
     leaves = [leaf_hash(body) for body in bodies]
     note_text = sign_checkpoint(log_origin(TENANT), len(leaves), root(leaves), private, KEY_ID)
-    (out / CHECKPOINT.name).write_text(note_text, encoding="utf-8")
+    out.checkpoint.write_text(note_text, encoding="utf-8")
     index = {
         "tenant_id": TENANT,
         "made_from": made_from,
         "made_by": "python -m tests.gateway.golden.make_golden (see its docstring)",
         "receipts": entries,
     }
-    (out / INDEX.name).write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+    out.index.write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
 
 
 def _run_at_commit(revision: str, out: Path) -> None:
@@ -297,7 +303,7 @@ def _run_at_commit(revision: str, out: Path) -> None:
         shutil.copytree(
             Path(__file__).resolve().parent,
             tree / "tests" / "gateway" / "golden",
-            ignore=shutil.ignore_patterns("data", "__pycache__", "test_*.py"),
+            ignore=shutil.ignore_patterns(*(s.name for s in SETS), "__pycache__", "test_*.py"),
             dirs_exist_ok=True,
         )
         subprocess.run(
@@ -318,7 +324,7 @@ def _run_at_commit(revision: str, out: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.gateway.golden.make_golden")
-    parser.add_argument("--out", type=Path, default=DATA, help="the data directory to write")
+    parser.add_argument("--out", type=Path, required=True, help="the set's directory to write")
     parser.add_argument("--at-commit", metavar="REV", help="make them with this commit's code")
     parser.add_argument("--made-from", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -29,6 +29,16 @@ ASK_STRICT = {"task": ROLLBACK, "namespaces": ["ops", "hr"], "budget_tokens": 15
 ASK_SIDE = {"task": "Which team am I on?", "namespaces": ["team"], "memory_types": ["semantic"], "budget_tokens": 800, "top_k": 1}  # fmt: skip
 ASK_BOTH = {"task": "Which team am I on?", "namespaces": ["team"], "budget_tokens": 800}
 MUSEUM = "When does museum 3 in Lisbon open?"
+# A question of the user's own about what they said in the chat (each day another museum): an
+# assembler that reads the question (`asked_values`, from 2026-12-05.2) may leave the older days'
+# turns out. Its bundles differ between the weighings (2026-12-06.3, .4, .5).
+ASK_OWN = {"task": "Which museum are we visiting now?", "namespaces": ["chat"], "budget_tokens": 600}  # fmt: skip
+
+
+def _named_top_k(assembler: Versioned, ask: dict[str, Any]) -> dict[str, Any]:
+    """Before budget-sized tiers (2026-12-04.2) a request named its top_k, 6 when the client
+    sent none (the wire's default then): the same request, named."""
+    return ask if getattr(assembler, "budget_sized", False) else {**ask, "top_k": 6}
 
 
 async def _context(gateway: Gateway, what: str, key: Key, ask: dict[str, Any]) -> Any:
@@ -66,11 +76,7 @@ async def disclose(
     await _context(gateway, "as_of, asked by an auditor: ops before the new versions and the deletion", auditor, as_of)  # fmt: skip
     for assembler in assemblers:
         with gateway.assembler(assembler):
-            # Before budget-sized tiers (2026-12-04.2) a request named its top_k, 6 when the
-            # client sent none (the wire's default then): the same request, named.
-            both = (
-                ASK_BOTH if getattr(assembler, "budget_sized", False) else {**ASK_BOTH, "top_k": 6}
-            )
+            both = _named_top_k(assembler, ASK_BOTH)
             for ask, shown in ((ASK_SIDE, "one side in the top_k"), (both, "both sides")):
                 await _context(gateway, f"assembler {assembler.version}, an open conflict (claim user.team) between two writers, {shown}", coder, ask)  # fmt: skip
     await gateway.receipted("search: ops pointers", "POST", "/v1/search", agent, {"query": "rollback of a deploy", "namespaces": ["ops"], "limit": 5})  # fmt: skip
@@ -81,6 +87,7 @@ async def disclose(
     session_id, last = await _session_contexts(gateway, agent, layouts)
     page = {"after": 20, "limit": 4}
     await gateway.receipted("history: a page of the session's turns", "GET", f"/v1/sessions/{session_id}/turns", agent, params=page)  # fmt: skip
+    await _asked_of_the_chat(gateway, agent, assemblers)
     await _context(gateway, "every namespace: index-only entries cut (index_truncated), over_budget", agent, ASK_WIDE)  # fmt: skip
     exact = await _replay(gateway, "replay (exact) of the ops context", auditor, ops["receipt_id"], IDENTICAL, mode="exact")  # fmt: skip
     await _replay(gateway, "replay (exact) of a replay", auditor, exact["receipt_id"], IDENTICAL, mode="exact")  # fmt: skip
@@ -111,6 +118,15 @@ async def _session_contexts(
             made = await gateway.receipted(f"session_context: layout {layout.version}, a summary, recent turns, recalled memories", "POST", f"/v1/sessions/{session_id}/context", agent, {"query": MUSEUM}, replay=IDENTICAL)  # fmt: skip
         receipt_id = made["receipt_id"]
     return session_id, receipt_id
+
+
+async def _asked_of_the_chat(gateway: Gateway, agent: Key, assemblers: Sequence[Versioned]) -> None:
+    """Of each assembler that reads the question (`asked_values`), a bundle answering a question
+    of the user's own about the session's turns (none before 2026-12-05.2)."""
+    for assembler in assemblers:
+        if getattr(assembler, "asked_values", False):
+            with gateway.assembler(assembler):
+                await _context(gateway, f"assembler {assembler.version}, a question of the user's own about the museums the chat's days decided on (the newest is current)", agent, _named_top_k(assembler, ASK_OWN))  # fmt: skip
 
 
 async def _activate_strict(gateway: Gateway, admin: Key, mode: str) -> None:

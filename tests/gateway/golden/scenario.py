@@ -6,9 +6,11 @@ Four phases, each on the state the one before left:
 1. memories (the shipped default policy): labels, a claim key superseded by a newer value, an
    explicit new version, a deletion, an expiry, facts compiled from a session (one superseding
    another), and two writers' facts for one claim at one instant (an open conflict);
-2. disclosures: context bundles (plain, compiled facts, `as_of`, one per assembler version),
-   search, timeline, fetch, a session's contexts (one per layout) and a history page, replays
-   (exact, of a replay, current, what_if, of a session context), then the conflict resolved;
+2. disclosures: context bundles (plain, compiled facts, `as_of`, two per assembler version),
+   search, timeline, fetch, a session's contexts (one per layout) and a history page, of each
+   assembler that reads the question a bundle answering a question of the user's own about the
+   session's turns, replays (exact, of a replay, current, what_if, of a session context), then
+   the conflict resolved;
 3. the strict bundle: in log_only, then enforced (denials, a cap, redactions), and every
    refusable disclosure refused for want of a purpose, a refusal replayed;
 4. erasure: a memory a bundle used (its exact replay then answers `memory_erased`) and a turn.
@@ -35,6 +37,8 @@ from tests.gateway.golden.golden import TENANT
 
 __all__ = ["Gateway", "Key", "Note", "Versioned", "insert_keys", "run", "versions"]
 
+# A tree without `gateway.core.versions` (58a830a) names its four assemblers in
+# `gateway.core.assembly`, the current one `ASSEMBLER`.
 ASSEMBLERS = ("COMPACT", "CONFLICTS", "PARTNERS", "ASSEMBLER")
 
 
@@ -56,12 +60,17 @@ def _module(name: str) -> Any:
 
 def versions() -> tuple[tuple[Versioned, ...], tuple[Versioned, ...]]:
     """Every assembler and every session layout (with its values), oldest first, as the code at
-    hand has them. Looked up by name: the commit the golden data is made from keeps them in
-    `gateway.core.assembly` and `gateway.core.session`; later code moved them (assemblers to
-    `gateway.core.versions`, the earlier layouts' values out of the gateway, into
-    `tests.gateway.core.earlier_layouts`), and this module must import with either."""
-    home = _module("gateway.core.versions") or importlib.import_module("gateway.core.assembly")
-    assemblers = tuple(getattr(home, name) for name in ASSEMBLERS)
+    hand has them. Looked up by name: the commit the first golden set is made from (58a830a)
+    keeps its four assemblers in `gateway.core.assembly` and its layouts in
+    `gateway.core.session`; later code lists every assembler in the registry
+    `gateway.core.versions.ASSEMBLERS` and moved the earlier layouts' values out of the gateway,
+    into `tests.gateway.core.earlier_layouts`, and this module must import with either."""
+    registry = _module("gateway.core.versions")
+    if registry is not None:
+        assemblers = tuple(registry.ASSEMBLERS.by_version.values())
+    else:
+        home = importlib.import_module("gateway.core.assembly")
+        assemblers = tuple(getattr(home, name) for name in ASSEMBLERS)
     layouts = getattr(importlib.import_module("gateway.core.session"), "LAYOUTS", None)
     if layouts is None:
         layouts = importlib.import_module("tests.gateway.core.earlier_layouts").LAYOUTS
