@@ -73,6 +73,10 @@ BENCHMARKS = {
         "bench.replacing",
         "fit the defence's weighing of a newer turn replacing an older one; held-out sets apart",
     ),
+    "introductions": (
+        "bench.introductions",
+        "identity from self-introductions: each rules version on messages written blind",
+    ),
     "census": (
         "bench.extraction_census",
         "what the rules extractor reads of knowledge-update cases: old, new, one claim key",

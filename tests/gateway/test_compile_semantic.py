@@ -11,6 +11,7 @@ import psycopg
 import pytest
 from litestar.testing import TestClient
 
+from gateway.core.extraction import RULES
 from gateway.http.app import create_app
 from gateway.shell.settings import Settings
 from tests.conftest import KeyFactory
@@ -71,7 +72,7 @@ def test_the_embedder_joins_phrases_that_share_no_word(
     assert joined["status"] == "completed" and joined["superseded"] >= 1, joined
     [(_key, value, extractor)] = _claims(database_url, "meant")
     assert value == "$1,975"  # the newer holds; the older is superseded
-    assert extractor.startswith("rules+semantic/2026-12-05.1+")  # the model named
+    assert extractor.startswith(f"rules+semantic/{RULES[1]}+")  # the model named
 
 
 def test_an_embedder_that_fails_fails_the_compile_and_writes_nothing(

@@ -83,6 +83,7 @@ from gateway.core.known_claims import Known
 __all__ = [
     "EXTRACTS",
     "RULES",
+    "RULES_STRUCTURE",
     "RULES_TABLE",
     "Episode",
     "Extract",
@@ -107,10 +108,28 @@ def _table(
 # resolved against the known claims, a request to save a value answered by the next sentence.
 RULES_TABLE = ("rules", "2026-12-03.1")
 # 2026-12-05.1: and statements split into subject, attribute phrase and typed value, resolved
-# to known claims by similarity; self-introductions. The default.
-RULES = ("rules", "2026-12-05.1")  # name, version: bump the version when an output can change
+# to known claims by similarity; self-introductions.
+RULES_STRUCTURE = ("rules", "2026-12-05.1")
+# 2026-12-06.1: and introductions in more shapes ("Dana Scully from Umbrella Corp here", a
+# signature, "I work at Globex as the CFO"), a relation of the speaker's ("Alice, my manager at
+# Acme") introducing no one, the speaker's plan by a name one claim (`account.plan`). The default.
+RULES = ("rules", "2026-12-06.1")  # name, version: bump the version when an output can change
+
+
+def _structure(
+    episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
+) -> list[Fact]:
+    return generalized.extract(episodes, known, similar, generalized.FIRST_READING)
+
+
+def _second(
+    episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
+) -> list[Fact]:
+    return generalized.extract(episodes, known, similar, generalized.SECOND_READING)
+
+
 EXTRACTS: Mapping[str, Extract] = MappingProxyType(
-    {RULES_TABLE[1]: _table, RULES[1]: generalized.extract}
+    {RULES_TABLE[1]: _table, RULES_STRUCTURE[1]: _structure, RULES[1]: _second}
 )
 
 
@@ -120,4 +139,4 @@ def extract(
     similar: PhraseSimilarity | None = None,
 ) -> list[Fact]:
     """The facts of `episodes` by the default version (:data:`RULES`)."""
-    return generalized.extract(episodes, known, similar)
+    return _second(episodes, known, similar)

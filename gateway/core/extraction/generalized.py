@@ -12,6 +12,12 @@ Per sentence that states something (`statements`, `judgement`):
 3. a bare level ("we're at 5 now") of a count the sentence names ("two more engineers joined");
 4. identity from a self-introduction.
 
+Version 2026-12-06.1 (`SECOND_READING`) reads introductions in more shapes
+(`introductions.SECOND`), and keys the speaker's plan, tier or subscription named by a name
+("our plan is Business") `account.plan`, as an introduction keys it ("we're on the Business
+plan"): one claim, so the newer supersedes the older. A plan that is an intention ("our plan
+is to migrate") keeps its own key.
+
 A clause that hedges, or states a goal, states no value: "I want to get down to 170 pounds" is
 not a weight.
 """
@@ -25,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.holders import THIRD_PERSONS, another_holder
-from gateway.core.extraction.introductions import introductions
+from gateway.core.extraction.introductions import FIRST, SECOND, Introductions, introductions
 from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
 from gateway.core.extraction.named_values import named_change, named_claims
@@ -37,7 +43,7 @@ from gateway.core.extraction.vocabulary import CHANGE_VERBS
 from gateway.core.known_claims import Known, KnownClaims
 from gateway.core.supersession import CLAIM_KEY
 
-__all__ = ["MAX_SENTENCE", "extract", "states_value"]
+__all__ = ["FIRST_READING", "MAX_SENTENCE", "SECOND_READING", "Reading", "extract", "states_value"]
 
 _GOAL = re.compile(
     r"\b(?:goal|target|aim|aiming|hope|hoping|wish|dream|ideal|ideally|trying to|try to|"
@@ -52,6 +58,9 @@ _BARE = re.compile(
     re.IGNORECASE,
 )
 _WORDS = re.compile(r"[A-Za-z][\w'-]*")
+# The speaker's plan by a name (one or two capitalized words, as `introductions` reads one).
+_ACCOUNT_PLAN_KEYS = frozenset({"user.plan", "user.tier", "user.subscription"})
+_PLAN_NAME = re.compile(r"[A-Z][\w+-]*(?: [A-Z][\w+-]*)?")
 # A sentence longer than this is pasted text (an essay, a table, code): people state a fact of
 # their own in far fewer characters (the longest evidence sentence of fold A has 250).
 MAX_SENTENCE = 1000
@@ -74,13 +83,29 @@ def states_value(triple: Triple) -> bool:
     return HEDGE.search(said) is None and _GOAL.search(said) is None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reading:
+    """What a version reads beyond the statements: introductions by `introductions`, and, with
+    `account_plan`, the speaker's plan by a name as the account's (`account.plan`)."""
+
+    introductions: Introductions
+    account_plan: bool = False
+
+
+FIRST_READING = Reading(FIRST)  # rules/2026-12-05.1
+SECOND_READING = Reading(SECOND, account_plan=True)  # rules/2026-12-06.1
+
+
 class _Extraction:
     """One compile's claims so far: the table's (`KnownClaims`) and the statements' registry."""
 
-    def __init__(self, known: Iterable[Known], similar: PhraseSimilarity | None) -> None:
+    def __init__(
+        self, known: Iterable[Known], similar: PhraseSimilarity | None, reading: Reading
+    ) -> None:
         known = list(known)
         self.claims = KnownClaims(known)
         self.registry = ClaimRegistry(known, similar)
+        self.reading = reading
 
     def add(self, fact: Fact) -> None:
         if fact.claim_key is not None and fact.value:
@@ -178,7 +203,7 @@ class _Extraction:
     ) -> Iterable[Fact]:
         """Identity from a self-introduction, for the claims the sentence has no fact of."""
         taken = {f.claim_key for f in found}
-        for claim in introductions(stated):
+        for claim in introductions(stated, self.reading.introductions):
             if claim.claim_key not in taken and claim.value.casefold() not in values:
                 content = _content_of(stated, None)
                 fact = build_fact("identity", "semantic", claim.claim_key, content, episode, False)
@@ -247,24 +272,36 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
         stated, before_this, before = judged(sentence), before, sentence
         if stated is None:
             continue
-        for fact in extraction.sentence_facts(sentence, stated, episode, confirmed, before_this):
+        for found in extraction.sentence_facts(sentence, stated, episode, confirmed, before_this):
+            fact = _account_plan(found) if extraction.reading.account_plan else found
             # One value per claim per turn: the first statement of it.
             if fact.claim_key is None or fact.claim_key not in seen:
                 seen.add(fact.claim_key)
                 if fact.claim_key is not None and fact.value:
                     spelled = extraction.registry.spelled(fact.claim_key, fact.value)
-                    fact = dataclasses.replace(fact, value=spelled)  # noqa: PLW2901
+                    fact = dataclasses.replace(fact, value=spelled)
                 extraction.add(fact)
                 yield fact
+
+
+def _account_plan(fact: Fact) -> Fact:
+    """A fact of the speaker's plan named by a name, keyed as the account's plan."""
+    key = fact.claim_key
+    if key not in _ACCOUNT_PLAN_KEYS or not _PLAN_NAME.fullmatch(fact.value or ""):
+        return fact
+    heading = f"account.plan{fact.heading.removeprefix(key)}"[:200]  # as `build_fact` heads it
+    return dataclasses.replace(fact, claim_key="account.plan", heading=heading)
 
 
 def extract(
     episodes: Sequence[Episode],
     known: Iterable[Known] = (),
     similar: PhraseSimilarity | None = None,
+    reading: Reading = FIRST_READING,
 ) -> list[Fact]:
     """The facts of `episodes`, in episode order then sentence order, given the live claims
     `known` before them and, when the gateway has an embedder, a phrase similarity (`similar`)
-    for attribute phrases that share no word. Same input, same output."""
-    extraction = _Extraction(known, similar)
+    for attribute phrases that share no word, as `reading` reads them (the default: version
+    2026-12-05.1's, which assemblies read turns by). Same input, same output."""
+    extraction = _Extraction(known, similar, reading)
     return [fact for episode in episodes for fact in _from_episode(episode, extraction)]

@@ -6,7 +6,7 @@ memory a compile writes names its extractor as `name/version`.
 well, so a compile job stored with an earlier version (or a request naming one) runs with it.
 `rules+semantic` is `rules` with the gateway's embedder joining attribute phrases alike in
 meaning though not in words ("rent", "apartment costs"); its version names the embedding
-model (`2026-12-05.1+<model>`), since the facts it finds depend on it. `openai` asks an
+model (`2026-12-06.1+<model>`), since the facts it finds depend on it. `openai` asks an
 OpenAI-compatible chat model for JSON facts and validates its answer against a schema
 (`_ModelFacts`): an answer that is not exactly that fails the job with `extractor_failed` and
 nothing of the chunk is written. Its version is the model's name (as the chat summarizer's).
@@ -217,9 +217,16 @@ def build_extractors(settings: Settings, embedder: Embedder) -> Mapping[str, Ext
         if name == "rules":
             built[name] = RulesExtractor()
         elif name == "rules+semantic":
-            version = f"{RULES[1]}+{embedder.model}"
-            semantic = RulesExtractor(name, version, embedder_similarity(embedder))
-            built[name] = built[f"{name}/{version}"] = semantic
+            similar = embedder_similarity(embedder)
+            # Every rules version by its full name too, as `rules/<version>` below.
+            kept = {
+                f"{name}/{version}+{embedder.model}": RulesExtractor(
+                    name, f"{version}+{embedder.model}", similar
+                )
+                for version in EXTRACTS
+            }
+            built[name] = kept[f"{name}/{RULES[1]}+{embedder.model}"]
+            built.update(kept)
         else:
             built[name] = OpenAIChatExtractor(
                 settings.extractor_base_url or settings.openai_base_url,

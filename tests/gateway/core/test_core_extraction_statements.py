@@ -1,9 +1,11 @@
 """The rules extractor of 2026-12-05.1: statements split into subject, attribute phrase and
 typed value, resolved to one claim by similarity; traps kept apart by structure;
-self-introductions; the earlier version still selectable and unchanged."""
+self-introductions, in more shapes from 2026-12-06.1, with the speaker's plan one claim; the
+earlier versions still selectable and unchanged."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -12,7 +14,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gateway.core.extraction import EXTRACTS, RULES, RULES_TABLE, Episode, Fact, Known, extract
+from gateway.core.extraction import (
+    EXTRACTS,
+    RULES,
+    RULES_STRUCTURE,
+    RULES_TABLE,
+    Episode,
+    Fact,
+    Known,
+    extract,
+)
 from gateway.core.extraction.typed_values import says_nothing, typed_values
 from tests.gateway.core import test_core_extraction as table_tests
 
@@ -188,11 +199,55 @@ def test_a_type_is_of_what_it_types() -> None:
         ("I'm the IT admin at Globex.", {"user.role": "IT admin", "user.employer": "Globex"}),
         ("My name's Priya and we're on the Pro plan.", {"user.name": "Priya", "account.plan": "Pro"}),
         ("I work as a nurse.", {"user.role": "nurse"}),
+        # From 2026-12-06.1: the organization before "here", a signature, where one works.
+        ("Dana Scully from Umbrella Corp here.", {"user.name": "Dana Scully", "user.employer": "Umbrella Corp"}),
+        ("Bob Martinez (Acme Inc.) here, quick question about invoices.", {"user.name": "Bob Martinez", "user.employer": "Acme Inc"}),
+        ("Hello! Kenji Watanabe, product manager at Soylent Labs.", {"user.name": "Kenji Watanabe", "user.role": "product manager", "user.employer": "Soylent Labs"}),
+        ("My name is Ana Ruiz and I work at Globex as the CFO.", {"user.name": "Ana Ruiz", "user.employer": "Globex", "user.role": "CFO"}),
+        ("I work for Initech.", {"user.employer": "Initech"}),
     ],
 )  # fmt: skip
 def test_self_introductions_in_every_common_shape(text: str, expected: dict[str, str]) -> None:
     found = {f.claim_key: f.value for f in extract([Episode(("t1",), "user", text, AT)])}
     assert {k: found.get(k) for k in expected} == expected
+
+
+_INTRODUCED_SINCE = [
+    "Dana Scully from Umbrella Corp here.",
+    "Bob Martinez (Acme Inc.) here, quick question about invoices.",
+    "Hello! Kenji Watanabe, product manager at Soylent Labs.",
+]
+
+
+@pytest.mark.parametrize("text", _INTRODUCED_SINCE)
+def test_the_earlier_version_reads_the_shapes_it_read(text: str) -> None:
+    """2026-12-05.1 is kept as it was: a compile naming it gives what it gave."""
+    episodes = [Episode(("t1",), "user", text, AT)]
+    assert [f for f in EXTRACTS[RULES_STRUCTURE[1]](episodes, (), None) if f.claim_key] == []
+    assert [f for f in EXTRACTS[RULES[1]](episodes, (), None) if f.claim_key]
+
+
+def test_someone_of_the_speakers_in_apposition_introduces_no_one() -> None:
+    text = "Hi, Alice Chen, my manager at Acme, asked me to write this."
+    episodes = [Episode(("t1",), "user", text, AT)]
+    assert not [f for f in extract(episodes) if f.claim_key in ("user.name", "user.role")]
+    # The earlier reading took her for the speaker; kept so for what it compiled.
+    earlier = {f.claim_key: f.value for f in EXTRACTS[RULES_STRUCTURE[1]](episodes, (), None)}
+    assert earlier.get("user.name") == "Alice Chen" and earlier.get("user.role") == "my manager"
+
+
+def test_the_speakers_plan_by_a_name_is_one_claim_however_it_is_said() -> None:
+    found = claims(pair("Our plan is Business.", "We're on the Growth plan now."))
+    assert found == [("t1", "account.plan", "Business"), ("t2", "account.plan", "Growth")]
+    assert claims(pair("We're on the Growth plan.", "Our tier is Enterprise now.")) == [
+        ("t1", "account.plan", "Growth"),
+        ("t2", "account.plan", "Enterprise"),
+    ]
+    # A plan that is an intention is no account's plan.
+    [intention] = extract([Episode(("t1",), "user", "Our plan is to migrate to Postgres.", AT)])
+    assert intention.claim_key == "user.plan" and intention.heading.startswith("user.plan: ")
+    [named] = extract([Episode(("t1",), "user", "Our plan is Business.", AT)])
+    assert named.heading == "account.plan: Our plan is Business."
 
 
 @pytest.mark.parametrize(
@@ -278,13 +333,34 @@ def test_a_partitive_counts_the_noun_of_its_set() -> None:
 
 
 def test_every_version_is_kept_and_the_newest_is_the_default() -> None:
-    assert RULES == ("rules", "2026-12-05.1") and RULES_TABLE == ("rules", "2026-12-03.1")
-    assert set(EXTRACTS) == {RULES[1], RULES_TABLE[1]}
+    assert RULES == ("rules", "2026-12-06.1") and RULES_STRUCTURE == ("rules", "2026-12-05.1")
+    assert RULES_TABLE == ("rules", "2026-12-03.1")
+    assert list(EXTRACTS) == [RULES_TABLE[1], RULES_STRUCTURE[1], RULES[1]]
     episodes = [Episode(("t1",), "user", "I weigh 185 pounds.", AT)]
     assert EXTRACTS[RULES_TABLE[1]](episodes, (), None) == []
-    assert [f.claim_key for f in EXTRACTS[RULES[1]](episodes, (), None)] == ["user.weight_weigh"]
+    for version in (RULES_STRUCTURE[1], RULES[1]):
+        assert [f.claim_key for f in EXTRACTS[version](episodes, (), None)] == ["user.weight_weigh"]
 
 
+def test_the_earlier_versions_give_the_facts_they_gave() -> None:
+    """Pinned: what 2026-12-05.1 and 2026-12-03.1 compile of the sample, introductions and
+    plans included, byte for byte (a stored job naming one runs with it)."""
+    episodes = [
+        Episode((f"t{i}",), "user", text, AT + timedelta(days=i))
+        for i, text in enumerate([*_SAMPLE, *_INTRODUCED_SINCE, "Our plan is Business.", "Hi, Alice Chen, my manager at Acme, asked me."])
+    ]  # fmt: skip
+    digests = {
+        version: hashlib.sha256(
+            json.dumps(
+                [[f.claim_key, f.value, f.heading, f.content, f.confidence] for f in EXTRACTS[version](episodes, (), None)]
+            ).encode()
+        ).hexdigest()[:16]
+        for version in (RULES_TABLE[1], RULES_STRUCTURE[1])
+    }  # fmt: skip
+    assert digests == PINNED_EARLIER
+
+
+PINNED_EARLIER = {"2026-12-03.1": "9b44ed936e4ea1b1", "2026-12-05.1": "304496e6df24eb04"}
 _SAMPLE = [
     "Hi, I'm Bob Martinez from Acme Inc. Enterprise plan.",
     "I weigh 185 pounds and my salary is $145,000.",
