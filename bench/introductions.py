@@ -1,13 +1,15 @@
 """Identity from self-introductions (issue 33): what each version of the `rules` extractor reads
 of messages in which people introduce themselves, and of messages that only look like it.
 
-Data: ``bench/introductions_blind.json`` (CC0), 120 messages written by a helper that read
-nothing of this project, after `rules/2026-12-06.1` was written and before it was measured:
-80 introductions in the shapes people write them (greetings, signatures, parentheses, "X here",
-"I work at Y as Z", plans said many ways, lowercase and typos) and 40 traps (someone else
-introduced, a place not an employer, idioms, plans that are intentions, hypotheticals). Each
-message carries the identity claims it states of its speaker (`user.name`, `user.employer`,
-`user.role`, `account.plan`), values as written.
+Data (CC0, written by helpers that read nothing of this project): ``bench/introductions_blind.json``,
+120 messages written after a first form of `rules/2026-12-06.1` and measured once before any was
+read: 80 introductions in shapes the request listed (greetings, signatures, parentheses, "X
+here", "I work at Y as Z", plans said many ways, lowercase and typos) and 40 traps (someone else
+introduced, a place not an employer, idioms, plans that are intentions, hypotheticals); and
+``bench/introductions_blind2.json`` (``--cases``), 100 first messages to a support chat, an
+assistant or a helpdesk bot, written by a second hand told no shape, measured once when the
+version was final and never read. Each message carries the identity claims it states of its
+speaker (`user.name`, `user.employer`, `user.role`, `account.plan`), values as written.
 
 Each message is one user turn compiled alone. A claim found counts as right when its value,
 compared case-insensitively without surrounding punctuation, is the expected one; per key and

@@ -12,8 +12,8 @@ Per sentence that states something (`statements`, `judgement`):
 3. a bare level ("we're at 5 now") of a count the sentence names ("two more engineers joined");
 4. identity from a self-introduction.
 
-Version 2026-12-06.1 (`SECOND_READING`) reads introductions in more shapes
-(`introductions.SECOND`), and keys the speaker's plan, tier or subscription named by a name
+Version 2026-12-06.1 (`SECOND_READING`) reads introductions by their cues (`introducing`), and
+keys the speaker's plan, tier or subscription named by a name
 ("our plan is Business") `account.plan`, as an introduction keys it ("we're on the Business
 plan"): one claim, so the newer supersedes the older. A plan that is an intention ("our plan
 is to migrate") keeps its own key.
@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
+from gateway.core.extraction import introducing, introductions
 from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.holders import THIRD_PERSONS, another_holder
-from gateway.core.extraction.introductions import FIRST, SECOND, Introductions, introductions
 from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
 from gateway.core.extraction.named_values import named_change, named_claims
@@ -60,7 +60,8 @@ _BARE = re.compile(
 _WORDS = re.compile(r"[A-Za-z][\w'-]*")
 # The speaker's plan by a name (one or two capitalized words, as `introductions` reads one).
 _ACCOUNT_PLAN_KEYS = frozenset({"user.plan", "user.tier", "user.subscription"})
-_PLAN_NAME = re.compile(r"[A-Z][\w+-]*(?: [A-Z][\w+-]*)?")
+_PLAN_NAME = re.compile(r"[A-Z][\w+-]*(?: [A-Z][\w+-]*)?$")
+_LOWERCASE_WORD = re.compile(r"(?:^|\s)[a-z]")
 # A sentence longer than this is pasted text (an essay, a table, code): people state a fact of
 # their own in far fewer characters (the longest evidence sentence of fold A has 250).
 MAX_SENTENCE = 1000
@@ -83,17 +84,28 @@ def states_value(triple: Triple) -> bool:
     return HEDGE.search(said) is None and _GOAL.search(said) is None
 
 
+# A sentence, the one before it, and whether it asks: the claims it introduces the speaker by.
+Introduce = Callable[[str, str, bool], dict[str, str]]
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Reading:
-    """What a version reads beyond the statements: introductions by `introductions`, and, with
-    `account_plan`, the speaker's plan by a name as the account's (`account.plan`)."""
+    """What a version reads beyond the statements: a sentence (after the one before it) to the
+    identity claims it introduces the speaker by (`introduce`), and, with `account_plan`, the
+    speaker's plan by a name as the account's (`account.plan`)."""
 
-    introductions: Introductions
+    introduce: Introduce
     account_plan: bool = False
+    # Introductions read in a question too ("I'm a science teacher at Willow Creek Middle
+    # School; can you give me a lab?"), which states nothing else: the introduction is the
+    # speaker's statement whatever the sentence goes on to ask (`introducing.asked`).
+    introduced_in_questions: bool = False
 
 
-FIRST_READING = Reading(FIRST)  # rules/2026-12-05.1
-SECOND_READING = Reading(SECOND, account_plan=True)  # rules/2026-12-06.1
+FIRST_READING = Reading(introductions.introduced)  # rules/2026-12-05.1
+SECOND_READING = Reading(  # rules/2026-12-06.1
+    introducing.introduced, account_plan=True, introduced_in_questions=True
+)
 
 
 class _Extraction:
@@ -178,7 +190,7 @@ class _Extraction:
             # change without a key) restates what a claim now says, values and all.
             found = [f for f in found if f.claim_key or not f.heading.startswith("state: ")]
         if episode.role == "user":
-            found.extend(self._introduced(stated, episode, found, values))
+            found.extend(self.introduced(stated, before, episode, found, values))
         return found
 
     def _named(
@@ -198,16 +210,23 @@ class _Extraction:
             )
             yield dataclasses.replace(fact, value=claim.value)
 
-    def _introduced(
-        self, stated: str, episode: Episode, found: list[Fact], values: list[str]
+    def introduced(
+        self,
+        stated: str,
+        before: str,
+        episode: Episode,
+        found: list[Fact],
+        values: list[str],
+        asking: bool = False,
     ) -> Iterable[Fact]:
-        """Identity from a self-introduction, for the claims the sentence has no fact of."""
+        """Identity from a self-introduction (in a sentence that asks, with `asking`), for the
+        claims the sentence has no fact of."""
         taken = {f.claim_key for f in found}
-        for claim in introductions(stated, self.reading.introductions):
-            if claim.claim_key not in taken and claim.value.casefold() not in values:
+        for key, value in self.reading.introduce(stated, before, asking).items():
+            if key not in taken and value.casefold() not in values:
                 content = _content_of(stated, None)
-                fact = build_fact("identity", "semantic", claim.claim_key, content, episode, False)
-                yield dataclasses.replace(fact, value=claim.value)
+                fact = build_fact("identity", "semantic", key, content, episode, False)
+                yield dataclasses.replace(fact, value=value)
 
     def _bare_levels(
         self, stated: str, episode: Episode, confirmed: bool, values: list[str]
@@ -270,9 +289,15 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
         if len(sentence) > MAX_SENTENCE:
             continue  # pasted text, not a statement; and the table's patterns backtrack on it
         stated, before_this, before = judged(sentence), before, sentence
-        if stated is None:
+        asks = extraction.reading.introduced_in_questions and episode.role == "user"
+        if stated is None and not asks:
             continue
-        for found in extraction.sentence_facts(sentence, stated, episode, confirmed, before_this):
+        facts = (
+            extraction.introduced(sentence, before_this, episode, [], [], asking=True)
+            if stated is None
+            else extraction.sentence_facts(sentence, stated, episode, confirmed, before_this)
+        )
+        for found in facts:
             fact = _account_plan(found) if extraction.reading.account_plan else found
             # One value per claim per turn: the first statement of it.
             if fact.claim_key is None or fact.claim_key not in seen:
@@ -286,8 +311,12 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
 
 def _account_plan(fact: Fact) -> Fact:
     """A fact of the speaker's plan named by a name, keyed as the account's plan."""
-    key = fact.claim_key
-    if key not in _ACCOUNT_PLAN_KEYS or not _PLAN_NAME.fullmatch(fact.value or ""):
+    key, value = fact.claim_key, fact.value or ""
+    if key == "account.plan" and _LOWERCASE_WORD.search(value):
+        # A plan's name is its capitalized words: "renewal of our Corporate" names Corporate.
+        named = _PLAN_NAME.search(value)
+        return dataclasses.replace(fact, value=named.group(0)) if named else fact
+    if key not in _ACCOUNT_PLAN_KEYS or not _PLAN_NAME.fullmatch(value):
         return fact
     heading = f"account.plan{fact.heading.removeprefix(key)}"[:200]  # as `build_fact` heads it
     return dataclasses.replace(fact, claim_key="account.plan", heading=heading)

@@ -8,21 +8,15 @@ capitalized words with their legal suffix ("Acme Inc."); a role is the lowercase
 an article and "at"/"for"/"with" an organization, or after "work as". Each becomes a fact with
 its claim key (`user.name`, `user.employer`, `user.role`, `account.plan`).
 
-Each version of the extractor reads them by its `Introductions`. `SECOND` (rules/2026-12-06.1)
-reads three more shapes: the organization before "here" ("Dana Scully from Umbrella Corp here.",
-"Bob Martinez (Acme Inc.) here"), a sentence that is only a signature ("Kenji Watanabe, product
-manager at Soylent Labs."), and where the speaker works ("I work at Globex as the CFO"); and it
-keeps apart an apposition naming someone of the speaker's ("Hi, Alice Chen, my manager at Acme,
-asked me to write"): a role opening with a possessive is a relation, not the speaker's role,
-and the name before it is not the speaker's.
+This is the reading of rules/2026-12-05.1, kept as it was for what it compiled; later
+versions read introductions by `introducing`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-__all__ = ["FIRST", "SECOND", "Introduced", "Introductions", "introductions"]
+__all__ = ["NOT_NAMES", "introduced", "speaker_name"]
 
 _NAME = r"(?P<name>(?-i:[A-Z][a-z'’-]+(?: (?:[A-Z]\.|[A-Z][a-z'’-]+)){0,2}))"
 _ORG = (
@@ -60,30 +54,6 @@ _SHAPES = (
         re.IGNORECASE,
     ),
 )
-# rules/2026-12-06.1 (`SECOND`): the organization before "here": "Dana Scully from Umbrella Corp
-# here.", "Bob Martinez (Acme Inc.) here, quick question".
-_FROM_HERE = re.compile(
-    r"^(?:(?:hi|hello|hey)[,!]? )?"
-    + _NAME
-    + r"(?:,? (?:from|at|with|of) "
-    + _ORG
-    + r",?| \("
-    + _ORG.replace("(?P<org>", "(?P<org_in>", 1)  # a group's name once per pattern
-    + r"\)) here\b",
-    re.IGNORECASE,
-)
-# A sentence that is only a signature: "Kenji Watanabe, product manager at Soylent Labs."
-_SIGNATURE = re.compile(
-    r"^" + _NAME + r", (?:the |a |an )?" + _ROLE + r" (?:at|for|with|of) " + _ORG + r"\W*$",
-    re.IGNORECASE,
-)
-# Where the speaker works, and as what: "I work at Globex as the CFO", "I work for Initech".
-_WORK_AT = re.compile(
-    r"\bi work (?:at|for) " + _ORG + r"(?: as (?:the |a |an )?" + _ROLE + r")?(?=[,.!;]|$| and )",
-    re.IGNORECASE,
-)
-# A role opening with a possessive names a relation of someone's ("my manager", "our new hire").
-_POSSESSIVE = re.compile(r"^(?:my|our|your|his|her|their|its)\b", re.IGNORECASE)
 _ROLE_AT = re.compile(
     r"\b(?:i'm|i am|i work as) (?:the |a |an )" + _ROLE + r" (?:at|for|with) " + _ORG,
     re.IGNORECASE,
@@ -96,7 +66,7 @@ _PLAN = re.compile(
     r"(?P<kind>plan|tier|subscription|license|licence)\b",
     re.IGNORECASE,
 )
-_NOT_NAMES = frozenset(
+NOT_NAMES = frozenset(
     {
         *("i", "it", "this", "that", "there", "here", "just", "so", "not", "also", "really"),
         *("sorry", "glad", "happy", "sure", "fine", "good", "back", "new", "still", "trying"),
@@ -109,58 +79,33 @@ _NOT_NAMES = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Introductions:
-    """How a version reads introductions: the shapes a name (with an organization or a role)
-    is introduced by, where one works (`works_at`), and whether a role opening with a
-    possessive keeps its match from introducing the speaker (`relations_apart`)."""
-
-    shapes: tuple[re.Pattern[str], ...]
-    works_at: bool = False
-    relations_apart: bool = False
-
-
-# rules/2026-12-05.1.
-FIRST = Introductions(_SHAPES)
-# rules/2026-12-06.1: the organization before "here", a signature, where one works; a relation
-# kept apart.
-SECOND = Introductions((*_SHAPES, _FROM_HERE, _SIGNATURE), works_at=True, relations_apart=True)
-
-
-@dataclass(frozen=True, slots=True)
-class Introduced:
-    """One identity claim of an introduction: its key and value."""
-
-    claim_key: str
-    value: str
-
-
-def _org(match: re.Match[str]) -> str | None:
-    """The organization a match names, in either of its places (`_FROM_HERE` has two)."""
-    named = [value for key, value in match.groupdict().items() if key.startswith("org") and value]
-    return named[0].rstrip(".,") if named else None
-
-
-def _name(raw: str | None) -> str | None:
+def speaker_name(raw: str | None) -> str | None:
+    """`raw` as a name, or None when its first word is no name (a pronoun, a greeting, a
+    contraction: "I'm here to help")."""
     if not raw:
         return None
     first = raw.split()[0].casefold()
-    if first in _NOT_NAMES or re.search(r"['’](?:m|re|s|ll|ve|d)$", raw.split()[0], re.I):
+    if first in NOT_NAMES or re.search(r"['’](?:m|re|s|ll|ve|d)$", raw.split()[0], re.I):
         return None  # a pronoun or a contraction ("I'm here to help") names no one
     return raw
 
 
-def introductions(sentence: str, reading: Introductions = FIRST) -> list[Introduced]:
-    """The identity claims `sentence` introduces its speaker by, each key once, as `reading`
-    reads them."""
+def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[str, str]:
+    """The identity claims `sentence` introduces its speaker by, each key once."""
+    del before, asking  # this version reads each sentence alone, and no question
     found: dict[str, str] = {}
-    for match in (m for shape in reading.shapes for m in shape.finditer(sentence)):
-        for key, value in _named(match, reading):
-            found.setdefault(key, value)
-    for match in _WORK_AT.finditer(sentence) if reading.works_at else ():
-        found.setdefault("user.employer", match.group("org").rstrip(".,"))
-        if match.group("role"):
-            found.setdefault("user.role", match.group("role"))
+    for shape in _SHAPES:
+        for match in shape.finditer(sentence):
+            name = speaker_name(match.group("name"))
+            if name is None:
+                continue
+            found.setdefault("user.name", name)
+            org = match.groupdict().get("org")
+            if org:
+                found.setdefault("user.employer", org.rstrip(".,"))
+            role = match.groupdict().get("role")
+            if role:
+                found.setdefault("user.role", role)
     for match in _ROLE_AT.finditer(sentence):
         found.setdefault("user.role", match.group("role"))
         found.setdefault("user.employer", match.group("org").rstrip(".,"))
@@ -168,19 +113,4 @@ def introductions(sentence: str, reading: Introductions = FIRST) -> list[Introdu
         found.setdefault("user.role", match.group("role"))
     for match in _PLAN.finditer(sentence):
         found.setdefault("account.plan", match.group("plan"))
-    return [Introduced(key, value) for key, value in found.items()]
-
-
-def _named(match: re.Match[str], reading: Introductions) -> list[tuple[str, str]]:
-    """The claims a shape's match introduces: none when its name is no one's or, read so, its
-    role is a relation of someone's ("Alice Chen, my manager at Acme")."""
-    name = _name(match.group("name"))
-    role = match.groupdict().get("role")
-    if name is None or (reading.relations_apart and role and _POSSESSIVE.match(role)):
-        return []
-    org = _org(match)
-    return [
-        ("user.name", name),
-        *([("user.employer", org)] if org else []),
-        *([("user.role", role)] if role else []),
-    ]
+    return found

@@ -1,0 +1,84 @@
+"""Introductions as rules/2026-12-06.1 reads them (`gateway.core.extraction.introducing`): by
+the cues that tie a name, an organization, a role or a plan to the speaker; what only looks
+like one stays apart (the traps below are of the kinds real user text showed)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from gateway.core.extraction import Episode, extract
+from gateway.core.extraction.introducing import asked, introduced
+
+AT = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
+IDENTITY = ("user.name", "user.employer", "user.role", "account.plan")
+
+
+def identity(text: str) -> dict[str, str | None]:
+    facts = extract([Episode(("t1",), "user", text, AT)])
+    return {f.claim_key: f.value for f in facts if f.claim_key in IDENTITY}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hi, I'm Søren Ødegård from Fjordline AS.", {"user.name": "Søren Ødegård", "user.employer": "Fjordline AS"}),
+        ("it's Maeve O'Shaughnessy-Lin from payroll at Brightwater Ltd.", {"user.name": "Maeve O'Shaughnessy-Lin", "user.employer": "Brightwater Ltd"}),
+        ("Ravi Iyer (Northgate Freight) here, the tracking page is blank.", {"user.name": "Ravi Iyer", "user.employer": "Northgate Freight"}),
+        ("Hello, I'm Lena Fox, Head of Finance at Orrin & Pike.", {"user.name": "Lena Fox", "user.role": "Head of Finance", "user.employer": "Orrin & Pike"}),
+        ("Good afternoon. Tobias Wren, senior buyer at Calder Mills.", {"user.name": "Tobias Wren", "user.role": "senior buyer", "user.employer": "Calder Mills"}),
+        ("I'm the office manager at Birchwood Dental and we're on the Plus plan.", {"user.role": "office manager", "user.employer": "Birchwood Dental", "account.plan": "Plus"}),
+        ("I work at Halcyon Labs as a QA engineer.", {"user.employer": "Halcyon Labs", "user.role": "QA engineer"}),
+        ("I'm writing from Marigold Events; our Team tier seems to have lost two seats.", {"user.employer": "Marigold Events", "account.plan": "Team"}),
+        ("Premium member here, the export button does nothing.", {"account.plan": "Premium"}),
+        ("Kind regards, Ingrid Solberg", {"user.name": "Ingrid Solberg"}),
+    ],
+)  # fmt: skip
+def test_an_introduction_is_read_by_its_cues(text: str, expected: dict[str, str]) -> None:
+    assert identity(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I plan to swim laps three times a week.",
+        "Listen here, I don't have time for this.",
+        "We are here to help you find what you need.",
+        "Paul Reid, the director of Tollbridge, is said to have resigned.",
+        "Plus, I've been experimenting with Thai recipes at home.",
+        "I'm a big fan of Belgian beers.",
+        "The UK is no longer an EU member state.",
+        "To account for the difference, we used the median.",
+        "Thanks, Bob",
+        "Hi Sam, thanks for the quick reply.",
+        "I'd love feedback on my writing from Rachel.",
+        "I head to the office at 9:00 most days.",
+        "Can I switch to the Pro plan?",
+        "If we upgraded to the Enterprise tier, would we get SSO?",
+        "My colleague Jonas Berg from Acme will join the call.",
+        "Hi, Alice Chen, my manager at Acme, asked me to write.",
+        "Cold weather is here, any tips for the garden?",
+    ],
+)
+def test_what_only_looks_like_an_introduction_introduces_no_one(text: str) -> None:
+    assert identity(text) == {}
+
+
+def test_a_question_states_the_introduction_before_it_asks() -> None:
+    text = "I'm a line cook at Saffron Row; can you help me price a tasting menu?"
+    assert identity(text) == {"user.role": "line cook", "user.employer": "Saffron Row"}
+    assert asked("We're on the Growth tier and considering Scale, so what changes?") == (
+        "We're on the Growth tier and "
+    )
+    # A plan said held in a relative clause counts, in a question too.
+    assert introduced("Is the Basic plan I'm on enough for 3 logins?", asking=True) == {
+        "account.plan": "Basic"
+    }
+    # A signature is a whole sentence; what a question states before it asks is not one.
+    assert introduced("Dana Reyes, the founder of Kiln, is that right?", asking=True) == {}
+
+
+def test_a_sign_off_names_the_speaker_in_the_sentence_after_it() -> None:
+    assert introduced("Priya Raman", before="Regards,") == {"user.name": "Priya Raman"}
+    assert introduced("Priya Raman", before="See you soon.") == {}
