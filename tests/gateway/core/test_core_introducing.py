@@ -59,6 +59,7 @@ def test_an_introduction_is_read_by_its_cues(text: str, expected: dict[str, str]
         "My colleague Jonas Berg from Acme will join the call.",
         "Hi, Alice Chen, my manager at Acme, asked me to write.",
         "Cold weather is here, any tips for the garden?",
+        "We've got tired legs here, any stretches?",
     ],
 )
 def test_what_only_looks_like_an_introduction_introduces_no_one(text: str) -> None:
