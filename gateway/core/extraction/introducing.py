@@ -57,7 +57,7 @@ _ORG = rf"(?P<org>(?-i:{_TOKEN}(?: (?:&|of|and|de|the) {_TOKEN}| {_TOKEN})*{_SUF
 # A role's words: no preposition, article, pronoun or auxiliary ("Plus, I've been experimenting
 # with Italian recipes" names no role).
 _ROLE_WORD = (
-    r"(?!(?:at|for|with|of|from|in|on|and|to|here|where|who|when|the|a|an|we|you|"
+    r"(?!(?i:at|for|with|of|from|in|on|and|to|here|where|who|when|the|a|an|we|you|"
     r"(?:i|we|you|they|he|she|it|that|there)['’]\w+|"
     r"he|she|they|is|are|was|were|be|been|being|has|have|had)\b)"
     r"(?!(?-i:i|it)\b)"  # in lowercase only: "IT admin" is a role
