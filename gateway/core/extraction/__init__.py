@@ -117,9 +117,10 @@ RULES_TABLE = ("rules", "2026-12-03.1")
 # 2026-12-05.1: and statements split into subject, attribute phrase and typed value, resolved
 # to known claims by similarity; self-introductions.
 RULES_STRUCTURE = ("rules", "2026-12-05.1")
-# 2026-12-06.1: and introductions in more shapes ("Dana Scully from Umbrella Corp here", a
-# signature, "I work at Globex as the CFO"), a relation of the speaker's ("Alice, my manager at
-# Acme") introducing no one, the speaker's plan by a name one claim (`account.plan`). The default.
+# 2026-12-06.1: and introductions read by their cues (`introducing`: "Ravi Iyer (Northgate
+# Freight) here", a signature, "I work at Globex as the CFO", a question's statement before it
+# asks), a relation of the speaker's ("Alice, my manager at Acme") introducing no one, the
+# speaker's plan by a name one claim (`account.plan`). The default.
 RULES = ("rules", "2026-12-06.1")  # name, version: bump the version when an output can change
 
 

@@ -310,7 +310,8 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
 
 
 def _account_plan(fact: Fact) -> Fact:
-    """A fact of the speaker's plan named by a name, keyed as the account's plan."""
+    """A fact of the speaker's plan named by a name, keyed as the account's plan; and an
+    account's plan read with words around its name, its name alone."""
     key, value = fact.claim_key, fact.value or ""
     if key == "account.plan" and _LOWERCASE_WORD.search(value):
         # A plan's name is its capitalized words: "renewal of our Corporate" names Corporate.

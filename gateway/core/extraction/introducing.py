@@ -5,7 +5,7 @@ The constituents:
 
 - a name: capitalized words, letters of any script's Latin alphabet ("Tomás", "González"),
   joined by a hyphen or an apostrophe ("O'Donnell-Reyes", "Jia-Hui"), initials before them
-  ("J. R. Castellanos"); never a word `introductions.NOT_NAMES` holds, nor "I";
+  ("J. R. Castellanos"); never a word `introductions.speaker_name` refuses, nor "I";
 - an organization: capitalized words joined by "&", "of", "and", "de", "the" (never before
   "I": "Quintana Beverage Distributors and I need"), then its legal suffixes ("Co., Ltd.");
 - a role: up to four words of any case ("product manager", "Chief Medical Officer", "PhD

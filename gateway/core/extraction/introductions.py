@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["NOT_NAMES", "introduced", "speaker_name"]
+__all__ = ["introduced", "speaker_name"]
 
 _NAME = r"(?P<name>(?-i:[A-Z][a-z'’-]+(?: (?:[A-Z]\.|[A-Z][a-z'’-]+)){0,2}))"
 _ORG = (
@@ -66,7 +66,7 @@ _PLAN = re.compile(
     r"(?P<kind>plan|tier|subscription|license|licence)\b",
     re.IGNORECASE,
 )
-NOT_NAMES = frozenset(
+_NOT_NAMES = frozenset(
     {
         *("i", "it", "this", "that", "there", "here", "just", "so", "not", "also", "really"),
         *("sorry", "glad", "happy", "sure", "fine", "good", "back", "new", "still", "trying"),
@@ -85,7 +85,7 @@ def speaker_name(raw: str | None) -> str | None:
     if not raw:
         return None
     first = raw.split()[0].casefold()
-    if first in NOT_NAMES or re.search(r"['’](?:m|re|s|ll|ve|d)$", raw.split()[0], re.I):
+    if first in _NOT_NAMES or re.search(r"['’](?:m|re|s|ll|ve|d)$", raw.split()[0], re.I):
         return None  # a pronoun or a contraction ("I'm here to help") names no one
     return raw
 
