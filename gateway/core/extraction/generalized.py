@@ -95,6 +95,9 @@ class Reading:
     speaker's plan by a name as the account's (`account.plan`)."""
 
     introduce: Introduce
+    # A user's message signed in its last sentence (of several, or not): the claims it signs
+    # with.
+    sign: Callable[[str, bool], dict[str, str]] | None = None
     account_plan: bool = False
     # Introductions read in a question too ("I'm a science teacher at Willow Creek Middle
     # School; can you give me a lab?"), which states nothing else: the introduction is the
@@ -104,7 +107,7 @@ class Reading:
 
 FIRST_READING = Reading(introductions.introduced)  # rules/2026-12-05.1
 SECOND_READING = Reading(  # rules/2026-12-06.1
-    introducing.introduced, account_plan=True, introduced_in_questions=True
+    introducing.introduced, introducing.signed, account_plan=True, introduced_in_questions=True
 )
 
 
@@ -285,7 +288,8 @@ def _size(value: str) -> float | None:
 def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
     seen: set[str | None] = set()
     before = ""
-    for sentence, confirmed in statements(episode):
+    said = list(statements(episode))
+    for sentence, confirmed in said:
         if len(sentence) > MAX_SENTENCE:
             continue  # pasted text, not a statement; and the table's patterns backtrack on it
         stated, before_this, before = judged(sentence), before, sentence
@@ -305,6 +309,18 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
                 if fact.claim_key is not None and fact.value:
                     spelled = extraction.registry.spelled(fact.claim_key, fact.value)
                     fact = dataclasses.replace(fact, value=spelled)
+                extraction.add(fact)
+                yield fact
+    sign = extraction.reading.sign
+    if sign is not None and episode.role == "user" and said:
+        closing = said[-1][0]
+        for key, value in sign(closing, len(said) > 1).items():
+            if key not in seen:
+                seen.add(key)
+                fact = build_fact(
+                    "identity", "semantic", key, _content_of(closing, None), episode, False
+                )
+                fact = dataclasses.replace(fact, value=value)
                 extraction.add(fact)
                 yield fact
 

@@ -45,7 +45,7 @@ from gateway.core.extraction.holders import another_holder
 from gateway.core.extraction.introductions import speaker_name
 from gateway.core.extraction.judgement import HEDGE
 
-__all__ = ["introduced"]
+__all__ = ["asked", "introduced", "signed"]
 
 _UPPER = "A-ZÀ-ÖØ-Þ"
 _CAP = rf"[{_UPPER}][^\W\d_]*(?:['’-][^\W\d_]+)*"
@@ -82,6 +82,24 @@ _ASKS = re.compile(
     r"should|is|are|am|do|does|did|any|anything|has|have)\b|\?",
     re.IGNORECASE,
 )
+# The head nouns of job titles, a closed class of English: a role said alone ("I'm a junior
+# designer", "I'm the new facilities coordinator") is read only by one, since "I'm a big
+# believer in" or "I'm a night owl" say no role; and a signature's title by its head.
+_HEADS = (
+    "manager|director|engineer|developer|dev|designer|analyst|teacher|nurse|practitioner|"
+    "doctor|physician|paramedic|surgeon|student|librarian|translator|interpreter|accountant|"
+    "bookkeeper|lawyer|attorney|paralegal|consultant|coordinator|administrator|admin|assistant|"
+    "officer|lead|head|founder|co-founder|cofounder|owner|clerk|specialist|technician|"
+    "scientist|researcher|writer|editor|producer|architect|planner|recruiter|marketer|rep|"
+    "representative|supervisor|president|chef|cook|barista|driver|pilot|mechanic|electrician|"
+    "plumber|carpenter|therapist|pharmacist|dentist|vet|veterinarian|intern|trainee|contractor|"
+    "freelancer|programmer|secretary|receptionist|cashier|auditor|professor|lecturer|tutor|"
+    "principal|counselor|counsellor|photographer|journalist|strategist|buyer|controller|"
+    "treasurer|partner|associate|executive|agent|worker|instructor|coach|trainer|inspector|"
+    "operator|dispatcher|scheduler|nanny|teller|steward|stewardess|attendant|firefighter|"
+    "officer|sergeant|ceo|cto|cfo|coo|cio|cmo|vp|sre|pm"
+)
+_TITLE = rf"(?:{_ROLE_WORD} ){{0,3}}(?i:{_HEADS})(?:s)?(?: of (?-i:[A-Z]\w+(?: [A-Z]\w+)?))?"
 # Verbs that open a sentence before "here" as a name would: "Listen here", "Stop here".
 _IMPERATIVES = frozenset(
     {"listen", "stop", "wait", "start", "stay", "sign", "click", "help", "look"}
@@ -111,6 +129,8 @@ _NAMING = (
     ),
     # "Tomás Ferreira here", "Dana Scully from Umbrella Corp here", "Rohan (Kestrel Analytics)
     # here", not "Paris here we come".
+    # "Tomasz from payroll here": a department in lowercase, then "here".
+    _cue(rf"^{_GREETING}?(?:it's |its )?{_NAME} from (?:the )?[a-z][a-z &-]{{0,30}}? here\b"),
     _cue(
         rf"^{_GREETING}?(?:it's |its )?{_NAME}(?:,? (?:from|at|with|of) {_ORG}| "
         rf"\({_ORG.replace('<org>', '<org_in>')}\))?,? here(?=\s*(?:[,.!;:)?—–-]|$))"
@@ -153,6 +173,12 @@ _ROLES_ALONE = (
         rf"^{_GREETING}?(?!{_DETERMINER})(?P<role>(?-i:(?=[A-Z]?[a-z]){_ROLE_WORD}"
         rf"(?: (?=[a-z]){_ROLE_WORD}){{1,3}})) here(?=\s*[,.!;:(—–-]|\s*$)"
     ),
+    # A role alone by its head: "I'm a high school chemistry teacher", "I'm the new facilities
+    # coordinator", "im a nurse practitioner in a rural clinic".
+    _cue(
+        rf"\b(?:i'm|i am|im) (?:a|an|the) (?:new )?(?P<role>{_TITLE})"
+        rf"(?=[,.!;:)(?]|$|\s(?:and|in|on|at|for|with|who|here|working|based|by|from)\b|\s[-—–(])"
+    ),
     # A title alone, with "the": "I'm the CFO", not "I'm an Alaska Airlines MVP".
     _cue(
         rf"\bi'm the (?P<role>(?-i:(?:[A-Z][A-Za-z]+|[A-Z]{{2,}})(?: [A-Z][A-Za-z]+){{0,3}})){_END}"
@@ -161,6 +187,11 @@ _ROLES_ALONE = (
 _EMPLOYERS = (
     _cue(rf"\bi (?:run|lead|manage) (?:[a-z][\w-]* ){{0,3}}(?:at|for) {_ORG}"),
     _cue(rf"\bi (?:run|own|founded|co-founded) {_ORG}"),
+    # "I run a small bakery called Crumb & Kettle".
+    _cue(
+        rf"\bi (?:run|own|founded|co-founded|started|work (?:at|for)) (?:a|an|the|my) "
+        rf"[a-z][a-z -]{{0,40}}? (?:called|named) {_ORG}"
+    ),
     # "I'm writing from Lindenhof Hotel Group", not "feedback on my writing from Rachel".
     _cue(
         rf"\bi(?:'m| am) (?:writing|reaching out|emailing|calling|messaging) (?:to you )?from {_ORG}"
@@ -276,4 +307,45 @@ def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[st
     for key, value in claims:
         if value:
             found.setdefault(key, value)
+    return found
+
+
+# A message's closing line: a sign-off, an honorific or a dash, then a name, perhaps a title and
+# an organization ("Thanks, Winston Achebe AP Manager", "Yours faithfully, Geraldine Hoskins
+# Parish Clerk Ashcombe Parish Council", "Dr. Nadia Roux Practice Director", "— Ferdinand").
+_CLOSING = re.compile(
+    r"^(?:(?:(?:kind |best |warm |warmest )?regards|best(?: wishes)?|all the best|sincerely|"
+    r"yours(?: faithfully| sincerely| truly)?|(?:many )?thanks(?: again)?|thank you|cheers|"
+    r"warmly)[,!]\s+|[-–—~]+\s*|(?P<honorific>(?:mr|mrs|ms|miss|dr|prof)\.?\s+))"
+    r"(?P<signature>.+?)\W*$",
+    re.IGNORECASE,
+)
+# A dash and a name ending the sentence a splitter joined it to: "Please remove me. — Ferdinand".
+_DASHED = re.compile(r"\s[-–—~]+\s*(?P<signature>[^-–—~]+?)\W*$")
+_SIGNATURE_TOKEN = re.compile(rf"(?-i:[{_UPPER}][\w'’.-]*|&|of|and)")
+_HEAD = re.compile(rf"(?:{_HEADS})s?", re.IGNORECASE)
+
+
+def signed(closing: str, several: bool = True) -> dict[str, str]:
+    """The claims a message's last sentence signs it with: a sign-off or an honorific opening it
+    when the message has `several` sentences ("Thanks, Bob" alone thanks Bob), a dash ending it
+    in any message; the name, then a title by its head (with the word before it when two words
+    of name stay: "Winston Achebe AP Manager"), then an organization."""
+    closing = closing.strip()
+    match = (_CLOSING.match(closing) if several else None) or _DASHED.search(closing)
+    if match is None:
+        return {}
+    tokens = match.group("signature").split()
+    if not tokens or len(tokens) > 9 or not all(_SIGNATURE_TOKEN.fullmatch(t) for t in tokens):
+        return {}
+    head = next((i for i, t in enumerate(tokens) if i and _HEAD.fullmatch(t)), None)
+    start = len(tokens) if head is None else head - 1 if head >= 3 else head
+    name = speaker_name(" ".join(tokens[:start])) if 1 <= start <= 4 else None
+    if name is None or _speaker(name) is None:
+        return {}
+    found = {"user.name": name}
+    if head is not None:
+        found["user.role"] = " ".join(tokens[start : head + 1])
+        if head + 1 < len(tokens):
+            found["user.employer"] = " ".join(tokens[head + 1 :]).rstrip(".,")
     return found

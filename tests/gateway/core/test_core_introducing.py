@@ -33,6 +33,10 @@ def identity(text: str) -> dict[str, str | None]:
         ("I'm writing from Marigold Events; our Team tier seems to have lost two seats.", {"user.employer": "Marigold Events", "account.plan": "Team"}),
         ("Premium member here, the export button does nothing.", {"account.plan": "Premium"}),
         ("Kind regards, Ingrid Solberg", {"user.name": "Ingrid Solberg"}),
+        ("I'm a pediatric nurse and my shifts keep changing.", {"user.role": "pediatric nurse"}),
+        ("I'm the new payroll coordinator (second week!).", {"user.role": "payroll coordinator"}),
+        ("Hey, Anika from legal here, quick one about the NDA template.", {"user.name": "Anika"}),
+        ("I run a tiny bike shop called Spoke & Chain in Hull.", {"user.employer": "Spoke & Chain"}),
     ],
 )  # fmt: skip
 def test_an_introduction_is_read_by_its_cues(text: str, expected: dict[str, str]) -> None:
@@ -78,6 +82,31 @@ def test_a_question_states_the_introduction_before_it_asks() -> None:
     }
     # A signature is a whole sentence; what a question states before it asks is not one.
     assert introduced("Dana Reyes, the founder of Kiln, is that right?", asking=True) == {}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I'm a big believer in code review.", "I'm a night owl, sadly.", "I'm a vegetarian."],
+)
+def test_a_role_said_alone_is_read_only_by_a_job_titles_head(text: str) -> None:
+    assert identity(text) == {}
+
+
+def test_a_message_signed_in_its_last_line_is_the_signers() -> None:
+    signed = "The invoice shows two seats twice. Can you fix it?\n\nThanks,\nMarta Kowal\nOps Lead\nBrindle Foods"
+    assert identity(signed) == {
+        "user.name": "Marta Kowal",
+        "user.role": "Ops Lead",
+        "user.employer": "Brindle Foods",
+    }
+    assert identity("The export fails again.\n\nDr. Tomas Ruiz\nClinic Director") == {
+        "user.name": "Tomas Ruiz",
+        "user.role": "Clinic Director",
+    }
+    assert identity("Please stop the emails.\n— Odile") == {"user.name": "Odile"}
+    # Alone, "Thanks, Bob" thanks Bob; and a line opening with "Best" is no sign-off.
+    assert identity("Thanks, Bob") == {}
+    assert identity("Here is my list. Best Budget Laptop Picks") == {}
 
 
 def test_a_sign_off_names_the_speaker_in_the_sentence_after_it() -> None:
