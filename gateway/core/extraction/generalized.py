@@ -99,6 +99,10 @@ class Reading:
     # with.
     sign: Callable[[str, bool], dict[str, str]] | None = None
     account_plan: bool = False
+    # An identity fact states its own clause, up to its value ("I'm a backend engineer" of
+    # "I'm a backend engineer on the Payments team"), never a neighbour's value, which may be
+    # superseded while the identity holds.
+    clause_content: bool = False
     # Introductions read in a question too ("I'm a science teacher at Willow Creek Middle
     # School; can you give me a lab?"), which states nothing else: the introduction is the
     # speaker's statement whatever the sentence goes on to ask (`introducing.asked`).
@@ -107,7 +111,11 @@ class Reading:
 
 FIRST_READING = Reading(introductions.introduced)  # rules/2026-12-05.1
 SECOND_READING = Reading(  # rules/2026-12-06.1
-    introducing.introduced, introducing.signed, account_plan=True, introduced_in_questions=True
+    introducing.introduced,
+    introducing.signed,
+    account_plan=True,
+    clause_content=True,
+    introduced_in_questions=True,
 )
 
 
@@ -227,7 +235,11 @@ class _Extraction:
         taken = {f.claim_key for f in found}
         for key, value in self.reading.introduce(stated, before, asking).items():
             if key not in taken and value.casefold() not in values:
-                content = _content_of(stated, None)
+                content = (
+                    _claim_clause(stated, value)
+                    if self.reading.clause_content
+                    else _content_of(stated, None)
+                )
                 fact = build_fact("identity", "semantic", key, content, episode, False)
                 yield dataclasses.replace(fact, value=value)
 
@@ -323,6 +335,21 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
                 fact = dataclasses.replace(fact, value=value)
                 extraction.add(fact)
                 yield fact
+
+
+# Where a clause opens: after a stop, a colon, a dash, or "and"/"but" between clauses.
+_CLAUSE_OPENS = re.compile(r"[,;:.!?]\s+|\s+(?:and|but|so)\s+|\s[-–—]\s")
+
+
+def _claim_clause(sentence: str, value: str) -> str:
+    """The clause of `sentence` that states `value`, up to it (the sentence when it is not
+    there as said)."""
+    at = sentence.find(value)
+    if at < 0:
+        return _content_of(sentence, None)
+    opens = [m.end() for m in _CLAUSE_OPENS.finditer(sentence, 0, at)]
+    clause = sentence[max(opens, default=0) : at + len(value)].strip()
+    return _content_of(clause, None)
 
 
 def _account_plan(fact: Fact) -> Fact:

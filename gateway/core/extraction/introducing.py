@@ -100,6 +100,11 @@ _HEADS = (
     "officer|sergeant|ceo|cto|cfo|coo|cio|cmo|vp|sre|pm"
 )
 _TITLE = rf"(?:{_ROLE_WORD} ){{0,3}}(?i:{_HEADS})(?:s)?(?: of (?-i:[A-Z]\w+(?: [A-Z]\w+)?))?"
+# A day or a month is when one started, not where: "I started Monday".
+_WHEN = (
+    r"(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december|today|yesterday)\b"
+)
 # Verbs that open a sentence before "here" as a name would: "Listen here", "Stop here".
 _IMPERATIVES = frozenset(
     {"listen", "stop", "wait", "start", "stay", "sign", "click", "help", "look"}
@@ -187,6 +192,14 @@ _ROLES_ALONE = (
 _EMPLOYERS = (
     _cue(rf"\bi (?:run|lead|manage) (?:[a-z][\w-]* ){{0,3}}(?:at|for) {_ORG}"),
     _cue(rf"\bi (?:run|own|founded|co-founded) {_ORG}"),
+    # A new employer, told as a start: "I start at Fernhollow Analytics on December 4th", "I
+    # just joined Corvane", "I now work for Brightline": the newer supersedes the older.
+    _cue(
+        rf"\bi(?:'ve| have)? (?:just |recently |finally |officially )?(?:start|started|joined|"
+        rf"join)(?: working)? (?:at |with |for )?(?!{_WHEN}){_ORG}"
+    ),
+    _cue(rf"\b(?:i now work|i'm now working|i work now) (?:at|for) {_ORG}"),
+    _cue(rf"\bmy new (?:job|role|position|employer) (?:is )?(?:at|with|is) {_ORG}"),
     # "I run a small bakery called Crumb & Kettle".
     _cue(
         rf"\bi (?:run|own|founded|co-founded|started|work (?:at|for)) (?:a|an|the|my) "

@@ -4,7 +4,7 @@ like one stays apart (the traps below are of the kinds real user text showed).""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -37,6 +37,7 @@ def identity(text: str) -> dict[str, str | None]:
         ("I'm the new payroll coordinator (second week!).", {"user.role": "payroll coordinator"}),
         ("Hey, Anika from legal here, quick one about the NDA template.", {"user.name": "Anika"}),
         ("I run a tiny bike shop called Spoke & Chain in Hull.", {"user.employer": "Spoke & Chain"}),
+        ("Big news: I start at Quarry Lane Studios next month!", {"user.employer": "Quarry Lane Studios"}),
     ],
 )  # fmt: skip
 def test_an_introduction_is_read_by_its_cues(text: str, expected: dict[str, str]) -> None:
@@ -64,6 +65,7 @@ def test_an_introduction_is_read_by_its_cues(text: str, expected: dict[str, str]
         "Hi, Alice Chen, my manager at Acme, asked me to write.",
         "Cold weather is here, any tips for the garden?",
         "We've got tired legs here, any stretches?",
+        "I started Monday and I'm still lost.",
     ],
 )
 def test_what_only_looks_like_an_introduction_introduces_no_one(text: str) -> None:
@@ -90,6 +92,32 @@ def test_a_question_states_the_introduction_before_it_asks() -> None:
 )
 def test_a_role_said_alone_is_read_only_by_a_job_titles_head(text: str) -> None:
     assert identity(text) == {}
+
+
+def test_an_identity_fact_states_its_own_clause_not_a_neighbours_value() -> None:
+    """A role outlives the team said beside it: its fact must not restate the team."""
+    [team, role] = extract(
+        [Episode(("t1",), "user", "I'm a backend engineer on the Payments team.", AT)]
+    )
+    assert (team.claim_key, role.claim_key) == ("user.team", "user.role")
+    assert role.content.endswith("I'm a backend engineer") and "Payments" not in role.heading
+
+
+def test_a_new_employer_told_as_a_start_is_the_older_ones_claim() -> None:
+    """One claim key, so compile's supersession retires the older employer."""
+    facts = extract(
+        [
+            Episode(("t1",), "user", "I'm a dispatcher at Quillmark Logistics.", AT),
+            Episode(
+                ("t2",),
+                "user",
+                "I start at Fernhollow Analytics on December 4th!",
+                AT + timedelta(days=30),
+            ),
+        ]
+    )
+    employers = [(f.sources[0], f.value) for f in facts if f.claim_key == "user.employer"]
+    assert employers == [("t1", "Quillmark Logistics"), ("t2", "Fernhollow Analytics")]
 
 
 def test_a_message_signed_in_its_last_line_is_the_signers() -> None:
