@@ -18,17 +18,25 @@ The constituents:
 The cues, each the speaker's own by its grammar:
 
 - naming: "I'm", "my name is", "this is", "it's" before a name, or a name then "here" at the
-  sentence's opening, or a sentence that is only a name after a sign-off ("Regards,"), or only
-  a signature ("Kenji Watanabe, product manager at Soylent Labs."); an organization may follow
-  a name by "from", "at", "with" (past a department: "from accounts payable at Kinross Mining")
-  or in parentheses;
+  sentence's opening ("Tomasz from payroll here"), or a sentence that is only a name after a
+  sign-off ("Regards,"), or only a signature ("Kenji Watanabe, product manager at Soylent
+  Labs."); an organization may follow a name by "from", "at", "with" (past a department: "from
+  accounts payable at Kinross Mining") or in parentheses;
+- a message's closing line (`signed`): a sign-off, an honorific or a dash, then a name, a title
+  by its head and an organization ("Thanks, Winston Achebe AP Manager");
 - a role: "I'm a/an/the ROLE at ORG", "as the ROLE of ORG", a name in apposition to "ROLE at
   ORG" after a naming cue, "where I'm a ROLE", "I work as a ROLE", "ROLE here" opening a
-  message, "I'm the CFO" (a title alone: capitalized or an acronym);
-- an employer: "I work at/for ORG", "I run/lead ops at ORG", "I run ORG", "writing from ORG",
-  "reaching out from ORG", "our company, ORG,";
+  message, "I'm the CFO" (a title alone: capitalized or an acronym), and a role said alone only
+  by the head of a job title (`_HEADS`, a closed class of English: "I'm a pediatric nurse", not
+  "I'm a big believer in");
+- an employer: "I work at/for ORG", "I run/lead ops at ORG", "I run ORG", "I run a shop called
+  ORG", "I'm writing from ORG", "our company, ORG,", and a new one told as a start ("I start at
+  ORG", "I just joined ORG"), which is the same claim as the older;
 - a plan: on, to, with, using, bought the PLAN plan; our/my PLAN plan; the PLAN plan I'm on; a
-  PLAN customer/member/account; held by no one else ("Our client is on the Business plan").
+  PLAN customer/member/account; held by no one else ("my wife's Family plan"); of a question,
+  only one held.
+
+A sentence that asks is read up to where it asks (`asked`).
 
 What stays apart: a place after "from" cannot be told from an organization by its shape ("I'm
 Wyatt from Denver" reads Denver as the employer): no gazetteer is carried. Names in lowercase
@@ -132,10 +140,10 @@ _NAMING = (
         rf"name's) {_NAME}(?:,? (?:from (?:the )?[a-z][a-z &-]{{0,40}}? (?:at|of) |from |at |with )"
         rf"{_ORG}| \({_ORG.replace('<org>', '<org_in>')}\))?{_END}"
     ),
-    # "Tomás Ferreira here", "Dana Scully from Umbrella Corp here", "Rohan (Kestrel Analytics)
-    # here", not "Paris here we come".
     # "Tomasz from payroll here": a department in lowercase, then "here".
     _cue(rf"^{_GREETING}?(?:it's |its )?{_NAME} from (?:the )?[a-z][a-z &-]{{0,30}}? here\b"),
+    # "Tomás Ferreira here", "Dana Scully from Umbrella Corp here", "Rohan (Kestrel Analytics)
+    # here", not "Paris here we come".
     _cue(
         rf"^{_GREETING}?(?:it's |its )?{_NAME}(?:,? (?:from|at|with|of) {_ORG}| "
         rf"\({_ORG.replace('<org>', '<org_in>')}\))?,? here(?=\s*(?:[,.!;:)?—–-]|$))"
