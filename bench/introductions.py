@@ -20,23 +20,31 @@ measured once before any of it was read; fold A was then read to develop on and 
 so fold B is the held-out figure. ``--show`` prints a fold's messages whose claims differ from
 the expected ones, under the newest version.
 
-    python -m bench introductions [--cases PATH] [--fold A|B] [--show]
+With ``--longmemeval``, real user text instead: every distinct user turn of
+``../shared/bench/longmemeval_s_dev.jsonl.gz`` compiled alone by the two newest versions, and
+the identity claims only one of them makes, counted and listed (there is no annotation: each is
+read for whether it is right).
+
+    python -m bench introductions [--cases PATH] [--fold A|B] [--show] [--longmemeval]
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench.harness import markdown_table, write_result
 from bench.knowledge import fold_of
+from bench.longmemeval import DATASET as LONGMEMEVAL
 from gateway.core.extraction import EXTRACTS, RULES, Episode
 
-__all__ = ["IDENTITY", "Counts", "Message", "claims_of", "load", "main", "scored"]
+__all__ = ["IDENTITY", "Counts", "Message", "changed", "claims_of", "load", "main", "scored"]
 
 DATASET = Path(__file__).resolve().parent / "introductions_blind.json"
 IDENTITY = ("user.name", "user.employer", "user.role", "account.plan")
@@ -102,6 +110,51 @@ def scored(messages: Sequence[Message], version: str) -> Counts:
     return counts
 
 
+def _identity(text: str, version: str) -> set[tuple[str, str]]:
+    facts = EXTRACTS[version]([Episode(("turn",), "user", text, _AT)], (), None)
+    return {(f.claim_key, f.value or "") for f in facts if f.claim_key in IDENTITY}
+
+
+def changed(
+    texts: Iterable[str], older: str, newer: str
+) -> tuple[Counter[tuple[str, str]], list[tuple[tuple[str, str], str]]]:
+    """Of user turns each compiled alone: the identity claims only `older` makes (counted), and
+    those only `newer` makes (with the turn's opening)."""
+    gone: Counter[tuple[str, str]] = Counter()
+    added: list[tuple[tuple[str, str], str]] = []
+    for text in texts:
+        before, after = _identity(text, older), _identity(text, newer)
+        gone.update(before - after)
+        added.extend((claim, " ".join(text.split())[:100]) for claim in sorted(after - before))
+    return gone, added
+
+
+def _user_turns(path: Path) -> list[str]:
+    """Every distinct user turn of a LongMemEval_S file, in file order."""
+    seen: dict[str, None] = {}
+    with gzip.open(path, "rt", encoding="utf-8") as lines:
+        for line in lines:
+            for session in json.loads(line)["sessions"]:
+                for turn in session["turns"]:
+                    if turn["role"] == "user":
+                        seen.setdefault(turn["content"], None)
+    return list(seen)
+
+
+def _real_text() -> int:
+    older, newer = list(EXTRACTS)[-2:]
+    turns = _user_turns(LONGMEMEVAL)
+    gone, added = changed(turns, older, newer)
+    print(f"{len(turns)} distinct user turns of {LONGMEMEVAL.name}, rules/{older} -> rules/{newer}")
+    print(f"identity claims only {older} makes: {sum(gone.values())}")
+    for (key, value), count in sorted(gone.items()):
+        print(f"  {key} = {value!r} x{count}")
+    print(f"identity claims only {newer} makes: {len(added)}")
+    for (key, value), text in added:
+        print(f"  {key} = {value!r}  <- {text}")
+    return 0
+
+
 def _rate(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}" if whole else "-"
 
@@ -111,7 +164,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--cases", type=Path, default=DATASET, help="a message file")
     parser.add_argument("--fold", choices=("A", "B"), help="only this fold's messages")
     parser.add_argument("--show", action="store_true", help="print the messages read wrong")
+    parser.add_argument("--longmemeval", action="store_true", help="real user text instead")
     args = parser.parse_args(argv)
+    if args.longmemeval:
+        return _real_text()
     messages = [m for m in load(args.cases) if args.fold in (None, fold_of(m.case_id))]
     if args.show:
         for message in messages:

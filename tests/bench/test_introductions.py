@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.introductions import Message, scored
+from bench.introductions import Message, changed, scored
 from gateway.core.extraction import RULES, RULES_STRUCTURE
 
 DANA = {"user.name": "Dana Scully", "user.employer": "Umbrella Corp."}
@@ -23,3 +23,13 @@ def test_claims_are_right_by_value_and_traps_count_when_they_give_one() -> None:
     earlier = scored(MESSAGES, RULES_STRUCTURE[1])
     assert earlier.row(["user.name"]) == (2, 2, 1)  # m1 not read; m3's Alice taken for the speaker
     assert (earlier.traps, earlier.traps_fired) == (1, 1)
+
+
+def test_real_text_counts_the_claims_only_one_version_makes() -> None:
+    texts = ["I plan to swim laps three times a week.", "Dana Scully from Umbrella Corp here."]
+    gone, added = changed(texts, RULES_STRUCTURE[1], RULES[1])
+    assert dict(gone) == {("account.plan", "I"): 1}
+    assert [claim for claim, _ in added] == [
+        ("user.employer", "Umbrella Corp"),
+        ("user.name", "Dana Scully"),
+    ]
