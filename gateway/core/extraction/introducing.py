@@ -334,10 +334,13 @@ def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[st
 # A message's closing line: a sign-off, an honorific or a dash, then a name, perhaps a title and
 # an organization ("Thanks, Winston Achebe AP Manager", "Yours faithfully, Geraldine Hoskins
 # Parish Clerk Ashcombe Parish Council", "Dr. Nadia Roux Practice Director", "— Ferdinand").
+# The sign-offs (`_SIGN_OFF`) and, closing a message, the thanks that sign it too.
+_CLOSING_WORDS = (
+    rf"{_SIGN_OFF}|warmest regards|best wishes|all the best|yours (?:faithfully|sincerely)|"
+    r"(?:many )?thanks(?: again)?|thank you|cheers|warmly"
+)
 _CLOSING = re.compile(
-    r"^(?:(?:(?:kind |best |warm |warmest )?regards|best(?: wishes)?|all the best|sincerely|"
-    r"yours(?: faithfully| sincerely| truly)?|(?:many )?thanks(?: again)?|thank you|cheers|"
-    r"warmly)[,!]\s+|[-–—~]+\s*|(?P<honorific>(?:mr|mrs|ms|miss|dr|prof)\.?\s+))"
+    rf"^(?:(?:{_CLOSING_WORDS})[,!]\s+|[-–—~]+\s*|(?P<honorific>(?:mr|mrs|ms|miss|dr|prof)\.?\s+))"
     r"(?P<signature>.+?)\W*$",
     re.IGNORECASE,
 )
