@@ -27,7 +27,7 @@ The cues, each the speaker's own by its grammar:
 - a role: "I'm a/an/the ROLE at ORG", "as the ROLE of ORG", a name in apposition to "ROLE at
   ORG" after a naming cue, "where I'm a ROLE", "I work as a ROLE", "ROLE here" opening a
   message, "I'm the CFO" (a title alone: capitalized or an acronym), and a role said alone only
-  by the head of a job title (`_HEADS`, a closed class of English: "I'm a pediatric nurse", not
+  by the head of a job title (`HEADS`, a closed class of English: "I'm a pediatric nurse", not
   "I'm a big believer in");
 - an employer: "I work at/for ORG", "I run/lead ops at ORG", "I run ORG", "I run a shop called
   ORG", "I'm writing from ORG", "our company, ORG,", and a new one told as a start ("I start at
@@ -53,35 +53,49 @@ from gateway.core.extraction.holders import another_holder
 from gateway.core.extraction.introductions import speaker_name
 from gateway.core.extraction.judgement import HEDGE
 
-__all__ = ["asked", "introduced", "signed"]
+__all__ = [
+    "CLOSING_WORDS",
+    "END",
+    "GREETING",
+    "HEADS",
+    "NAME",
+    "ORG",
+    "PLAN_NAME",
+    "ROLE_WORD",
+    "UPPER",
+    "asked",
+    "introduced",
+    "signed",
+    "speaker",
+]
 
-_UPPER = "A-ZÀ-ÖØ-Þ"
-_CAP = rf"[{_UPPER}][^\W\d_]*(?:['’-][^\W\d_]+)*"
+UPPER = "A-ZÀ-ÖØ-Þ"
+_CAP = rf"[{UPPER}][^\W\d_]*(?:['’-][^\W\d_]+)*"
 _NOT_I = r"(?!I\b|I['’])"
-_NAME = rf"(?P<name>(?-i:(?:[{_UPPER}]\. ?){{0,3}}{_NOT_I}{_CAP}(?: (?:[{_UPPER}]\.|{_NOT_I}{_CAP})){{0,3}}))"
-_TOKEN = rf"{_NOT_I}[{_UPPER}][\w&'’.-]*"
+NAME = rf"(?P<name>(?-i:(?:[{UPPER}]\. ?){{0,3}}{_NOT_I}{_CAP}(?: (?:[{UPPER}]\.|{_NOT_I}{_CAP})){{0,3}}))"
+_TOKEN = rf"{_NOT_I}[{UPPER}][\w&'’.-]*"
 _SUFFIX = r"(?:,? (?:Inc|LLC|LLP|Ltd|GmbH|Corp|Co|PLC|AG|SA|Pty|BV|NV)\.?)*"
-_ORG = rf"(?P<org>(?-i:{_TOKEN}(?: (?:&|of|and|de|the) {_TOKEN}| {_TOKEN})*{_SUFFIX}))"
+ORG = rf"(?P<org>(?-i:{_TOKEN}(?: (?:&|of|and|de|the) {_TOKEN}| {_TOKEN})*{_SUFFIX}))"
 # A role's words: no preposition, article, pronoun or auxiliary ("Plus, I've been experimenting
 # with Italian recipes" names no role).
-_ROLE_WORD = (
+ROLE_WORD = (
     r"(?!(?i:at|for|with|of|from|in|on|and|to|here|where|who|when|the|a|an|we|you|"
     r"(?:i|we|you|they|he|she|it|that|there)['’]\w+|"
     r"he|she|they|is|are|was|were|be|been|being|has|have|had)\b)"
     r"(?!(?-i:i|it)\b)"  # in lowercase only: "IT admin" is a role
     r"[^\W\d_][\w'’-]*"
 )
-_ROLE = rf"(?P<role>{_ROLE_WORD}(?: {_ROLE_WORD}){{0,3}})"
-_ROLE_OF = rf"(?P<role>{_ROLE_WORD}(?: {_ROLE_WORD}){{0,2}}(?: of {_ROLE_WORD})?)"
+_ROLE = rf"(?P<role>{ROLE_WORD}(?: {ROLE_WORD}){{0,3}})"
+_ROLE_OF = rf"(?P<role>{ROLE_WORD}(?: {ROLE_WORD}){{0,2}}(?: of {ROLE_WORD})?)"
 _AT = r"(?:at|for|with)"
 _ARTICLE = r"(?:the |a |an )"
-_GREETING = r"(?:(?:hi|hello|hey|yo|dear \w+|good (?:morning|afternoon|evening))[,!]? )"
-_END = r"(?=[,.!;:)?]|$|\s(?:and|here|btw|from|at|with|of)\b|\s[-—–])"
+GREETING = r"(?:(?:hi|hello|hey|yo|dear \w+|good (?:morning|afternoon|evening))[,!]? )"
+END = r"(?=[,.!;:)?]|$|\s(?:and|here|btw|from|at|with|of)\b|\s[-—–])"
 _DETERMINER = r"(?:the|an?|our|my|your|their|this|that|his|her|its|which|what|any|every)\b"
-_PLAN_NAME = rf"(?!{_DETERMINER}){_NOT_I}(?P<plan>(?-i:[{_UPPER}][\w+-]*(?: [{_UPPER}][\w+-]*)?))"
+PLAN_NAME = rf"(?!{_DETERMINER}){_NOT_I}(?P<plan>(?-i:[{UPPER}][\w+-]*(?: [{UPPER}][\w+-]*)?))"
 # A plan said held in a relative clause: "the Basic plan I'm on".
 _HELD_ON = re.compile(
-    rf"\bthe {_PLAN_NAME} (?:plan|tier|subscription) (?:i'm|we're|i am|we are) on\b",
+    rf"\bthe {PLAN_NAME} (?:plan|tier|subscription) (?:i'm|we're|i am|we are) on\b",
     re.IGNORECASE,
 )
 # Where a clause that asks opens: after a clause's end, a question word or an auxiliary.
@@ -93,7 +107,7 @@ _ASKS = re.compile(
 # The head nouns of job titles, a closed class of English: a role said alone ("I'm a junior
 # designer", "I'm the new facilities coordinator") is read only by one, since "I'm a big
 # believer in" or "I'm a night owl" say no role; and a signature's title by its head.
-_HEADS = (
+HEADS = (
     "manager|director|engineer|developer|dev|designer|analyst|teacher|nurse|practitioner|"
     "doctor|physician|paramedic|surgeon|student|librarian|translator|interpreter|accountant|"
     "bookkeeper|lawyer|attorney|paralegal|consultant|coordinator|administrator|admin|assistant|"
@@ -107,7 +121,7 @@ _HEADS = (
     "operator|dispatcher|scheduler|nanny|teller|steward|stewardess|attendant|firefighter|"
     "officer|sergeant|ceo|cto|cfo|coo|cio|cmo|vp|sre|pm"
 )
-_TITLE = rf"(?:{_ROLE_WORD} ){{0,3}}(?i:{_HEADS})(?:s)?(?: of (?-i:[A-Z]\w+(?: [A-Z]\w+)?))?"
+_TITLE = rf"(?:{ROLE_WORD} ){{0,3}}(?i:{HEADS})(?:s)?(?: of (?-i:[A-Z]\w+(?: [A-Z]\w+)?))?"
 # A day or a month is when one started, not where: "I started Monday".
 _WHEN = (
     r"(?i:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
@@ -121,11 +135,11 @@ _IMPERATIVES = frozenset(
 _CUSTOMERS = frozenset({"customer", "member", "subscriber", "user", "account"})
 _POSSESSIVE = re.compile(r"^(?:my|our|your|his|her|their|its)\b", re.IGNORECASE)
 # Sign-offs only: "Thanks, Bob" and "Cheers, Bob" as often thank or greet the one addressed.
-_SIGN_OFF = r"(?:(?:kind |best |warm )?regards|best|sincerely|yours(?: truly)?)"
+SIGN_OFF = r"(?:(?:kind |best |warm )?regards|best|sincerely|yours(?: truly)?)"
 # A name alone after a sign-off, in one sentence ("Regards, Eleanor Whitcombe") or two.
-_SIGNED = re.compile(rf"^{_SIGN_OFF},\s+{_NAME}\W*$", re.IGNORECASE)
-_SIGNING = re.compile(rf"^{_SIGN_OFF}\W*$", re.IGNORECASE)
-_ALONE = re.compile(rf"^{_NAME}\W*$", re.IGNORECASE)
+_SIGNED = re.compile(rf"^{SIGN_OFF},\s+{NAME}\W*$", re.IGNORECASE)
+_SIGNING = re.compile(rf"^{SIGN_OFF}\W*$", re.IGNORECASE)
+_ALONE = re.compile(rf"^{NAME}\W*$", re.IGNORECASE)
 
 
 def _cue(pattern: str) -> re.Pattern[str]:
@@ -136,24 +150,24 @@ _NAMING = (
     # "I'm Oren Ben-David, product manager at Skyweave", "this is Haruto Sato from Kiyomizu
     # Trading Co., Ltd.", "it's Patrick O'Donnell-Reyes from accounts payable at Kinross Mining".
     _cue(
-        rf"(?:^|[,.!;:] |\b{_GREETING})(?:i'm|i am|im|this is|it's|its|my name is|my name's|"
-        rf"name's) {_NAME}(?:,? (?:from (?:the )?[a-z][a-z &-]{{0,40}}? (?:at|of) |from |at |with )"
-        rf"{_ORG}| \({_ORG.replace('<org>', '<org_in>')}\))?{_END}"
+        rf"(?:^|[,.!;:] |\b{GREETING})(?:i'm|i am|im|this is|it's|its|my name is|my name's|"
+        rf"name's) {NAME}(?:,? (?:from (?:the )?[a-z][a-z &-]{{0,40}}? (?:at|of) |from |at |with )"
+        rf"{ORG}| \({ORG.replace('<org>', '<org_in>')}\))?{END}"
     ),
     # "Tomasz from payroll here": a department in lowercase, then "here".
-    _cue(rf"^{_GREETING}?(?:it's |its )?{_NAME} from (?:the )?[a-z][a-z &-]{{0,30}}? here\b"),
+    _cue(rf"^{GREETING}?(?:it's |its )?{NAME} from (?:the )?[a-z][a-z &-]{{0,30}}? here\b"),
     # "Tomás Ferreira here", "Dana Scully from Umbrella Corp here", "Rohan (Kestrel Analytics)
     # here", not "Paris here we come".
     _cue(
-        rf"^{_GREETING}?(?:it's |its )?{_NAME}(?:,? (?:from|at|with|of) {_ORG}| "
-        rf"\({_ORG.replace('<org>', '<org_in>')}\))?,? here(?=\s*(?:[,.!;:)?—–-]|$))"
-        rf"(?:,? (?:from|at|with) {_ORG.replace('<org>', '<org_after>')})?"
+        rf"^{GREETING}?(?:it's |its )?{NAME}(?:,? (?:from|at|with|of) {ORG}| "
+        rf"\({ORG.replace('<org>', '<org_in>')}\))?,? here(?=\s*(?:[,.!;:)?—–-]|$))"
+        rf"(?:,? (?:from|at|with) {ORG.replace('<org>', '<org_after>')})?"
     ),
     # "Nadia Rahimi (Copperline Telecom): what's the rate limit?"
-    _cue(rf"^{_GREETING}?{_NAME} \({_ORG}\):"),
+    _cue(rf"^{GREETING}?{NAME} \({ORG}\):"),
     # A greeting, then only a name from an organization, the whole sentence: "Yo, Kenji
     # Watanabe-Hart from Sableridge Games."
-    _cue(rf"^{_GREETING}{_NAME},? (?:from|with) {_ORG}\W*$"),
+    _cue(rf"^{GREETING}{NAME},? (?:from|with) {ORG}\W*$"),
 )
 # A name in apposition to its role at an organization: after a naming cue ("I'm Oren, product
 # manager at Skyweave"), or as the whole sentence, a signature ("Hello! Kenji Watanabe, product
@@ -161,30 +175,30 @@ _NAMING = (
 # sentence going on about them ("Paul Froom, the director of Sentinel, is said to have ...").
 _SIGNATURE_END = r"(?:,? here)?\W*$"
 _APPOSITION = (
-    _cue(rf"\b(?:i'm|i am|this is|it's) {_NAME}(?: here)?, {_ARTICLE}?{_ROLE_OF} {_AT} {_ORG}"),
-    _cue(rf"\b(?:i'm|i am|this is|it's) {_NAME}(?: here)?, {_ARTICLE}?{_ROLE} of {_ORG}"),
-    _cue(rf"^{_GREETING}?{_NAME}(?: here)?, {_ARTICLE}?{_ROLE_OF} {_AT} {_ORG}{_SIGNATURE_END}"),
-    _cue(rf"^{_GREETING}?{_NAME}(?: here)?, {_ARTICLE}?{_ROLE} of {_ORG}{_SIGNATURE_END}"),
+    _cue(rf"\b(?:i'm|i am|this is|it's) {NAME}(?: here)?, {_ARTICLE}?{_ROLE_OF} {_AT} {ORG}"),
+    _cue(rf"\b(?:i'm|i am|this is|it's) {NAME}(?: here)?, {_ARTICLE}?{_ROLE} of {ORG}"),
+    _cue(rf"^{GREETING}?{NAME}(?: here)?, {_ARTICLE}?{_ROLE_OF} {_AT} {ORG}{_SIGNATURE_END}"),
+    _cue(rf"^{GREETING}?{NAME}(?: here)?, {_ARTICLE}?{_ROLE} of {ORG}{_SIGNATURE_END}"),
     # "J. R. Castellanos, Procurement Manager, Halden Steel GmbH."
-    _cue(rf"^{_NAME}, {_ROLE}, {_ORG}\W*$"),
+    _cue(rf"^{NAME}, {_ROLE}, {ORG}\W*$"),
 )
 _ROLES = (
-    _cue(rf"\b(?:i'm|i am|im) {_ARTICLE}{_ROLE_OF} {_AT} {_ORG}"),
+    _cue(rf"\b(?:i'm|i am|im) {_ARTICLE}{_ROLE_OF} {_AT} {ORG}"),
     # "Of" only after "the": "I'm the principal of Acacia Heights", not "I'm a big fan of IPAs".
-    _cue(rf"\b(?:i'm|i am|im) the {_ROLE} of {_ORG}"),
+    _cue(rf"\b(?:i'm|i am|im) the {_ROLE} of {ORG}"),
     # "As" only of the speaker: "I am writing as the compliance officer of Ashgrove Insurance
     # Co.", not "the old capital, as the old capital of Coruscant".
-    _cue(rf"\bi(?:'m| am)? (?:[a-z]+ing |here )?as {_ARTICLE}{_ROLE} (?:of|at|for) {_ORG}"),
-    _cue(rf"\bi work (?:at|for) {_ORG}(?: as {_ARTICLE}?{_ROLE.replace('<role>', '<role_as>')})?"),
+    _cue(rf"\bi(?:'m| am)? (?:[a-z]+ing |here )?as {_ARTICLE}{_ROLE} (?:of|at|for) {ORG}"),
+    _cue(rf"\bi work (?:at|for) {ORG}(?: as {_ARTICLE}?{_ROLE.replace('<role>', '<role_as>')})?"),
 )
 _ROLES_ALONE = (
-    _cue(rf"\bwhere i(?:'m| am) {_ARTICLE}{_ROLE}{_END}"),
-    _cue(rf"\bi work as {_ARTICLE}?{_ROLE}{_END}"),
+    _cue(rf"\bwhere i(?:'m| am) {_ARTICLE}{_ROLE}{END}"),
+    _cue(rf"\bi work as {_ARTICLE}?{_ROLE}{END}"),
     # Opening a message, then a stop: "Small business owner here (I run ...)", not "We are here
     # to help" or "The tradeoff here is".
     _cue(
-        rf"^{_GREETING}?(?!{_DETERMINER})(?P<role>(?-i:(?=[A-Z]?[a-z]){_ROLE_WORD}"
-        rf"(?: (?=[a-z]){_ROLE_WORD}){{1,3}})) here(?=\s*[,.!;:(—–-]|\s*$)"
+        rf"^{GREETING}?(?!{_DETERMINER})(?P<role>(?-i:(?=[A-Z]?[a-z]){ROLE_WORD}"
+        rf"(?: (?=[a-z]){ROLE_WORD}){{1,3}})) here(?=\s*[,.!;:(—–-]|\s*$)"
     ),
     # A role alone by its head: "I'm a high school chemistry teacher", "I'm the new facilities
     # coordinator", "im a nurse practitioner in a rural clinic".
@@ -194,49 +208,49 @@ _ROLES_ALONE = (
     ),
     # A title alone, with "the": "I'm the CFO", not "I'm an Alaska Airlines MVP".
     _cue(
-        rf"\bi'm the (?P<role>(?-i:(?:[A-Z][A-Za-z]+|[A-Z]{{2,}})(?: [A-Z][A-Za-z]+){{0,3}})){_END}"
+        rf"\bi'm the (?P<role>(?-i:(?:[A-Z][A-Za-z]+|[A-Z]{{2,}})(?: [A-Z][A-Za-z]+){{0,3}})){END}"
     ),
 )
 _EMPLOYERS = (
-    _cue(rf"\bi (?:run|lead|manage) (?:[a-z][\w-]* ){{0,3}}(?:at|for) {_ORG}"),
-    _cue(rf"\bi (?:run|own|founded|co-founded) {_ORG}"),
+    _cue(rf"\bi (?:run|lead|manage) (?:[a-z][\w-]* ){{0,3}}(?:at|for) {ORG}"),
+    _cue(rf"\bi (?:run|own|founded|co-founded) {ORG}"),
     # A new employer, told as a start: "I start at Fernhollow Analytics on December 4th", "I
     # just joined Corvane", "I now work for Brightline": the newer supersedes the older.
     _cue(
         rf"\bi(?:'ve| have)? (?:just |recently |finally |officially )?(?:start|started|joined|"
-        rf"join)(?: working)? (?:at |with |for )?(?!{_WHEN}){_ORG}"
+        rf"join)(?: working)? (?:at |with |for )?(?!{_WHEN}){ORG}"
     ),
-    _cue(rf"\b(?:i now work|i'm now working|i work now) (?:at|for) {_ORG}"),
-    _cue(rf"\bmy new (?:job|role|position|employer) (?:is )?(?:at|with|is) {_ORG}"),
+    _cue(rf"\b(?:i now work|i'm now working|i work now) (?:at|for) {ORG}"),
+    _cue(rf"\bmy new (?:job|role|position|employer) (?:is )?(?:at|with|is) {ORG}"),
     # "I run a small bakery called Crumb & Kettle".
     _cue(
         rf"\bi (?:run|own|founded|co-founded|started|work (?:at|for)) (?:a|an|the|my) "
-        rf"[a-z][a-z -]{{0,40}}? (?:called|named) {_ORG}"
+        rf"[a-z][a-z -]{{0,40}}? (?:called|named) {ORG}"
     ),
     # "I'm writing from Lindenhof Hotel Group", not "feedback on my writing from Rachel".
     _cue(
-        rf"\bi(?:'m| am) (?:writing|reaching out|emailing|calling|messaging) (?:to you )?from {_ORG}"
+        rf"\bi(?:'m| am) (?:writing|reaching out|emailing|calling|messaging) (?:to you )?from {ORG}"
     ),
-    _cue(rf"\bour company,? {_ORG},"),
+    _cue(rf"\bour company,? {ORG},"),
 )
 _PLAN_KIND = r"(?:plan|tier|subscription|license|licence)\b"
 # A plan held ("on the Pro plan", "our Business Premium plan"), then one moved to or bought,
 # which a question does not state ("can I switch to the Pro plan?").
-_HELD = _cue(rf"\b(?:on|our|my) (?:the |an? |our |my |your )?{_PLAN_NAME} {_PLAN_KIND}")
+_HELD = _cue(rf"\b(?:on|our|my) (?:the |an? |our |my |your )?{PLAN_NAME} {_PLAN_KIND}")
 _PLANS = (
     _cue(
         rf"\b(?:to|onto|have|using|with|bought|purchased|upgraded to|downgraded to) "
-        rf"(?:the |an? |our |my |your )?{_PLAN_NAME} {_PLAN_KIND}"
+        rf"(?:the |an? |our |my |your )?{PLAN_NAME} {_PLAN_KIND}"
     ),
     # A plan named alone: "Premium plan."
-    _cue(rf"^{_PLAN_NAME} (?:plan|tier|subscription)\W*$"),
+    _cue(rf"^{PLAN_NAME} (?:plan|tier|subscription)\W*$"),
     # Of the speaker: "I'm a Gold member", "we're a Startup plan account", not "an EU member
     # state" or "To account for".
     _cue(
-        rf"\b(?:we're|we are|i'm|i am) (?:an? |also an? )?{_PLAN_NAME} (?:plan )?"
+        rf"\b(?:we're|we are|i'm|i am) (?:an? |also an? )?{PLAN_NAME} (?:plan )?"
         rf"(?:customer|member|subscriber|account)\b"
     ),
-    _cue(rf"^{_GREETING}?{_PLAN_NAME} (?:customer|member|subscriber|user) here\b"),
+    _cue(rf"^{GREETING}?{PLAN_NAME} (?:customer|member|subscriber|user) here\b"),
 )
 
 
@@ -257,12 +271,12 @@ def _appositions(sentence: str, before: str, asking: bool) -> Claims:
     # A signature is a whole sentence: what a question states before it asks is not one.
     cues = _APPOSITION[:2] if asking else _APPOSITION
     for match in (m for cue in cues for m in cue.finditer(sentence)):
-        name, role = _speaker(match.group("name")), match.group("role")
+        name, role = speaker(match.group("name")), match.group("role")
         if name is not None and not _POSSESSIVE.match(role):  # not "Alice, my manager at Acme"
             yield from (("user.name", name), ("user.role", role), ("user.employer", _org(match)))
 
 
-def _speaker(raw: str) -> str | None:
+def speaker(raw: str) -> str | None:
     """`raw` as the speaker's name: `speaker_name`'s, and no imperative before "here"
     ("Listen here, I don't have time")."""
     name = speaker_name(raw)
@@ -272,13 +286,13 @@ def _speaker(raw: str) -> str | None:
 def _namings(sentence: str, before: str, asking: bool) -> Claims:
     cues = _NAMING[:-1] if asking else _NAMING  # the last is a whole sentence
     for match in (m for cue in cues for m in cue.finditer(sentence)):
-        if (name := _speaker(match.group("name"))) is not None:
+        if (name := speaker(match.group("name"))) is not None:
             yield from (("user.name", name), ("user.employer", _org(match)))
     if asking:
         return
     signed = _SIGNED.match(sentence) or (_SIGNING.match(before) and _ALONE.match(sentence))
     if signed:
-        yield "user.name", _speaker(signed.group("name"))
+        yield "user.name", speaker(signed.group("name"))
 
 
 def _roles(sentence: str, before: str, asking: bool) -> Claims:
@@ -334,20 +348,20 @@ def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[st
 # A message's closing line: a sign-off, an honorific or a dash, then a name, perhaps a title and
 # an organization ("Thanks, Winston Achebe AP Manager", "Yours faithfully, Geraldine Hoskins
 # Parish Clerk Ashcombe Parish Council", "Dr. Nadia Roux Practice Director", "— Ferdinand").
-# The sign-offs (`_SIGN_OFF`) and, closing a message, the thanks that sign it too.
-_CLOSING_WORDS = (
-    rf"{_SIGN_OFF}|warmest regards|best wishes|all the best|yours (?:faithfully|sincerely)|"
+# The sign-offs (`SIGN_OFF`) and, closing a message, the thanks that sign it too.
+CLOSING_WORDS = (
+    rf"{SIGN_OFF}|warmest regards|best wishes|all the best|yours (?:faithfully|sincerely)|"
     r"(?:many )?thanks(?: again)?|thank you|cheers|warmly"
 )
 _CLOSING = re.compile(
-    rf"^(?:(?:{_CLOSING_WORDS})[,!]\s+|[-–—~]+\s*|(?P<honorific>(?:mr|mrs|ms|miss|dr|prof)\.?\s+))"
+    rf"^(?:(?:{CLOSING_WORDS})[,!]\s+|[-–—~]+\s*|(?P<honorific>(?:mr|mrs|ms|miss|dr|prof)\.?\s+))"
     r"(?P<signature>.+?)\W*$",
     re.IGNORECASE,
 )
 # A dash and a name ending the sentence a splitter joined it to: "Please remove me. — Ferdinand".
 _DASHED = re.compile(r"\s[-–—~]+\s*(?P<signature>[^-–—~]+?)\W*$")
-_SIGNATURE_TOKEN = re.compile(rf"(?-i:[{_UPPER}][\w'’.-]*|&|of|and)")
-_HEAD = re.compile(rf"(?:{_HEADS})s?", re.IGNORECASE)
+_SIGNATURE_TOKEN = re.compile(rf"(?-i:[{UPPER}][\w'’.-]*|&|of|and)")
+_HEAD = re.compile(rf"(?:{HEADS})s?", re.IGNORECASE)
 
 
 def signed(closing: str, several: bool = True) -> dict[str, str]:
@@ -365,7 +379,7 @@ def signed(closing: str, several: bool = True) -> dict[str, str]:
     head = next((i for i, t in enumerate(tokens) if i and _HEAD.fullmatch(t)), None)
     start = len(tokens) if head is None else head - 1 if head >= 3 else head
     name = speaker_name(" ".join(tokens[:start])) if 1 <= start <= 4 else None
-    if name is None or _speaker(name) is None:
+    if name is None or speaker(name) is None:
         return {}
     found = {"user.name": name}
     if head is not None:

@@ -343,11 +343,11 @@ def test_every_version_is_kept_and_the_newest_is_the_default() -> None:
 
 
 def test_the_earlier_versions_give_the_facts_they_gave() -> None:
-    """Pinned: what 2026-12-05.1 and 2026-12-03.1 compile of the sample, introductions and
+    """Pinned: what 2026-12-06.1, 2026-12-05.1 and 2026-12-03.1 compile of the sample, introductions and
     plans included, byte for byte (a stored job naming one runs with it)."""
     episodes = [
         Episode((f"t{i}",), "user", text, AT + timedelta(days=i))
-        for i, text in enumerate([*_SAMPLE, *_INTRODUCED_SINCE, "Our plan is Business.", "Hi, Alice Chen, my manager at Acme, asked me."])
+        for i, text in enumerate([*_SAMPLE, *_INTRODUCED_SINCE, "Our plan is Business.", "Hi, Alice Chen, my manager at Acme, asked me.", *_SIGNED_SINCE])
     ]  # fmt: skip
     digests = {
         version: hashlib.sha256(
@@ -355,12 +355,31 @@ def test_the_earlier_versions_give_the_facts_they_gave() -> None:
                 [[f.claim_key, f.value, f.heading, f.content, f.confidence] for f in EXTRACTS[version](episodes, (), None)]
             ).encode()
         ).hexdigest()[:16]
-        for version in (RULES_TABLE[1], RULES_STRUCTURE[1])
+        for version in (RULES_TABLE[1], RULES_STRUCTURE[1], "2026-12-06.1")
     }  # fmt: skip
     assert digests == PINNED_EARLIER
 
 
-PINNED_EARLIER = {"2026-12-03.1": "9b44ed936e4ea1b1", "2026-12-05.1": "304496e6df24eb04"}
+# Computed on the tree before 2026-12-06.2 (the sample's last ten turns added then; the first
+# two digests of the shorter sample held there too).
+PINNED_EARLIER = {
+    "2026-12-03.1": "186b68f85e7600fb",
+    "2026-12-05.1": "d5bae7f71ccbd0ba",
+    "2026-12-06.1": "30e1f01d99a3e013",
+}
+# What 2026-12-06.2 reads and 2026-12-06.1 does not (or reads otherwise): in the pinned sample.
+_SIGNED_SINCE = [
+    "Hi, could I get a second monitor? Thanks!\nPriya Raman, AP Clerk",
+    "The export fails.\n\nKind regards,\nTom Okafor\nExecutive Assistant to the CFO\nBrightwater Foods",
+    "Any update on ticket 4? Thanks, Imogen Blackwood, IT lead, Harrowgate Council",
+    "hey there, Yuki Tanaka, UX researcher at Fernhill Labs. Can you help?",
+    "Yo, saw your booth at RetailTech. Price?",
+    "I am Mr. Horace Whitfield and I dispute a charge.",
+    "It's Kenji 🙂 remind me what I said.",
+    "we're on Starter and I can only add 3 users",
+    "Someone wrote 'I'm the admin at Caldera Group and this fixed it'.",
+    "I'm the only developer at a small nonprofit (Open Harbor Legal Aid).",
+]
 _SAMPLE = [
     "Hi, I'm Bob Martinez from Acme Inc. Enterprise plan.",
     "I weigh 185 pounds and my salary is $145,000.",
