@@ -90,6 +90,7 @@ from gateway.core.known_claims import Known
 __all__ = [
     "EXTRACTS",
     "RULES",
+    "RULES_CUES",
     "RULES_STRUCTURE",
     "RULES_TABLE",
     "Episode",
@@ -120,8 +121,14 @@ RULES_STRUCTURE = ("rules", "2026-12-05.1")
 # 2026-12-06.1: and introductions read by their cues (`introducing`: "Ravi Iyer (Northgate
 # Freight) here", a signature, "I work at Globex as the CFO", a question's statement before it
 # asks), a relation of the speaker's ("Alice, my manager at Acme") introducing no one, the
-# speaker's plan by a name one claim (`account.plan`). The default.
-RULES = ("rules", "2026-12-06.1")  # name, version: bump the version when an output can change
+# speaker's plan by a name one claim (`account.plan`).
+RULES_CUES = ("rules", "2026-12-06.1")
+# 2026-12-06.2: and a message's signature read by its parts (`signatures`: "Sunita Pillai, AP
+# Clerk" below the body, "Thanks, Imogen Blackwood, IT lead, Harrowgate Council"), the
+# sentence made plain before the cues read it (quoted words someone else's, an emoji a stop,
+# any greeting one), plans by the words plans are named with ("we're on Starter"), more cues
+# (`introducing_more`). The default.
+RULES = ("rules", "2026-12-06.2")  # name, version: bump the version when an output can change
 
 
 def _structure(
@@ -136,8 +143,19 @@ def _second(
     return generalized.extract(episodes, known, similar, generalized.SECOND_READING)
 
 
+def _third(
+    episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
+) -> list[Fact]:
+    return generalized.extract(episodes, known, similar, generalized.THIRD_READING)
+
+
 EXTRACTS: Mapping[str, Extract] = MappingProxyType(
-    {RULES_TABLE[1]: _table, RULES_STRUCTURE[1]: _structure, RULES[1]: _second}
+    {
+        RULES_TABLE[1]: _table,
+        RULES_STRUCTURE[1]: _structure,
+        RULES_CUES[1]: _second,
+        RULES[1]: _third,
+    }
 )
 
 
@@ -147,4 +165,4 @@ def extract(
     similar: PhraseSimilarity | None = None,
 ) -> list[Fact]:
     """The facts of `episodes` by the default version (:data:`RULES`)."""
-    return _second(episodes, known, similar)
+    return _third(episodes, known, similar)

@@ -28,7 +28,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from gateway.core.extraction import introducing, introductions
+from gateway.core.extraction import introducing, introducing_more, introductions, signatures
 from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.holders import THIRD_PERSONS, another_holder
@@ -107,6 +107,9 @@ class Reading:
     # School; can you give me a lab?"), which states nothing else: the introduction is the
     # speaker's statement whatever the sentence goes on to ask (`introducing.asked`).
     introduced_in_questions: bool = False
+    # A user's message read for its signature (its text, its sentences), before its closing
+    # line: a signature block below the body, or opening sentences that are one.
+    signature: Callable[[str, Sequence[str]], dict[str, str]] | None = None
 
 
 FIRST_READING = Reading(introductions.introduced)  # rules/2026-12-05.1
@@ -116,6 +119,14 @@ SECOND_READING = Reading(  # rules/2026-12-06.1
     account_plan=True,
     clause_content=True,
     introduced_in_questions=True,
+)
+THIRD_READING = Reading(  # rules/2026-12-06.2
+    introducing_more.introduced,
+    introducing_more.signed,
+    account_plan=True,
+    clause_content=True,
+    introduced_in_questions=True,
+    signature=signatures.signature,
 )
 
 
@@ -323,10 +334,11 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
                     fact = dataclasses.replace(fact, value=spelled)
                 extraction.add(fact)
                 yield fact
-    sign = extraction.reading.sign
+    sign, signature = extraction.reading.sign, extraction.reading.signature
     if sign is not None and episode.role == "user" and said:
         closing = said[-1][0]
-        for key, value in sign(closing, len(said) > 1).items():
+        signs = signature(episode.text, [s for s, _ in said]) if signature else {}
+        for key, value in {**sign(closing, len(said) > 1), **signs}.items():
             if key not in seen:
                 seen.add(key)
                 fact = build_fact(

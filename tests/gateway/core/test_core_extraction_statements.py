@@ -17,6 +17,7 @@ import pytest
 from gateway.core.extraction import (
     EXTRACTS,
     RULES,
+    RULES_CUES,
     RULES_STRUCTURE,
     RULES_TABLE,
     Episode,
@@ -333,12 +334,12 @@ def test_a_partitive_counts_the_noun_of_its_set() -> None:
 
 
 def test_every_version_is_kept_and_the_newest_is_the_default() -> None:
-    assert RULES == ("rules", "2026-12-06.1") and RULES_STRUCTURE == ("rules", "2026-12-05.1")
-    assert RULES_TABLE == ("rules", "2026-12-03.1")
-    assert list(EXTRACTS) == [RULES_TABLE[1], RULES_STRUCTURE[1], RULES[1]]
+    assert RULES == ("rules", "2026-12-06.2") and RULES_CUES == ("rules", "2026-12-06.1")
+    assert RULES_STRUCTURE == ("rules", "2026-12-05.1") and RULES_TABLE == ("rules", "2026-12-03.1")
+    assert list(EXTRACTS) == [RULES_TABLE[1], RULES_STRUCTURE[1], RULES_CUES[1], RULES[1]]
     episodes = [Episode(("t1",), "user", "I weigh 185 pounds.", AT)]
     assert EXTRACTS[RULES_TABLE[1]](episodes, (), None) == []
-    for version in (RULES_STRUCTURE[1], RULES[1]):
+    for version in (RULES_STRUCTURE[1], RULES_CUES[1], RULES[1]):
         assert [f.claim_key for f in EXTRACTS[version](episodes, (), None)] == ["user.weight_weigh"]
 
 
@@ -355,7 +356,7 @@ def test_the_earlier_versions_give_the_facts_they_gave() -> None:
                 [[f.claim_key, f.value, f.heading, f.content, f.confidence] for f in EXTRACTS[version](episodes, (), None)]
             ).encode()
         ).hexdigest()[:16]
-        for version in (RULES_TABLE[1], RULES_STRUCTURE[1], "2026-12-06.1")
+        for version in (RULES_TABLE[1], RULES_STRUCTURE[1], RULES_CUES[1])
     }  # fmt: skip
     assert digests == PINNED_EARLIER
 

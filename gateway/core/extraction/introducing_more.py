@@ -1,0 +1,341 @@
+"""Identity from an introduction as rules/2026-12-06.2 reads it: what 2026-12-06.1 reads
+(`introducing`), of the sentence made plain, less what no introduction says, and more cues.
+
+The sentence made plain (`plain`), each a convention of written text rather than of a case:
+
+- words in quotation marks are someone else's ("Someone wrote 'I'm the admin at Caldera'");
+- a symbol that is not punctuation (an emoji, a pictograph) or an emoticon ends a clause as a
+  stop would ("I'm Chiara from Verdanza Foods 🌱 we'd love ...");
+- an honorific is no part of a name ("I am Mr. Horace Whitfield");
+- any greeting opening a sentence, whatever its words and mark ("hallo,", "Hi there —", "Hey
+  guys,", "Hi IT team,"), is the one greeting the cues know, and never a name ("Yo, saw your
+  booth at RetailTech").
+
+What no introduction says (`_refused`): a role with a possessive in it ("saw your booth"), a
+department for an employer ("(Legal)"), a job title for a name ("CISO at Tamarind Health here":
+the title is the role); the modifiers a title is said with ("the only developer", "the new sys
+admin") are no part of it.
+
+The cues added, each tying a constituent to the speaker by its grammar:
+
+- a sentence that is a signature (`signatures.alone`), and a name "from" an organization as a
+  message's opening sentence ("Hello! Zainab Hussain from Lumora Events.");
+- a name "here, from the TEAM at ORG"; "it's NAME again"; the account's holder by name
+  ("Account holder: ...", "name on the account is ...");
+- a role "as" a title after a verb of working ("I've joined Tessaract Bio as VP of Engineering",
+  "I handle our purchasing as office manager"), or opening the sentence ("As the treasurer of
+  ...,"); a title by an occupation's suffix ("I'm a biostatistician");
+- an employer said as a described thing and its name ("at a fintech called Larkspur Pay", "I
+  own a small bakery (Crumb & Co)"), "writing from ORG" without its subject, "I do the books
+  for ORG";
+- a plan by the words plans are named with (`_TIERS`, a closed class of the trade: Free, Pro,
+  Business, Enterprise, ...), said without "plan": "we're on Starter", "we pay for
+  Enterprise", "our Business account", "upgrade from Team to Enterprise"; a plan's other nouns
+  ("the Clinic Pro bundle", "the Business Fibre 500 package"), and its name with a number
+  ("Connect 30GB").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from gateway.core.extraction import introducing, signatures
+from gateway.core.extraction.holders import another_holder
+from gateway.core.extraction.introducing import NAME, ORG, ROLE_WORD, UPPER, speaker
+from gateway.core.extraction.signatures import NOT_A_NAME, TITLE_HEAD, department, titled
+
+__all__ = ["introduced", "plain", "signed"]
+
+# Quoted words: in double or curly quotes, or in single quotes around apostrophes of words.
+_QUOTED = re.compile(
+    r"(?:(?<=\s)|(?<=^)|(?<=:))(?:\"[^\"]{6,}\"|“[^”]{6,}”|‘[^’]{6,}’|'(?:[^'\s]|\s|(?<=\w)'(?=\w)){6,}?')"
+)
+_QUOTE_OPENS = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))[\"“][^\"”]*$")
+# Text given to work on after an ask that says nothing of the speaker ("Translate this into
+# Dutch and summarize it in 10 bullets: Welcome, I'm ...", "Check this out: Zhao, X. (2021)").
+_GIVEN = re.compile(r"^(?P<ask>(?:[^:\s]+ ){3,}[^:\s]+):\s")
+_SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|my|me|we|we're|our|us)\b", re.IGNORECASE)
+_EMOTICON = re.compile(r"(?<!\w)[:;]-?[)(DPp](?!\w)")
+# An honorific after the words that name the speaker: "I am Mr. Horace Whitfield".
+_HONORIFIC = re.compile(
+    rf"\b(?P<cue>(?i:i'm|i am|im|this is|my name is|it's)) (?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.? "
+    rf"(?=[{UPPER}])"
+)
+_OPENING_GREETING = re.compile(
+    r"^(?:(?:hi|hello|hey|hallo|hiya|heya|howdy|greetings|yo|dear|good day|"
+    r"good (?:morning|afternoon|evening)|morning|afternoon|evening)"
+    r"(?: (?:there|all|everyone|folks|guys|team|[A-Z][\w-]*(?: team)?))?)\s*[,!:—–-]+\s*",
+    re.IGNORECASE,
+)
+_THANKS = re.compile(r"^(?:thx|thnx|thanx|tks|ty)\b", re.IGNORECASE)
+
+
+def _symbol(char: str) -> bool:
+    return unicodedata.category(char) in {"So", "Sk", "Cs", "Co"} or char in "\u200d\ufe0f"
+
+
+def plain(sentence: str) -> str:
+    """`sentence` as the cues read it: no one else's quoted words or text given to work on, a
+    symbol or an emoticon a stop, no honorific, one greeting."""
+    text = _QUOTE_OPENS.sub("", _QUOTED.sub("", sentence))
+    given = _GIVEN.match(text)
+    if given and not _SPEAKER.search(given.group("ask")):
+        text = given.group("ask")
+    text = "".join("\x00" if _symbol(c) else c for c in _EMOTICON.sub("\x00", text))
+    text = re.sub(r"\s*\x00[\x00\s]*", ". ", text).strip()
+    text = _HONORIFIC.sub(r"\g<cue> ", text)
+    text = _OPENING_GREETING.sub("Hi, ", text)
+    return _THANKS.sub("Thanks", text)
+
+
+def _cue(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+_HI = r"(?:hi, )?"
+_ROLE_TITLE = (
+    rf"(?P<role>(?:{ROLE_WORD} ){{0,3}}(?:{TITLE_HEAD.pattern})"
+    rf"(?: (?:of|to) (?:the )?(?-i:[{UPPER}][\w&]+(?: [{UPPER}][\w&]+)?))?)"
+)
+_NAMES = (
+    _cue(rf"^{_HI}{NAME} here,? from (?:the )?[a-z][a-z &-]{{0,40}}? (?:at|of|for) {ORG}"),
+    _cue(rf"^{_HI}{NAME} here,? from\b"),
+    _cue(rf"(?:^{_HI}|, )(?:it's|its|this is) {NAME} again\b"),
+    _cue(
+        rf"(?:^{_HI}account holder:|\bname on (?:the|my|our) account is|\baccount owner is me,)"
+        rf"\s*{NAME}"
+    ),
+)
+# A name from an organization, the whole of a message's opening sentence.
+_OPENING = _cue(rf"^{_HI}{NAME},? (?:from|with) (?:the )?{ORG}\W*$")
+# What ends a title said alone: a stop, or a word that goes on about where or when.
+_TITLE_END = r"(?=[,.;:!?)(]|$|\s(?:and|in|on|at|for|with|who|here|by|from|since|working)\b)"
+_AS = (
+    _cue(
+        r"\bi(?:'ve|'m| have| am)? (?:just |recently |now |officially |also )?(?:joined|join|"
+        r"started|start|work|working|serve|serving|handle|handling|was hired|got hired|came on|"
+        r"signed on|volunteer|volunteering)\b[^.;?!]{0,60}? as (?:an? |the |our )?(?:new )?"
+        rf"{_ROLE_TITLE}\b"
+    ),
+    # Opening the sentence the speaker goes on in: "As the founder of ..., how should I".
+    _cue(
+        rf"^{_HI}as (?:the |an? |our )?{_ROLE_TITLE}(?: (?:at|for|with|of) {ORG})?\b"
+        r"(?=.*\b(?:i|i'm|i'd|i've|i'll|we|we're|my|our)\b)"
+    ),
+    # A title alone by its head: "I'm a biostatistician", "I'm the billing contact".
+    _cue(
+        r"\b(?:i'm|i am|im) (?:a|an|the) (?:only |sole |new )?"
+        rf"(?P<role>(?:{ROLE_WORD} ){{0,3}}(?:{TITLE_HEAD.pattern})){_TITLE_END}"
+    ),
+    # A name in apposition to a title: "I'm Aroha, HR advisor by day", "My name is Ingrid
+    # Sølvberg, Head of Procurement at Nordvik Maritime AS".
+    _cue(
+        rf"\b(?:i'm|i am|this is|my name is|it's) {NAME}(?: here)?, (?:an? |the )?{_ROLE_TITLE}"
+        rf"(?: (?:at|for|with) {ORG.replace('<org>', '<org_at>')})?{_TITLE_END}"
+    ),
+)
+# What an organization is called when it is described: "a fintech", "a boutique law firm".
+_ORGANIZATIONS = (
+    r"(?:company|business|startup|start-up|firm|agency|studio|shop|store|nonprofit|non-profit|"
+    r"charity|association|practice|clinic|consultancy|brand|bakery|restaurant|cafe|café|brewery|"
+    r"fintech|lab|school|academy|college|university|hospital|foundation|trust|co-op|cooperative|"
+    r"organization|organisation|org|society|council|network|outfit|salon|gym|label|publisher|"
+    r"hotel|farm|winery|garage|workshop|factory|manufacturer|distributor|retailer)"
+)
+# A described organization and its name, tied to the speaker by a verb of working or owning
+# ("I'm a product manager at a fintech called Larkspur Pay", "I own a small bakery (Crumb &
+# Co)", "I'm the office manager for a small firm, Osei & Partners,", "we're a tiny charity
+# (Wildflower Trust)"), or by a possessive ("my business, CreativeSpark Marketing,").
+_TIED = (
+    r"(?:\bi(?:'m| am)? (?:also |currently |now )?(?:work(?:ing)? (?:at|for|with)|own|run|"
+    r"founded|co-founded|started|manage|lead)|\b(?:i'm|i am|im|as) (?:a|an|the) (?:[\w-]+ ){0,3}?"
+    rf"(?:{TITLE_HEAD.pattern}) (?:at|for|with|of)|\b(?:we're|we are)) (?:a|an|our|my|the)"
+)
+_DESCRIBED = _cue(
+    rf"(?:{_TIED} (?P<described>(?:[\w'’-]+ ){{0,4}}?{_ORGANIZATIONS})|\b(?:my|our) (?:own )?"
+    rf"(?P<owned>(?:[\w'’-]+ ){{0,3}}?{_ORGANIZATIONS}))(?: (?:called|named) {ORG}|"
+    rf" \({ORG.replace('<org>', '<org_in>')}\)|, {ORG.replace('<org>', '<org_comma>')},)"
+)
+_ANOTHER = re.compile(r"\b(?:his|her|their|he|she|they|friend|someone)\b", re.IGNORECASE)
+_EMPLOYERS = (
+    _cue(
+        rf"^{_HI}(?:writing|reaching out|emailing|messaging|calling) (?:to you )?from (?:the )?"
+        rf"(?:[a-z][a-z &-]{{0,30}}? (?:at|of) )?{ORG}"
+    ),
+    _cue(
+        r"\bi (?:handle|do|oversee|look after|support|coordinate|manage|lead|run) (?:the |our )?"
+        rf"[a-z][\w -]{{0,30}}? (?:for|at) {ORG}"
+    ),
+    _cue(
+        rf"\b(?:our )?(?:company|company's|business|organization|organisation)(?: name)? is {ORG}"
+    ),
+    _cue(rf"^{_HI}(?:we're|we are) {ORG},"),
+    _cue(rf"\b(?:we|i) use (?:your|the) [a-z][\w -]{{0,25}}? at {ORG}"),
+)
+# The words plans are named with: a closed class of the trade, not of any case.
+_TIERS = frozenset(
+    {
+        *("free", "basic", "starter", "plus", "pro", "premium", "business", "enterprise"),
+        *("team", "teams", "growth", "standard", "essential", "essentials", "professional"),
+        *("ultimate", "gold", "silver", "platinum", "bronze", "family", "student", "personal"),
+        *("individual", "scale", "unlimited", "premier", "advanced", "lite", "elite", "startup"),
+        *("education", "nonprofit", "corporate", "deluxe", "core", "launch"),
+    }
+)
+_PLAN = rf"(?P<plan>(?-i:[{UPPER}][\w+-]*(?: (?:[{UPPER}][\w+-]*|\d[\w+-]*)){{0,2}}))"
+_PLAN_KINDS = r"(?:package|bundle|membership|plan|tier|subscription|license|licence)"
+# Said by a plan's name alone, so read only when a word of it is one plans are named with.
+_TIER_PLANS = (
+    _cue(
+        r"\b(?:we're|we are|were|i'm|i am|im|(?:our|my) (?:account|workspace|subscription|"
+        rf"company|team) is)(?: currently| still)? on (?:the )?{_PLAN}\b"
+    ),
+    _cue(
+        rf"\b(?:we|i)(?: pay|'re paying| are paying|'m paying| am paying| subscribe) (?:for|to) "
+        rf"(?:the )?{_PLAN}"
+    ),
+    _cue(
+        rf"\b(?:we|i) (?:have|use|are using|'re using|'ve got) (?:the )?{_PLAN}"
+        r"(?=\W*$|[,.;!?)]| (?:and|but|so|plan|tier|subscription|now|too)\b)"
+    ),
+    _cue(rf"\b(?:on|our|my|it's the|its the|it is the) (?:the )?{_PLAN} (?:account|workspace)\b"),
+    _cue(rf"\b(?:upgrad|mov|switch|migrat|go)\w* from (?:the )?{_PLAN} to\b"),
+    _cue(
+        r"\b(?:we|i)(?:'ve| have)? (?:just |recently )?(?:upgraded|downgraded|switched|moved|"
+        rf"changed)(?: us| our account| my account)? to (?:the )?{_PLAN}\b"
+    ),
+)
+_NAMED_PLANS = (
+    _cue(rf"\b(?:on|our|my) (?:the )?{_PLAN} {_PLAN_KINDS}\b"),
+    _cue(rf"\b(?:subscription|plan|tier|package) is (?:the |on )?{_PLAN}(?: (?:plan|tier))?\b"),
+    # "our account (Scale plan, billed annually)", "the Enterprise Plus account we hold".
+    _cue(
+        rf"\b(?:our|my) (?:account|subscription|workspace) \((?:on )?(?:the )?{_PLAN} {_PLAN_KINDS}"
+    ),
+    _cue(
+        rf"\bthe {_PLAN} (?:{_PLAN_KINDS}|account) (?:we|i) (?:hold|have|are on|'re on|'m on|am on)"
+    ),
+)
+_MODIFIERS = re.compile(r"^(?:only|sole|new|current) ", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
+
+Claims = Iterator[tuple[str, str | None]]
+
+
+# A day or a month is a time, not a name ("It's Monday again").
+_WHEN = frozenset(
+    {
+        *("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+        *("january", "february", "march", "april", "may", "june", "july", "august"),
+        *("september", "october", "november", "december", "today", "tomorrow", "tonight"),
+    }
+)
+# An initial alone ("P." of "Regards, P. Ashdown" split at its stop) is no name.
+_INITIAL = re.compile(rf"[{UPPER}]\.?")
+
+
+def _refused(found: dict[str, str]) -> dict[str, str]:
+    """`found` less what no introduction says; a title read as a name or an employer is the
+    role ("CISO at Tamarind Health here", "it's Dmitri (SRE)")."""
+    kept = dict(found)
+    for key in ("user.name", "user.employer"):
+        value = kept.get(key, "")
+        if value and TITLE_HEAD.fullmatch(value):
+            del kept[key]
+            kept.setdefault("user.role", value)
+    name = kept.get("user.name", "")
+    first = name.split()[0].casefold() if name else ""
+    if name and (first in NOT_A_NAME or first in _WHEN or _INITIAL.fullmatch(name)):
+        del kept["user.name"]
+    role = kept.get("user.role")
+    if role is not None:
+        # A role is a job title: said by its head, without a possessive ("saw your booth").
+        role = _MODIFIERS.sub("", role)
+        if _POSSESSIVE.search(role) or not titled(role) or role.casefold() == "head":
+            del kept["user.role"]
+        else:
+            kept["user.role"] = role
+    employer = kept.get("user.employer", "x")
+    if department(employer) or re.match(r"(?:Mr|Mrs|Ms|Mx|Dr|Prof)\b", employer):
+        del kept["user.employer"]
+    return kept
+
+
+def _named(raw: str) -> bool:
+    """Whether `raw` is a name the speaker may go by (`introducing.speaker`), no greeting."""
+    return speaker(raw) is not None and raw.split(maxsplit=1)[0].casefold() not in NOT_A_NAME
+
+
+def _opens(before: str) -> bool:
+    """Whether a sentence after `before` opens its message: nothing or a greeting before it."""
+    return not _OPENING_GREETING.sub("", f"{before} ").strip()
+
+
+def _org(match: re.Match[str]) -> str | None:
+    named = [v for k, v in match.groupdict().items() if k.startswith("org") and v]
+    return named[0].rstrip(".,") if named else None
+
+
+def _names(sentence: str, before: str, asking: bool) -> Claims:
+    if not asking:
+        yield from signatures.alone(sentence.removeprefix("Hi, ")).items()
+        opening = _OPENING.match(sentence) if _opens(before) else None
+        if opening and _named(opening.group("name")):
+            yield "user.name", opening.group("name")
+            yield "user.employer", _org(opening)
+    for match in (m for cue in _NAMES for m in cue.finditer(sentence)):
+        if _named(match.group("name")):
+            yield "user.name", match.group("name")
+            yield "user.employer", _org(match)
+
+
+def _roles(sentence: str) -> Claims:
+    for match in (m for cue in _AS for m in cue.finditer(sentence)):
+        name = match.groupdict().get("name")
+        if name is not None and not _named(name):
+            continue
+        if titled(match.group("role")):
+            yield "user.role", match.group("role")
+        yield "user.name", name
+        yield "user.employer", _org(match)
+
+
+def _employers(sentence: str) -> Claims:
+    for match in _DESCRIBED.finditer(sentence):
+        if not _ANOTHER.search(sentence[: match.start()]):
+            yield "user.employer", _org(match)
+    for match in (m for cue in _EMPLOYERS for m in cue.finditer(sentence)):
+        yield "user.employer", _org(match)
+
+
+def _plans(sentence: str) -> Claims:
+    tiered = ((m, True) for cue in _TIER_PLANS for m in cue.finditer(sentence))
+    named = ((m, False) for cue in _NAMED_PLANS for m in cue.finditer(sentence))
+    for match, by_tier in (*tiered, *named):
+        plan = match.group("plan")
+        if by_tier and not any(w.casefold() in _TIERS for w in plan.split()):
+            continue
+        if another_holder(sentence, plan, "user") in (None, "your", "you"):
+            yield "account.plan", plan
+
+
+def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[str, str]:
+    """The identity claims `sentence` (after `before`, in its turn) introduces its speaker by:
+    2026-12-06.1's of it made plain, less what no introduction says, then the cues above for
+    the keys it gives none of."""
+    sentence, before = plain(sentence), plain(before)
+    found = _refused(introducing.introduced(sentence, before, asking))
+    stated = introducing.asked(sentence) if asking else sentence
+    more = (*_names(stated, before, asking), *_roles(stated), *_employers(stated), *_plans(stated))
+    for key, value in more:
+        if value and key not in found:
+            found[key] = value
+    return _refused(found)
+
+
+def signed(closing: str, several: bool = True) -> dict[str, str]:
+    """2026-12-06.1's reading of a message's closing line (`introducing.signed`), a thanks
+    however spelled ("thx, Ramón")."""
+    return _refused(introducing.signed(_THANKS.sub("Thanks", closing.strip()), several))
