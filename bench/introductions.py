@@ -7,9 +7,12 @@ read: 80 introductions in shapes the request listed (greetings, signatures, pare
 here", "I work at Y as Z", plans said many ways, lowercase and typos) and 40 traps (someone else
 introduced, a place not an employer, idioms, plans that are intentions, hypotheticals); and
 ``bench/introductions_blind2.json`` (``--cases``), 100 first messages to a support chat, an
-assistant or a helpdesk bot, written by a second hand told no shape, measured once when the
-version was final and never read. Each message carries the identity claims it states of its
-speaker (`user.name`, `user.employer`, `user.role`, `account.plan`), values as written.
+assistant or a helpdesk bot, written by a second hand told no shape; ``blind3.json`` (a third
+hand, settings varied, no shape named) and ``blind4.json`` (a fourth, at least fifteen settings,
+registers and positions varied, no shape named). The protocol, which set was read when and which
+never, is in bench/RESULTS.md; ``blind4.json`` is the one no one here has read. Each message
+carries the identity claims it states of its speaker (`user.name`, `user.employer`,
+`user.role`, `account.plan`), values as written.
 
 Each message is one user turn compiled alone. A claim found counts as right when its value,
 compared case-insensitively without surrounding punctuation, is the expected one; per key and
@@ -17,7 +20,7 @@ in all: expected, found, right, precision (right / found) and recall (right / ex
 the traps (messages expecting nothing) that gave any identity claim. Folds as `bench knowledge`
 makes them (`fold_of`: the first byte of the SHA-256 of the id, even for A): the whole set was
 measured once before any of it was read; fold A was then read to develop on and fold B was not,
-so fold B is the held-out figure. ``--show`` prints a fold's messages whose claims differ from
+so fold B was the held-out figure until the fourth set was written. ``--show`` prints a fold's messages whose claims differ from
 the expected ones, under the newest version.
 
 With ``--longmemeval``, real user text instead: every distinct user turn of

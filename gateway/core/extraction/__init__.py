@@ -72,6 +72,11 @@ their suffixes; roles in any case), in a question's statement before it asks too
 speaker's plan by a name one claim (`account.plan`). Measured on messages written blind:
 `python -m bench introductions` (bench/RESULTS.md).
 
+Version 2026-12-06.2 (`generalized.THIRD_READING`, the default) reads a message's signature
+by its parts (`signatures`: below the body, after a sign-off, or opening the message), the
+sentence made plain before the cues read it, plans by the words plans are named with, and more
+cues (`introducing_more`); what 2026-12-06.1 reads it reads, less what no introduction says.
+
 Every version a compile job or a memory names is kept (:data:`EXTRACTS`): a stored job runs
 with the version it was opened with, and the same sources through the same version give the
 same facts.

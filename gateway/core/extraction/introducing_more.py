@@ -69,6 +69,7 @@ _OPENING_GREETING = re.compile(
     r"(?: (?:there|all|everyone|folks|guys|team|[A-Z][\w-]*(?: team)?))?)\s*[,!:—–-]+\s*",
     re.IGNORECASE,
 )
+_LIST_DASH = re.compile(r"\s[-–—~*•]\s")
 _THANKS = re.compile(r"^(?:thx|thnx|thanx|tks|ty)\b", re.IGNORECASE)
 
 
@@ -87,7 +88,7 @@ def plain(sentence: str) -> str:
     text = re.sub(r"\s*\x00[\x00\s]*", ". ", text).strip()
     text = _HONORIFIC.sub(r"\g<cue> ", text)
     text = _OPENING_GREETING.sub("Hi, ", text)
-    return _THANKS.sub("Thanks", text)
+    return " ".join(_THANKS.sub("Thanks", text).split())
 
 
 def _cue(pattern: str) -> re.Pattern[str]:
@@ -338,4 +339,6 @@ def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[st
 def signed(closing: str, several: bool = True) -> dict[str, str]:
     """2026-12-06.1's reading of a message's closing line (`introducing.signed`), a thanks
     however spelled ("thx, Ramón")."""
+    if len(_LIST_DASH.findall(f" {closing}")) > 1:
+        return {}  # a list's items, not a dash before a signature: "Ideas: - Paris - Rome"
     return _refused(introducing.signed(_THANKS.sub("Thanks", closing.strip()), several))

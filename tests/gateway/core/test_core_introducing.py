@@ -1,6 +1,7 @@
-"""Introductions as rules/2026-12-06.1 reads them (`gateway.core.extraction.introducing`): by
-the cues that tie a name, an organization, a role or a plan to the speaker; what only looks
-like one stays apart (the traps below are of the kinds real user text showed)."""
+"""Introductions read by the cues of rules/2026-12-06.1 (`gateway.core.extraction.introducing`),
+through the default extractor, which reads them too (2026-12-06.2: `test_core_introducing_more`):
+the cues that tie a name, an organization, a role or a plan to the speaker; what only looks like
+one stays apart (the traps below are of the kinds real user text showed)."""
 
 from __future__ import annotations
 
