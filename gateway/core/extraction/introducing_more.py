@@ -64,9 +64,13 @@ _HONORIFIC = re.compile(
     rf"(?=[{UPPER}])"
 )
 _OPENING_GREETING = re.compile(
-    r"^(?:(?:hi|hello|hey|hallo|hiya|heya|howdy|greetings|yo|dear|good day|"
+    r"^(?:(?:hi|hello|hey|hallo|hiya|heya|howdy|greetings|yo|sup|dear|good day|"
     r"good (?:morning|afternoon|evening)|morning|afternoon|evening)"
-    r"(?: (?:there|all|everyone|folks|guys|team|[A-Z][\w-]*(?: team)?))?)\s*[,!:—–-]+\s*",
+    r"(?: (?:there|all|everyone|folks|guys|team|[A-Z][\w-]*(?: team)?))?)\s*[,!:.—–-]+\s*",
+    re.IGNORECASE,
+)
+_STATES = re.compile(
+    r"(?:[,;]|\s[-—–])\s+((?:i'm|im|i am|we're|we are|i work|we r|i've been)\b[^,;?]*)(?=[,;]|$)",
     re.IGNORECASE,
 )
 _LIST_DASH = re.compile(r"\s[-–—~*•]\s")
@@ -104,21 +108,40 @@ _NAMES = (
     _cue(rf"^{_HI}{NAME} here,? from (?:the )?[a-z][a-z &-]{{0,40}}? (?:at|of|for) {ORG}"),
     _cue(rf"^{_HI}{NAME} here,? from\b"),
     _cue(rf"(?:^{_HI}|, )(?:it's|its|this is) {NAME} again\b"),
+    # "Marcus Bell here (IT admin, Copperline Schools)": a signature in parentheses.
+    _cue(rf"^{_HI}{NAME} here,? \((?P<signed>[^()]{{2,80}})\)"),
+    # "Quick one from Ana at Bluefin Payroll:", opening a message.
+    _cue(rf"^{_HI}(?:a )?(?:quick )?(?:one|question|note|message) from {NAME} (?:at|from) {ORG}"),
     _cue(
         rf"(?:^{_HI}account holder:|\bname on (?:the|my|our) account is|\baccount owner is me,)"
         rf"\s*{NAME}"
     ),
 )
-# A name from an organization, the whole of a message's opening sentence.
-_OPENING = _cue(rf"^{_HI}{NAME},? (?:from|with) (?:the )?{ORG}\W*$")
+# A name from an organization (past its team), the whole of a message's opening sentence.
+_OPENING = _cue(
+    rf"^{_HI}{NAME},? (?:from|with) (?:the )?(?:[a-z][a-z &-]{{0,40}}? (?:at|of) )?{ORG}\W*$"
+)
 # What ends a title said alone: a stop, or a word that goes on about where or when.
-_TITLE_END = r"(?=[,.;:!?)(]|$|\s(?:and|in|on|at|for|with|who|here|by|from|since|working)\b)"
+_TITLE_END = r"(?=[,.;:!?)(]|$|\s(?:and|in|on|at|for|with|who|here|by|from|since|\w+ing)\b)"
+# The verbs a speaker is something "as" by: "I've joined Tessaract Bio as VP of Engineering",
+# "working part-time as a cashier at Tesco", "Writing as the treasurer of the Oakridge PTA".
+_AS_VERBS = (
+    r"(?:joined|join|started|start|work|works|working|serve|serving|handle|handling|"
+    r"hired|came on|signed on|volunteer|volunteering|employed|writing|contacting you|reaching "
+    r"out|emailing|messaging|acting|speaking)"
+)
 _AS = (
+    # A title then its organization: "as the treasurer of the Oakridge Parent-Teacher
+    # Association", "as a cashier at Tesco" (not "VP of Engineering": "of" an organization
+    # only with "the").
     _cue(
-        r"\bi(?:'ve|'m| have| am)? (?:just |recently |now |officially |also )?(?:joined|join|"
-        r"started|start|work|working|serve|serving|handle|handling|was hired|got hired|came on|"
-        r"signed on|volunteer|volunteering)\b[^.;?!]{0,60}? as (?:an? |the |our )?(?:new )?"
-        rf"{_ROLE_TITLE}\b"
+        rf"(?:\bi\b[^.;?!]{{0,60}}?\b|^{_HI}){_AS_VERBS}\b[^.;?!]{{0,40}}? as (?:an? |the |our )?"
+        rf"(?:new )?(?P<role>(?:{ROLE_WORD} ){{0,3}}(?:{TITLE_HEAD.pattern})) (?:(?:at|for|with) "
+        rf"(?:the )?|of the ){ORG}"
+    ),
+    _cue(
+        rf"(?:\bi\b[^.;?!]{{0,60}}?\b|^{_HI}){_AS_VERBS}\b[^.;?!]{{0,40}}? as (?:an? |the |our )?"
+        rf"(?:new )?{_ROLE_TITLE}\b"
     ),
     # Opening the sentence the speaker goes on in: "As the founder of ..., how should I".
     _cue(
@@ -127,8 +150,14 @@ _AS = (
     ),
     # A title alone by its head: "I'm a biostatistician", "I'm the billing contact".
     _cue(
-        r"\b(?:i'm|i am|im) (?:a|an|the) (?:only |sole |new )?"
-        rf"(?P<role>(?:{ROLE_WORD} ){{0,3}}(?:{TITLE_HEAD.pattern})){_TITLE_END}"
+        r"\b(?:i'm|i am|im) (?:currently |now |also |actually |just )?(?:a|an|the) "
+        rf"(?:only |sole |new )?(?P<role>(?:{ROLE_WORD} ){{0,3}}(?:{TITLE_HEAD.pattern})){_TITLE_END}"
+    ),
+    # A title in parentheses after the speaker's organization: "I lead partnerships at
+    # Tessellate (Head of Partnerships)".
+    _cue(
+        rf"\bi (?:lead|run|manage|handle|work|do)\b[^.;?!]{{0,40}}? (?:at|for) {ORG} "
+        r"\((?P<role>[^()]{2,40})\)"
     ),
     # A name in apposition to a title: "I'm Aroha, HR advisor by day", "My name is Ingrid
     # Sølvberg, Head of Procurement at Nordvik Maritime AS".
@@ -159,7 +188,9 @@ _DESCRIBED = _cue(
     rf"(?P<owned>(?:[\w'’-]+ ){{0,3}}?{_ORGANIZATIONS}))(?: (?:called|named) {ORG}|"
     rf" \({ORG.replace('<org>', '<org_in>')}\)|, {ORG.replace('<org>', '<org_comma>')},)"
 )
-_ANOTHER = re.compile(r"\b(?:his|her|their|he|she|they|friend|someone)\b", re.IGNORECASE)
+_ANOTHER = re.compile(
+    r"\b(?:his|her|their|he|she|they|friend|someone|who|fictional|character)\b", re.IGNORECASE
+)
 _EMPLOYERS = (
     _cue(
         rf"^{_HI}(?:writing|reaching out|emailing|messaging|calling) (?:to you )?from (?:the )?"
@@ -174,6 +205,14 @@ _EMPLOYERS = (
     ),
     _cue(rf"^{_HI}(?:we're|we are) {ORG},"),
     _cue(rf"\b(?:we|i) use (?:your|the) [a-z][\w -]{{0,25}}? at {ORG}"),
+    # Who the speaker works with, at the speaker's work: "my boss at Deloitte".
+    _cue(
+        r"(?<!, )\bmy (?:boss|manager|supervisor|team|team lead|colleagues?|co-?workers?|department|"
+        rf"employer) (?:at|from) {ORG}"
+    ),
+    _cue(rf"\bi(?:'ve| have) (?:been|worked) (?:at|with|for) {ORG} (?:for|since)\b"),
+    _cue(rf"\bat work \({ORG}\)"),
+    _cue(rf"\bon behalf of (?:the )?{ORG},? where (?:i|we)\b"),
 )
 # The words plans are named with: a closed class of the trade, not of any case.
 _TIERS = frozenset(
@@ -219,6 +258,7 @@ _NAMED_PLANS = (
         rf"\bthe {_PLAN} (?:{_PLAN_KINDS}|account) (?:we|i) (?:hold|have|are on|'re on|'m on|am on)"
     ),
 )
+_TRAILING_VERB = re.compile(r"(?<=\w) [a-z]+ing$")
 _MODIFIERS = re.compile(r"^(?:only|sole|new|current) ", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
 
@@ -237,7 +277,7 @@ _WHEN = frozenset(
 _INITIAL = re.compile(rf"[{UPPER}]\.?")
 
 
-def _refused(found: dict[str, str]) -> dict[str, str]:
+def _refused(found: dict[str, str], sentence: str = "") -> dict[str, str]:
     """`found` less what no introduction says; a title read as a name or an employer is the
     role ("CISO at Tamarind Health here", "it's Dmitri (SRE)")."""
     kept = dict(found)
@@ -252,9 +292,12 @@ def _refused(found: dict[str, str]) -> dict[str, str]:
         del kept["user.name"]
     role = kept.get("user.role")
     if role is not None:
-        # A role is a job title: said by its head, without a possessive ("saw your booth").
-        role = _MODIFIERS.sub("", role)
-        if _POSSESSIVE.search(role) or not titled(role) or role.casefold() == "head":
+        # A role is a job title: said by its head or tied to an organization ("pastor at St.
+        # Aidan's Church"), without a possessive ("saw your booth"), a verb going on after it
+        # ("a locum GP covering at") no part of it.
+        role = _TRAILING_VERB.sub("", _MODIFIERS.sub("", role))
+        tied = re.search(rf"{re.escape(role)},? (?:at|for|with|of) (?:the )?[{UPPER}]", sentence)
+        if _POSSESSIVE.search(role) or not (titled(role) or tied) or role.casefold() == "head":
             del kept["user.role"]
         else:
             kept["user.role"] = role
@@ -290,6 +333,9 @@ def _names(sentence: str, before: str, asking: bool) -> Claims:
         if _named(match.group("name")):
             yield "user.name", match.group("name")
             yield "user.employer", _org(match)
+            if match.groupdict().get("signed"):
+                parts = [match.group("name"), *signatures.parts_of(match.group("signed"))]
+                yield from signatures.read(parts, signed_off=True).items()
 
 
 def _roles(sentence: str) -> Claims:
@@ -327,13 +373,17 @@ def introduced(sentence: str, before: str = "", asking: bool = False) -> dict[st
     2026-12-06.1's of it made plain, less what no introduction says, then the cues above for
     the keys it gives none of."""
     sentence, before = plain(sentence), plain(before)
-    found = _refused(introducing.introduced(sentence, before, asking))
+    found = _refused(introducing.introduced(sentence, before, asking), sentence)
     stated = introducing.asked(sentence) if asking else sentence
-    more = (*_names(stated, before, asking), *_roles(stated), *_employers(stated), *_plans(stated))
-    for key, value in more:
-        if value and key not in found:
-            found[key] = value
-    return _refused(found)
+    # Of a question, the clauses after it that state something of the speaker too: "how do i
+    # cancel my subscription, im on Premium Individual and the button is greyed out".
+    said = [stated, *(_STATES.findall(sentence) if asking else [])]
+    for part in said:
+        more = (*_names(part, before, asking), *_roles(part), *_employers(part), *_plans(part))
+        for key, value in more:
+            if value and key not in found:
+                found[key] = value
+    return _refused(found, sentence)
 
 
 def signed(closing: str, several: bool = True) -> dict[str, str]:

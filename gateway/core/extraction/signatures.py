@@ -30,17 +30,37 @@ from collections.abc import Sequence
 
 from gateway.core.extraction.introducing import CLOSING_WORDS, HEADS, NAME, ORG, speaker
 
-__all__ = ["NOT_A_NAME", "TITLE_HEAD", "alone", "department", "signature", "titled"]
+__all__ = [
+    "NOT_A_NAME",
+    "TITLE_HEAD",
+    "alone",
+    "department",
+    "parts_of",
+    "read",
+    "signature",
+    "titled",
+]
 
 # The head of a job title: a closed class of English, and the suffixes only occupations take.
 # (A chief officer's acronym too: "CISO", "CPO".)
 TITLE_HEAD = re.compile(
-    rf"(?:{HEADS}|advisor|adviser|aide|contact|volunteer|caregiver|carer)s?|"
+    rf"(?:{HEADS}|advisor|adviser|aide|contact|volunteer|caregiver|carer|tester|pastor|priest|"
+    r"minister|chaplain|rabbi|imam|illustrator|animator|hairdresser|stylist|cleaner|janitor|"
+    r"caretaker|housekeeper|gardener|farmer|baker|butcher|waiter|waitress|bartender|courier|"
+    r"porter|guard|gp|midwife|artist|actor|actress|dancer|singer|author|novelist|poet|postdoc|"
+    r"apprentice|babysitter|landlord|landlady|homemaker|paralegal|notary|surveyor|underwriter|"
+    r"broker|realtor|trader|salesperson|salesman|saleswoman|storekeeper|shopkeeper|welder|"
+    r"machinist|fitter|labourer|laborer|foreman|forewoman|superintendent|dean|provost|chancellor|"
+    r"registrar|bursar|headteacher|headmaster|headmistress|educator|lawmaker|councillor|"
+    r"councilor|mayor|clerk|sheriff|deputy|ranger|warden|detective|investigator)s?|"
     r"[a-z]+(?:ician|ologist|ographer|ometrist|iatrist)s?|(?-i:C[A-Z]{1,3}O)",
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_][\w'’.-]*")
 _POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
+_CLAUSE_WORDS = re.compile(
+    r"\b(?i:is|are|was|were|be|been|those|these|some|very|really|you|we|they)\b|\b(?:i|it|so)\b",
+)
 # A team or a department, which places a person without naming an employer.
 _DEPARTMENT = re.compile(
     r"^(?:the )?(?:[\w&-]+ ){0,3}(?:team|department|dept\.?|desk|division)$|^(?:legal|finance|"
@@ -64,6 +84,8 @@ NOT_A_NAME = frozenset(
         *("greetings", "hello", "hi", "hey", "hiya", "howdy", "yo", "dear", "morning"),
         *("evening", "afternoon", "cheers", "thanks", "thank", "regards", "best", "sincerely"),
         *("our", "my", "your", "their", "his", "her", "the", "this", "that", "a", "an"),
+        *("wow", "oh", "ah", "yes", "no", "ok", "okay", "great", "cool", "nice", "awesome"),
+        *("sure", "well", "hmm", "haha", "lol", "omg", "yay", "ugh", "please", "sorry"),
     }
 )
 _SPLIT = re.compile(r"\s*(?:[,|/•·()\n]|\s[-–—]\s)\s*")
@@ -84,11 +106,12 @@ _SENTENCE_END = re.compile(r"[.!?:;]$")
 
 def titled(part: str) -> bool:
     """Whether `part` is a job title: a word of it a title's head, no possessive ("my
-    manager")."""
+    manager") and nothing a clause says ("those are some legendary artists")."""
     words = _WORD.findall(part)
     return (
         0 < len(words) <= 7
         and _POSSESSIVE.search(part) is None
+        and _CLAUSE_WORDS.search(part) is None
         and any(TITLE_HEAD.fullmatch(w.rstrip(".")) for w in words)
     )
 
@@ -102,11 +125,11 @@ def _organization(part: str) -> bool:
     return match is not None and len(part.split()) <= 6 and not department(part)
 
 
-def _parts(text: str) -> list[str]:
+def parts_of(text: str) -> list[str]:
     return [p for p in (p.strip(" .;:") for p in _SPLIT.split(text)) if p]
 
 
-def _read(parts: Sequence[str], signed_off: bool) -> dict[str, str]:
+def read(parts: Sequence[str], signed_off: bool) -> dict[str, str]:
     """The claims of a signature's `parts`, a name first; {} when a part is not one a
     signature has, or (not `signed_off`) nothing beside the name places it."""
     named = _NAME_ONLY.fullmatch(parts[0]) if parts else None
@@ -128,6 +151,8 @@ def _read(parts: Sequence[str], signed_off: bool) -> dict[str, str]:
             found.setdefault("user.employer", part)
             continue  # an organization alone places no one: "Tom Hardy, Batman, Inception"
         elif _CONTACT.match(part) is None:
+            if signed_off and len(part.split()) <= 3 and part.islower():
+                continue  # what else a signer says of themselves: "– Yusuf (tenant, 3B)"
             return {}
         else:
             continue  # contact details alone place no one: "Cullavagga, Book 10, Chapter 3."
@@ -160,7 +185,7 @@ def _closing_block(lines: Sequence[str]) -> dict[str, str]:
         block.insert(0, line)
     if not block or len(block) == len(lines):
         return {}  # a signature is below a body
-    return _read(_parts("\n".join(block)), signed_off)
+    return read(parts_of("\n".join(block)), signed_off)
 
 
 def signature(text: str, sentences: Sequence[str]) -> dict[str, str]:
@@ -171,14 +196,14 @@ def signature(text: str, sentences: Sequence[str]) -> dict[str, str]:
     if not found and len(sentences) > 1:
         sign_off = _SIGN_OFF_LINE.match(sentences[-1])
         if sign_off and sign_off.group("rest") and "," in sign_off.group("rest"):
-            found = _read(_parts(sign_off.group("rest")), signed_off=True)
+            found = read(parts_of(sign_off.group("rest")), signed_off=True)
     opening: list[str] = []
     for sentence in sentences[:4]:
-        parts = _parts(sentence)
+        parts = parts_of(sentence)
         if not parts or not all(_placing(p) for p in parts[0 if opening else 1 :]):
             break
         opening.extend(parts)
-    return found or (_read(opening, signed_off=False) if opening else {})
+    return found or (read(opening, signed_off=False) if opening else {})
 
 
 def _placing(part: str) -> bool:
@@ -194,4 +219,4 @@ def _placing(part: str) -> bool:
 def alone(sentence: str) -> dict[str, str]:
     """The claims of a sentence that is a signature and nothing else ("Chidi Okonkwo, Head of
     Platform, Meridian Freight.")."""
-    return _read(_parts(sentence), signed_off=False)
+    return read(parts_of(sentence), signed_off=False)

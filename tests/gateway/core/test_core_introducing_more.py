@@ -51,6 +51,15 @@ def identity(text: str, version: str = RULES[1]) -> dict[str, str | None]:
         ("We're paying for Enterprise and this is slow.", {"account.plan": "Enterprise"}),
         ("we're a business customer on the Business Fibre 500 package.", {"account.plan": "Business Fibre 500"}),
         ("Account holder: Oluwadamilare Bello. Please block the SIM.", {"user.name": "Oluwadamilare Bello"}),
+        ("Hi, Marcus Webb here (IT admin, Copperline Schools). The carts are missing.", {"user.name": "Marcus Webb", "user.role": "IT admin", "user.employer": "Copperline Schools"}),
+        ("Hi, Carlos from the procurement team at Vantix Aerospace. We need a quote.", {"user.name": "Carlos", "user.employer": "Vantix Aerospace"}),
+        ("Writing as the treasurer of the Oakridge Parent-Teacher Association — do you take cheques?", {"user.role": "treasurer", "user.employer": "Oakridge Parent-Teacher Association"}),
+        ("I'm a single mum working part-time as a cashier at Tesco, can I apply?", {"user.role": "cashier", "user.employer": "Tesco"}),
+        ("I'm Grace, pastor at St. Aidan's Church.", {"user.name": "Grace", "user.role": "pastor", "user.employer": "St. Aidan's Church"}),
+        ("my boss at Deloitte wants me to learn Power BI, where do I start", {"user.employer": "Deloitte"}),
+        ("I've been with Clarion for about three years.", {"user.employer": "Clarion"}),
+        ("how do i cancel my subscription, im on Premium Individual and the button is greyed out", {"account.plan": "Premium Individual"}),
+        ("I've joined Tessaract Bio as VP of Engineering.", {"user.employer": "Tessaract Bio", "user.role": "VP of Engineering"}),
     ],
 )  # fmt: skip
 def test_what_the_newest_version_reads(text: str, expected: dict[str, str]) -> None:
@@ -80,6 +89,10 @@ def test_what_the_newest_version_reads(text: str, expected: dict[str, str]) -> N
         "Yo, saw your booth at RetailTech. Price?",
         "The Team tier includes SSO, right? Asking for a friend.",
         "Hi, quick question about the Teams plan. My friend has it.",
+        "Wow, those are some legendary artists.",
+        "write me a bio for a fictional wizard who works as a barista at a café called Moonbean",
+        "Renata Ilves, my manager at Corbel Systems, asked me to write in.",
+        "Keep this short: we, the editors of Acme Weekly, thank you.",
     ],
 )
 def test_what_only_looks_like_an_introduction_introduces_no_one(text: str) -> None:
