@@ -110,6 +110,9 @@ class Reading:
     # A user's message read for its signature (its text, its sentences), before its closing
     # line: a signature block below the body, or opening sentences that are one.
     signature: Callable[[str, Sequence[str]], dict[str, str]] | None = None
+    # The speaker's own words of a turn's sentences: none quoted (across sentences too), none
+    # after a forwarded message's marker or a role-play's announcement.
+    own_words: Callable[[Sequence[str]], list[str]] | None = None
 
 
 FIRST_READING = Reading(introductions.introduced)  # rules/2026-12-05.1
@@ -127,6 +130,7 @@ THIRD_READING = Reading(  # rules/2026-12-06.2
     clause_content=True,
     introduced_in_questions=True,
     signature=signatures.signature,
+    own_words=introducing_more.own_words,
 )
 
 
@@ -174,11 +178,18 @@ class _Extraction:
         return fact
 
     def sentence_facts(
-        self, sentence: str, stated: str, episode: Episode, confirmed: bool, before: str = ""
+        self,
+        sentence: str,
+        stated: str,
+        episode: Episode,
+        confirmed: bool,
+        before: str = "",
+        speakers: str | None = None,
     ) -> list[Fact]:
         """The facts of one sentence of `episode` (`stated`: the part that states something),
         `before` being the sentence of the turn before it (a change announced there: "I
-        switched. Dr. Lindqvist did my crown prep")."""
+        switched. Dr. Lindqvist did my crown prep"); introductions read from `speakers`, the
+        part that is the speaker's own words, when the reading tells it apart."""
         stating = [t for t in triples(stated, episode.role) if states_value(t)]
         found: list[Fact] = []
         values: list[str] = []
@@ -212,7 +223,8 @@ class _Extraction:
             # change without a key) restates what a claim now says, values and all.
             found = [f for f in found if f.claim_key or not f.heading.startswith("state: ")]
         if episode.role == "user":
-            found.extend(self.introduced(stated, before, episode, found, values))
+            own = stated if speakers is None else speakers
+            found.extend(self.introduced(own, before, episode, found, values))
         return found
 
     def _named(
@@ -312,17 +324,29 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
     seen: set[str | None] = set()
     before = ""
     said = list(statements(episode))
-    for sentence, confirmed in said:
+    reading = extraction.reading
+    # The speaker's own words of each sentence (none quoted or forwarded), where the reading
+    # tells them apart.
+    own = reading.own_words([s for s, _ in said]) if reading.own_words else None
+    for index, (sentence, confirmed) in enumerate(said):
         if len(sentence) > MAX_SENTENCE:
             continue  # pasted text, not a statement; and the table's patterns backtrack on it
         stated, before_this, before = judged(sentence), before, sentence
-        asks = extraction.reading.introduced_in_questions and episode.role == "user"
+        asks = reading.introduced_in_questions and episode.role == "user"
         if stated is None and not asks:
             continue
+        speaker = None if own is None or own[index] == sentence else own[index]
         facts = (
-            extraction.introduced(sentence, before_this, episode, [], [], asking=True)
+            extraction.introduced(speaker or sentence, before_this, episode, [], [], asking=True)
             if stated is None
-            else extraction.sentence_facts(sentence, stated, episode, confirmed, before_this)
+            else extraction.sentence_facts(
+                sentence,
+                stated,
+                episode,
+                confirmed,
+                before_this,
+                None if speaker is None else (judged(speaker) or ""),
+            )
         )
         for found in facts:
             fact = _account_plan(found) if extraction.reading.account_plan else found
@@ -334,10 +358,11 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
                     fact = dataclasses.replace(fact, value=spelled)
                 extraction.add(fact)
                 yield fact
-    sign, signature = extraction.reading.sign, extraction.reading.signature
+    sign, signature = reading.sign, reading.signature
     if sign is not None and episode.role == "user" and said:
-        closing = said[-1][0]
-        signs = signature(episode.text, [s for s, _ in said]) if signature else {}
+        sentences = own if own is not None else [s for s, _ in said]
+        closing = sentences[-1]
+        signs = signature(episode.text, sentences) if signature else {}
         for key, value in {**sign(closing, len(said) > 1), **signs}.items():
             if key not in seen:
                 seen.add(key)

@@ -39,20 +39,17 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from gateway.core.extraction import introducing, signatures
 from gateway.core.extraction.holders import another_holder
 from gateway.core.extraction.introducing import NAME, ORG, ROLE_WORD, UPPER, speaker
 from gateway.core.extraction.signatures import NOT_A_NAME, TITLE_HEAD, department, titled
 
-__all__ = ["introduced", "plain", "signed"]
+__all__ = ["introduced", "own_words", "plain", "signed"]
 
 # Quoted words: in double or curly quotes, or in single quotes around apostrophes of words.
-_QUOTED = re.compile(
-    r"(?:(?<=\s)|(?<=^)|(?<=:))(?:\"[^\"]{6,}\"|“[^”]{6,}”|‘[^’]{6,}’|'(?:[^'\s]|\s|(?<=\w)'(?=\w)){6,}?')"
-)
-_QUOTE_OPENS = re.compile(r"(?:(?<=\s)|(?<=^)|(?<=:))[\"“][^\"”]*$")
+_QUOTES = frozenset("\"“”‘’'«»")
 # Text given to work on after an ask that says nothing of the speaker ("Translate this into
 # Dutch and summarize it in 10 bullets: Welcome, I'm ...", "Check this out: Zhao, X. (2021)").
 _GIVEN = re.compile(r"^(?P<ask>(?:[^:\s]+ ){3,}[^:\s]+):\s")
@@ -69,6 +66,11 @@ _OPENING_GREETING = re.compile(
     r"(?: (?:there|all|everyone|folks|guys|team|[A-Z][\w-]*(?: team)?))?)\s*[,!:.—–-]+\s*",
     re.IGNORECASE,
 )
+_SIGNING_OFF = re.compile(
+    r"^(?:sincerely|regards|kind regards|best regards|warm regards|best wishes|yours "
+    r"(?:truly|sincerely|faithfully)|cheers|thanks|many thanks|thank you),",
+    re.IGNORECASE,
+)
 _STATES = re.compile(
     r"(?:[,;]|\s[-—–])\s+((?:i'm|im|i am|we're|we are|i work|we r|i've been)\b[^,;?]*)(?=[,;]|$)",
     re.IGNORECASE,
@@ -77,14 +79,49 @@ _LIST_DASH = re.compile(r"\s[-–—~*•]\s")
 _THANKS = re.compile(r"^(?:thx|thnx|thanx|tks|ty)\b", re.IGNORECASE)
 
 
+def _quoted(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` in quotation marks: an opening mark after a space, a colon or a
+    bracket and before a letter or a digit, closed by the next mark not between letters (an
+    apostrophe: "don't", "O'Brien"); an opening mark never closed quotes nothing ("rock 'n'
+    roll" aside, "'cause")."""
+    spans: list[tuple[int, int]] = []
+    opened: int | None = None
+    for at, char in enumerate(text):
+        if char not in _QUOTES:
+            continue
+        before = text[at - 1] if at else " "
+        after = text[at + 1] if at + 1 < len(text) else " "
+        if before.isalpha() and after.isalpha():
+            continue
+        if opened is None and (before.isspace() or before in ":([") and after.isalnum():
+            opened = at
+        elif opened is not None and not after.isalnum():
+            spans.append((opened, at + 1))
+            opened = None
+    return spans
+
+
+def own_words(sentences: Sequence[str]) -> list[str]:
+    """Each of a turn's `sentences` less what is someone else's: words in quotation marks
+    (across sentences too), and a forwarded message or a role-play (`signatures.elsewhere`)."""
+    text = "\n".join(sentences)
+    kept = list(text)
+    for start, end in [*_quoted(text), *signatures.elsewhere(text)]:
+        kept[start:end] = [c if c == "\n" else " " for c in kept[start:end]]
+    return [" ".join(line.split()) for line in "".join(kept).split("\n")]
+
+
 def _symbol(char: str) -> bool:
     return unicodedata.category(char) in {"So", "Sk", "Cs", "Co"} or char in "\u200d\ufe0f"
 
 
 def plain(sentence: str) -> str:
-    """`sentence` as the cues read it: no one else's quoted words or text given to work on, a
-    symbol or an emoticon a stop, no honorific, one greeting."""
-    text = _QUOTE_OPENS.sub("", _QUOTED.sub("", sentence))
+    """`sentence` (the speaker's own words: `own_words`) as the cues read it: no text given to
+    work on, a symbol or an emoticon a stop, no honorific, one greeting."""
+    signing_off = _SIGNING_OFF.match(sentence)
+    if signing_off and "," in sentence[signing_off.end() :]:
+        return ""  # a closing line of parts is a signature's, read by them (`signatures`)
+    text = sentence
     given = _GIVEN.match(text)
     if given and not _SPEAKER.search(given.group("ask")):
         text = given.group("ask")
@@ -113,9 +150,12 @@ _NAMES = (
     # "Quick one from Ana at Bluefin Payroll:", opening a message.
     _cue(rf"^{_HI}(?:a )?(?:quick )?(?:one|question|note|message) from {NAME} (?:at|from) {ORG}"),
     _cue(
-        rf"(?:^{_HI}account holder:|\bname on (?:the|my|our) account is|\baccount owner is me,)"
-        rf"\s*{NAME}"
+        rf"(?:^{_HI}account holder:|\bname on (?:the|my|our) (?:account|booking|reservation|"
+        rf"ticket|card|order|policy|lease) is|\baccount owner is me,)\s*{NAME}"
     ),
+    _cue(rf"\b(?:i'm|i am|my name is|my name's) {NAME},? (?:by the way|btw)\b"),
+    # "I'm Oskar (new intern in Finance)": a signature in parentheses after the name.
+    _cue(rf"\b(?:i'm|i am|this is|my name is) {NAME} \((?P<signed>[^()]{{2,80}})\)"),
 )
 # A name from an organization (past its team), the whole of a message's opening sentence.
 _OPENING = _cue(
@@ -126,7 +166,7 @@ _TITLE_END = r"(?=[,.;:!?)(]|$|\s(?:and|in|on|at|for|with|who|here|by|from|since
 # The verbs a speaker is something "as" by: "I've joined Tessaract Bio as VP of Engineering",
 # "working part-time as a cashier at Tesco", "Writing as the treasurer of the Oakridge PTA".
 _AS_VERBS = (
-    r"(?:joined|join|started|start|work|works|working|serve|serving|handle|handling|"
+    r"(?:joined|join|started|start|starting|work|works|working|serve|serving|handle|handling|"
     r"hired|came on|signed on|volunteer|volunteering|employed|writing|contacting you|reaching "
     r"out|emailing|messaging|acting|speaking)"
 )
@@ -159,6 +199,9 @@ _AS = (
         rf"\bi (?:lead|run|manage|handle|work|do)\b[^.;?!]{{0,40}}? (?:at|for) {ORG} "
         r"\((?P<role>[^()]{2,40})\)"
     ),
+    # Without its article, as people writing in a second language say it: "I am nurse at
+    # Saint Mary clinic", "i am student and have ...".
+    _cue(rf"\b(?:i'm|i am|im) (?P<role>(?:{ROLE_WORD} ){{0,2}}(?-i:[a-z]+)) (?:at|in|for|and)\b"),
     # A name in apposition to a title: "I'm Aroha, HR advisor by day", "My name is Ingrid
     # Sølvberg, Head of Procurement at Nordvik Maritime AS".
     _cue(
@@ -242,23 +285,36 @@ _TIER_PLANS = (
     ),
     _cue(rf"\b(?:on|our|my|it's the|its the|it is the) (?:the )?{_PLAN} (?:account|workspace)\b"),
     _cue(rf"\b(?:upgrad|mov|switch|migrat|go)\w* from (?:the )?{_PLAN} to\b"),
+    # "we upgraded to Business", "just upgraded to Premium yesterday" (not "my account would
+    # be upgraded to Business").
     _cue(
-        r"\b(?:we|i)(?:'ve| have)? (?:just |recently )?(?:upgraded|downgraded|switched|moved|"
-        rf"changed)(?: us| our account| my account)? to (?:the )?{_PLAN}\b"
+        rf"(?:\b(?:we|i)(?:'ve| have)? |(?:^{_HI}|[,;.!] )(?=just |recently ))(?:just |recently )?"
+        rf"(?:upgraded|downgraded|switched|moved|changed)(?: us| our account| my account)? to "
+        rf"(?:the )?{_PLAN}\b"
     ),
+    _cue(
+        rf"\b(?:we|i)(?:'ve| have)? (?:had|have|got) (?:a |an |the )?{_PLAN} (?:account|"
+        rf"{_PLAN_KINDS})\b"
+    ),
+    _cue(rf"^{_HI}{_PLAN} (?:customer|member|subscriber|user)\W*$"),
 )
 _NAMED_PLANS = (
     _cue(rf"\b(?:on|our|my) (?:the )?{_PLAN} {_PLAN_KINDS}\b"),
     _cue(rf"\b(?:subscription|plan|tier|package) is (?:the |on )?{_PLAN}(?: (?:plan|tier))?\b"),
-    # "our account (Scale plan, billed annually)", "the Enterprise Plus account we hold".
-    _cue(
-        rf"\b(?:our|my) (?:account|subscription|workspace) \((?:on )?(?:the )?{_PLAN} {_PLAN_KINDS}"
-    ),
+    # "our account (Scale plan, billed annually)", "(Agency plan, if it matters)", "the
+    # Enterprise Plus account we hold".
+    _cue(rf"\((?:on )?(?:the )?{_PLAN} {_PLAN_KINDS}\b"),
     _cue(
         rf"\bthe {_PLAN} (?:{_PLAN_KINDS}|account) (?:we|i) (?:hold|have|are on|'re on|'m on|am on)"
     ),
 )
+_WHERE = re.compile(r" (?:in|on) (?:the )?\S+(?: \S+)?$")  # "intern in Finance": where, not what
 _TRAILING_VERB = re.compile(r"(?<=\w) [a-z]+ing$")
+# Someone else the subject of a plan's clause: "my wife's on the Gold plan".
+_OTHERS = re.compile(
+    r"\b(?:my|our|his|her|their) \w+(?:'s|’s| is| are)\b|\b(?:he|she|they)(?:'s|’s| is| are|'re)\b",
+    re.IGNORECASE,
+)
 _MODIFIERS = re.compile(r"^(?:only|sole|new|current) ", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
 
@@ -295,7 +351,7 @@ def _refused(found: dict[str, str], sentence: str = "") -> dict[str, str]:
         # A role is a job title: said by its head or tied to an organization ("pastor at St.
         # Aidan's Church"), without a possessive ("saw your booth"), a verb going on after it
         # ("a locum GP covering at") no part of it.
-        role = _TRAILING_VERB.sub("", _MODIFIERS.sub("", role))
+        role = _WHERE.sub("", _TRAILING_VERB.sub("", _MODIFIERS.sub("", role)))
         tied = re.search(rf"{re.escape(role)},? (?:at|for|with|of) (?:the )?[{UPPER}]", sentence)
         if _POSSESSIVE.search(role) or not (titled(role) or tied) or role.casefold() == "head":
             del kept["user.role"]
@@ -364,7 +420,9 @@ def _plans(sentence: str) -> Claims:
         plan = match.group("plan")
         if by_tier and not any(w.casefold() in _TIERS for w in plan.split()):
             continue
-        if another_holder(sentence, plan, "user") in (None, "your", "you"):
+        clause = sentence[: match.start()].rsplit(",", 1)[-1]
+        held = another_holder(sentence, plan, "user") in (None, "your", "you")
+        if held and not _OTHERS.search(clause):
             yield "account.plan", plan
 
 

@@ -35,11 +35,37 @@ __all__ = [
     "TITLE_HEAD",
     "alone",
     "department",
+    "elsewhere",
     "parts_of",
     "read",
     "signature",
     "titled",
 ]
+
+# Where someone else's words start: a forwarded or quoted message, a role-play in which the
+# speaker takes a part ("Let's role-play: ... I'm the store manager"; not "pretend you're my
+# interviewer", which leaves the speaker themselves). They run to a rule of dashes or the end.
+_ELSEWHERE = re.compile(
+    r"-{3,} ?(?:forwarded|original) message ?-*|begin forwarded message:?|\bon \w.{4,80} "
+    r"wrote:|\brole[- ]?play|\blet's pretend\b|\bpretend (?:to be|i'm|i am)\b|\bimagine "
+    r"(?:i'm|i am)\b",
+    re.IGNORECASE,
+)
+_RULE = re.compile(r"(?<!\S)[-_=]{5,}(?=\s|$)")
+
+
+def elsewhere(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` that are someone else's words (`_ELSEWHERE`), each to the next rule
+    of dashes ("----------") or the end."""
+    spans: list[tuple[int, int]] = []
+    at = 0
+    while (start := _ELSEWHERE.search(text, at)) is not None:
+        rule = _RULE.search(text, start.end())
+        end = rule.end() if rule else len(text)
+        spans.append((start.start(), end))
+        at = end
+    return spans
+
 
 # The head of a job title: a closed class of English, and the suffixes only occupations take.
 # (A chief officer's acronym too: "CISO", "CPO".)
@@ -52,7 +78,8 @@ TITLE_HEAD = re.compile(
     r"broker|realtor|trader|salesperson|salesman|saleswoman|storekeeper|shopkeeper|welder|"
     r"machinist|fitter|labourer|laborer|foreman|forewoman|superintendent|dean|provost|chancellor|"
     r"registrar|bursar|headteacher|headmaster|headmistress|educator|lawmaker|councillor|"
-    r"councilor|mayor|clerk|sheriff|deputy|ranger|warden|detective|investigator)s?|"
+    r"councilor|mayor|clerk|sheriff|deputy|ranger|warden|detective|investigator|candidate|"
+    r"fellow|resident)s?|"
     r"[a-z]+(?:ician|ologist|ographer|ometrist|iatrist)s?|(?-i:C[A-Z]{1,3}O)",
     re.IGNORECASE,
 )
@@ -188,11 +215,52 @@ def _closing_block(lines: Sequence[str]) -> dict[str, str]:
     return read(parts_of("\n".join(block)), signed_off)
 
 
+# A form's fields, one a line ("Name: Rahul Verma", "Plan: Pro Annual"), read where a message
+# has two or more such lines.
+_FIELD = re.compile(r"^(?P<field>[A-Za-z][A-Za-z ]{1,20}?)\s*:\s*(?P<value>\S.{0,80})$")
+_FIELDS = {
+    "name": "user.name",
+    "full name": "user.name",
+    "your name": "user.name",
+    "plan": "account.plan",
+    "tier": "account.plan",
+    "subscription": "account.plan",
+    "package": "account.plan",
+    "company": "user.employer",
+    "organization": "user.employer",
+    "organisation": "user.employer",
+    "employer": "user.employer",
+    "role": "user.role",
+    "title": "user.role",
+    "job title": "user.role",
+    "position": "user.role",
+}
+
+
+def _fields(lines: Sequence[str]) -> dict[str, str]:
+    """A form's claims: two or more of its fields among those above, each value capitalized
+    (not a listing's "title: displays" or a config's "image: docker")."""
+    claims: dict[str, str] = {}
+    for match in (m for m in (_FIELD.match(line) for line in lines) if m):
+        key = _FIELDS.get(match.group("field").casefold())
+        value = match.group("value").strip().rstrip(".")
+        if key is not None and value[:1].isupper():
+            claims.setdefault(key, value)
+    if len(claims) < 2:
+        return {}
+    name = claims.get("user.name")
+    if name is not None and (speaker(name) is None or not _NAME_ONLY.fullmatch(name)):
+        del claims["user.name"]
+    return claims
+
+
 def signature(text: str, sentences: Sequence[str]) -> dict[str, str]:
     """The claims a message (`text`, its `sentences`) is signed with: its closing lines, its
     last sentence after a sign-off, or its opening sentences when they are a signature."""
-    lines = [line.strip() for line in text.strip().splitlines()]
-    found = _closing_block(lines) if len(lines) > 1 else {}
+    for start, end in reversed(elsewhere(text)):  # not a forwarded message's signature
+        text = text[:start] + "\n" * text.count("\n", start, end) + text[end:]
+    lines = [line.strip() for line in text.strip().splitlines() if not line.startswith(">")]
+    found = (_closing_block(lines) or _fields(lines)) if len(lines) > 1 else {}
     if not found and len(sentences) > 1:
         sign_off = _SIGN_OFF_LINE.match(sentences[-1])
         if sign_off and sign_off.group("rest") and "," in sign_off.group("rest"):

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gateway.core.extraction import EXTRACTS, RULES, RULES_CUES, Episode
-from gateway.core.extraction.introducing_more import plain
+from gateway.core.extraction.introducing_more import own_words, plain
 from gateway.core.extraction.signatures import signature
 from gateway.core.extraction.statements import sentences
 
@@ -60,6 +60,17 @@ def identity(text: str, version: str = RULES[1]) -> dict[str, str | None]:
         ("I've been with Clarion for about three years.", {"user.employer": "Clarion"}),
         ("how do i cancel my subscription, im on Premium Individual and the button is greyed out", {"account.plan": "Premium Individual"}),
         ("I've joined Tessaract Bio as VP of Engineering.", {"user.employer": "Tessaract Bio", "user.role": "VP of Engineering"}),
+        ("Budget is 6k. I'm Kenji by the way. What would you suggest?", {"user.name": "Kenji"}),
+        ("Booking ref LM8Q2T. The name on the booking is Olusegun Bakare.", {"user.name": "Olusegun Bakare"}),
+        ("Hi IT, I'm Oskar (new intern in Finance). Workday says no account.", {"user.name": "Oskar", "user.role": "intern"}),
+        ("Hello, I am nurse at the clinic and the button is grey.", {"user.role": "nurse"}),
+        ("Clicking through 300 projects is painful. (Agency plan, if it matters)", {"account.plan": "Agency"}),
+        ("I've had a Premier Checking account with you for 11 years.", {"account.plan": "Premier Checking"}),
+        ("Enterprise customer. SLA breach. Escalate now.", {"account.plan": "Enterprise"}),
+        ("omg so good 😍 just upgraded to Premium yesterday", {"account.plan": "Premium"}),
+        ("Name: Rahul Verma\nPlan: Pro Annual\nIssue: charged twice", {"user.name": "Rahul Verma", "account.plan": "Pro Annual"}),
+        # The writer's own closing after a forwarded message.
+        ("Can you help?\n\n---------- Forwarded message ---------\nPlease quote 500 seats.\n\nGregory Hale\nCOO, Ashbourne Group\n\n----------\nThanks, Amira (Ashbourne Group)", {"user.name": "Amira", "user.employer": "Ashbourne Group"}),
     ],
 )  # fmt: skip
 def test_what_the_newest_version_reads(text: str, expected: dict[str, str]) -> None:
@@ -93,6 +104,12 @@ def test_what_the_newest_version_reads(text: str, expected: dict[str, str]) -> N
         "write me a bio for a fictional wizard who works as a barista at a café called Moonbean",
         "Renata Ilves, my manager at Corbel Systems, asked me to write in.",
         "Keep this short: we, the editors of Acme Weekly, thank you.",
+        # Quoted across sentences, forwarded, a part in a role-play, another's plan.
+        "Can you translate this? 'Hi, I'm Ben, the new marketing intern at Solstice Games. See you all!' It's for my brother.",
+        "Is this phishing?\n\n---------- Forwarded message ---------\nYour Premium Plus subscription expires.\n\nThomas Reed\nBilling Manager",
+        "Let's role-play: you're an angry customer and I'm the store manager at a shoe shop.",
+        "Hello, I received an email saying my account would be upgraded to Business next month.",
+        "services:\n  web:\n    image: docker\n    title: Displays",
     ],
 )
 def test_what_only_looks_like_an_introduction_introduces_no_one(text: str) -> None:
@@ -105,7 +122,11 @@ def test_plain_text_is_what_the_cues_read() -> None:
         plain("Hi there — Mateus Oliveira, Head of Partnerships")
         == "Hi, Mateus Oliveira, Head of Partnerships"
     )
-    assert plain("Someone wrote 'I'm the admin at Caldera' here") == "Someone wrote here"
+    assert own_words(["Someone wrote 'I'm the admin at Caldera' here"]) == ["Someone wrote here"]
+    quoted = ["Translate: 'Hi, I'm Ben.", "See you all!' It's for my brother."]
+    assert own_words(quoted) == ["Translate:", "It's for my brother."]
+    # A mark never closed quotes nothing: "'cause".
+    assert own_words(["'cause I'm Ada, from Kiln."]) == ["'cause I'm Ada, from Kiln."]
     assert (
         plain("My boss (Ms. Abernathy) wants it") == "My boss (Ms. Abernathy) wants it"
     )  # not the speaker's
