@@ -28,7 +28,13 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Sequence
 
-from gateway.core.extraction import introducing, introducing_more, introductions, signatures
+from gateway.core.extraction import (
+    introducing,
+    introducing_more,
+    introductions,
+    own_words,
+    signatures,
+)
 from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.holders import THIRD_PERSONS, another_holder
@@ -130,7 +136,7 @@ THIRD_READING = Reading(  # rules/2026-12-06.2
     clause_content=True,
     introduced_in_questions=True,
     signature=signatures.signature,
-    own_words=introducing_more.own_words,
+    own_words=own_words.own_words,
 )
 
 

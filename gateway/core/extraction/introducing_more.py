@@ -1,135 +1,61 @@
 """Identity from an introduction as rules/2026-12-06.2 reads it: what 2026-12-06.1 reads
-(`introducing`), of the sentence made plain, less what no introduction says, and more cues.
+(`introducing`) of the speaker's own words made plain (`own_words`), less what no introduction
+says, and more cues.
 
-The sentence made plain (`plain`), each a convention of written text rather than of a case:
-
-- words in quotation marks are someone else's ("Someone wrote 'I'm the admin at Caldera'");
-- a symbol that is not punctuation (an emoji, a pictograph) or an emoticon ends a clause as a
-  stop would ("I'm Chiara from Verdanza Foods 🌱 we'd love ...");
-- an honorific is no part of a name ("I am Mr. Horace Whitfield");
-- any greeting opening a sentence, whatever its words and mark ("hallo,", "Hi there —", "Hey
-  guys,", "Hi IT team,"), is the one greeting the cues know, and never a name ("Yo, saw your
-  booth at RetailTech").
-
-What no introduction says (`_refused`): a role with a possessive in it ("saw your booth"), a
-department for an employer ("(Legal)"), a job title for a name ("CISO at Tamarind Health here":
-the title is the role); the modifiers a title is said with ("the only developer", "the new sys
-admin") are no part of it.
+What no introduction says (`_refused`): a role with a possessive in it ("saw your booth"), nor
+one that is neither a job title by its head nor tied to an organization ("new starter"; "pastor
+at St. Aidan's Church" is tied); a department for an employer ("(Legal)"); a job title for a
+name or an employer ("CISO at Tamarind Health here", "it's Dmitri (SRE)": the title is the
+role); a greeting, a day or an initial for a name. The modifiers a title is said with ("the only
+developer", "the new sys admin") and where it is held ("intern in Finance") are no part of it.
 
 The cues added, each tying a constituent to the speaker by its grammar:
 
-- a sentence that is a signature (`signatures.alone`), and a name "from" an organization as a
-  message's opening sentence ("Hello! Zainab Hussain from Lumora Events.");
-- a name "here, from the TEAM at ORG"; "it's NAME again"; the account's holder by name
-  ("Account holder: ...", "name on the account is ...");
-- a role "as" a title after a verb of working ("I've joined Tessaract Bio as VP of Engineering",
-  "I handle our purchasing as office manager"), or opening the sentence ("As the treasurer of
-  ...,"); a title by an occupation's suffix ("I'm a biostatistician");
-- an employer said as a described thing and its name ("at a fintech called Larkspur Pay", "I
-  own a small bakery (Crumb & Co)"), "writing from ORG" without its subject, "I do the books
-  for ORG";
+- a sentence that is a signature (`signatures.alone`), a signature in parentheses ("Marcus Bell
+  here (IT admin, Copperline Schools)"), and a name "from" an organization as a message's
+  opening sentence ("Hello! Zainab Hussain from Lumora Events.", "Carlos from the procurement
+  team at Vantix Aerospace.");
+- a name "here, from the TEAM at ORG", "it's NAME again", "I'm NAME by the way", the name on the
+  account or the booking;
+- a role "as" a title after a verb of working or writing ("I've joined Tessaract Bio as VP of
+  Engineering", "working part-time as a cashier at Tesco", "Writing as the treasurer of the
+  Oakridge PTA"), or opening the sentence ("As the founder of ..., how should I"); a title by
+  its head, an occupation's suffix too ("I'm a biostatistician", "I'm currently a junior data
+  analyst"), said without its article as people writing in a second language say it ("I am
+  nurse at ...");
+- an employer said as a described organization and its name, tied to the speaker ("at a fintech
+  called Larkspur Pay", "I own a small bakery (Crumb & Co)", "my business, CreativeSpark
+  Marketing,"), "writing from ORG" without its subject, "I do the books for ORG", "my boss at
+  ORG", "I've been with ORG for three years";
 - a plan by the words plans are named with (`_TIERS`, a closed class of the trade: Free, Pro,
   Business, Enterprise, ...), said without "plan": "we're on Starter", "we pay for
-  Enterprise", "our Business account", "upgrade from Team to Enterprise"; a plan's other nouns
-  ("the Clinic Pro bundle", "the Business Fibre 500 package"), and its name with a number
-  ("Connect 30GB").
+  Enterprise", "our Business account", "upgrade from Team to Enterprise", "Enterprise customer.";
+  a plan's other nouns ("the Clinic Pro bundle", "the Business Fibre 500 package"), its name with
+  a number ("Connect 30GB"), in parentheses ("(Agency plan, if it matters)"); held by no one
+  else ("my wife's on the Gold plan");
+- of a question, the clauses after it that state something of the speaker ("how do i cancel,
+  im on Premium Individual and ...").
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from gateway.core.extraction import introducing, signatures
 from gateway.core.extraction.holders import another_holder
 from gateway.core.extraction.introducing import NAME, ORG, ROLE_WORD, UPPER, speaker
+from gateway.core.extraction.own_words import OPENING_GREETING, THANKS, plain
 from gateway.core.extraction.signatures import NOT_A_NAME, TITLE_HEAD, department, titled
 
-__all__ = ["introduced", "own_words", "plain", "signed"]
+__all__ = ["introduced", "signed"]
 
 # Quoted words: in double or curly quotes, or in single quotes around apostrophes of words.
-_QUOTES = frozenset("\"“”‘’'«»")
-# Text given to work on after an ask that says nothing of the speaker ("Translate this into
-# Dutch and summarize it in 10 bullets: Welcome, I'm ...", "Check this out: Zhao, X. (2021)").
-_GIVEN = re.compile(r"^(?P<ask>(?:[^:\s]+ ){3,}[^:\s]+):\s")
-_SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|i'd|my|me|we|we're|our|us)\b", re.IGNORECASE)
-_EMOTICON = re.compile(r"(?<!\w)[:;]-?[)(DPp](?!\w)")
-# An honorific after the words that name the speaker: "I am Mr. Horace Whitfield".
-_HONORIFIC = re.compile(
-    rf"\b(?P<cue>(?i:i'm|i am|im|this is|my name is|it's)) (?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.? "
-    rf"(?=[{UPPER}])"
-)
-_OPENING_GREETING = re.compile(
-    r"^(?:(?:hi|hello|hey|hallo|hiya|heya|howdy|greetings|yo|sup|dear|good day|"
-    r"good (?:morning|afternoon|evening)|morning|afternoon|evening)"
-    r"(?: (?:there|all|everyone|folks|guys|team|[A-Z][\w-]*(?: team)?))?)\s*[,!:.—–-]+\s*",
-    re.IGNORECASE,
-)
-_SIGNING_OFF = re.compile(
-    r"^(?:sincerely|regards|kind regards|best regards|warm regards|best wishes|yours "
-    r"(?:truly|sincerely|faithfully)|cheers|thanks|many thanks|thank you),",
-    re.IGNORECASE,
-)
 _STATES = re.compile(
     r"(?:[,;]|\s[-—–])\s+((?:i'm|im|i am|we're|we are|i work|we r|i've been)\b[^,;?]*)(?=[,;]|$)",
     re.IGNORECASE,
 )
 _LIST_DASH = re.compile(r"\s[-–—~*•]\s")
-_THANKS = re.compile(r"^(?:thx|thnx|thanx|tks|ty)\b", re.IGNORECASE)
-
-
-def _quoted(text: str) -> list[tuple[int, int]]:
-    """The spans of `text` in quotation marks: an opening mark after a space, a colon or a
-    bracket and before a letter or a digit, closed by the next mark not between letters (an
-    apostrophe: "don't", "O'Brien"); an opening mark never closed quotes nothing ("rock 'n'
-    roll" aside, "'cause")."""
-    spans: list[tuple[int, int]] = []
-    opened: int | None = None
-    for at, char in enumerate(text):
-        if char not in _QUOTES:
-            continue
-        before = text[at - 1] if at else " "
-        after = text[at + 1] if at + 1 < len(text) else " "
-        if before.isalpha() and after.isalpha():
-            continue
-        if opened is None and (before.isspace() or before in ":([") and after.isalnum():
-            opened = at
-        elif opened is not None and not after.isalnum():
-            spans.append((opened, at + 1))
-            opened = None
-    return spans
-
-
-def own_words(sentences: Sequence[str]) -> list[str]:
-    """Each of a turn's `sentences` less what is someone else's: words in quotation marks
-    (across sentences too), and a forwarded message or a role-play (`signatures.elsewhere`)."""
-    text = "\n".join(sentences)
-    kept = list(text)
-    for start, end in [*_quoted(text), *signatures.elsewhere(text)]:
-        kept[start:end] = [c if c == "\n" else " " for c in kept[start:end]]
-    return [" ".join(line.split()) for line in "".join(kept).split("\n")]
-
-
-def _symbol(char: str) -> bool:
-    return unicodedata.category(char) in {"So", "Sk", "Cs", "Co"} or char in "\u200d\ufe0f"
-
-
-def plain(sentence: str) -> str:
-    """`sentence` (the speaker's own words: `own_words`) as the cues read it: no text given to
-    work on, a symbol or an emoticon a stop, no honorific, one greeting."""
-    signing_off = _SIGNING_OFF.match(sentence)
-    if signing_off and "," in sentence[signing_off.end() :]:
-        return ""  # a closing line of parts is a signature's, read by them (`signatures`)
-    text = sentence
-    given = _GIVEN.match(text)
-    if given and not _SPEAKER.search(given.group("ask")):
-        text = given.group("ask")
-    text = "".join("\x00" if _symbol(c) else c for c in _EMOTICON.sub("\x00", text))
-    text = re.sub(r"\s*\x00[\x00\s]*", ". ", text).strip()
-    text = _HONORIFIC.sub(r"\g<cue> ", text)
-    text = _OPENING_GREETING.sub("Hi, ", text)
-    return " ".join(_THANKS.sub("Thanks", text).split())
 
 
 def _cue(pattern: str) -> re.Pattern[str]:
@@ -370,7 +296,7 @@ def _named(raw: str) -> bool:
 
 def _opens(before: str) -> bool:
     """Whether a sentence after `before` opens its message: nothing or a greeting before it."""
-    return not _OPENING_GREETING.sub("", f"{before} ").strip()
+    return not OPENING_GREETING.sub("", f"{before} ").strip()
 
 
 def _org(match: re.Match[str]) -> str | None:
@@ -449,4 +375,4 @@ def signed(closing: str, several: bool = True) -> dict[str, str]:
     however spelled ("thx, Ramón")."""
     if len(_LIST_DASH.findall(f" {closing}")) > 1:
         return {}  # a list's items, not a dash before a signature: "Ideas: - Paris - Rome"
-    return _refused(introducing.signed(_THANKS.sub("Thanks", closing.strip()), several))
+    return _refused(introducing.signed(THANKS.sub("Thanks", closing.strip()), several))

@@ -29,42 +29,18 @@ import re
 from collections.abc import Sequence
 
 from gateway.core.extraction.introducing import CLOSING_WORDS, HEADS, NAME, ORG, speaker
+from gateway.core.extraction.own_words import elsewhere
 
 __all__ = [
     "NOT_A_NAME",
     "TITLE_HEAD",
     "alone",
     "department",
-    "elsewhere",
     "parts_of",
     "read",
     "signature",
     "titled",
 ]
-
-# Where someone else's words start: a forwarded or quoted message, a role-play in which the
-# speaker takes a part ("Let's role-play: ... I'm the store manager"; not "pretend you're my
-# interviewer", which leaves the speaker themselves). They run to a rule of dashes or the end.
-_ELSEWHERE = re.compile(
-    r"-{3,} ?(?:forwarded|original) message ?-*|begin forwarded message:?|\bon \w.{4,80} "
-    r"wrote:|\brole[- ]?play|\blet's pretend\b|\bpretend (?:to be|i'm|i am)\b|\bimagine "
-    r"(?:i'm|i am)\b",
-    re.IGNORECASE,
-)
-_RULE = re.compile(r"(?<!\S)[-_=]{5,}(?=\s|$)")
-
-
-def elsewhere(text: str) -> list[tuple[int, int]]:
-    """The spans of `text` that are someone else's words (`_ELSEWHERE`), each to the next rule
-    of dashes ("----------") or the end."""
-    spans: list[tuple[int, int]] = []
-    at = 0
-    while (start := _ELSEWHERE.search(text, at)) is not None:
-        rule = _RULE.search(text, start.end())
-        end = rule.end() if rule else len(text)
-        spans.append((start.start(), end))
-        at = end
-    return spans
 
 
 # The head of a job title: a closed class of English, and the suffixes only occupations take.

@@ -1,4 +1,4 @@
-"""Introductions as rules/2026-12-06.2 reads them (`introducing_more`, `signatures`): a message's
+"""Introductions as rules/2026-12-06.2 reads them (`introducing_more`, `signatures`, `own_words`): a message's
 signature by its parts, the sentence made plain before the cues read it, plans by the words plans
 are named with; and what only looks like one, of the kinds real user text showed (LongMemEval
 turns: a pet named in apposition, a citation, a list's last item, text given to translate)."""
@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from gateway.core.extraction import EXTRACTS, RULES, RULES_CUES, Episode
-from gateway.core.extraction.introducing_more import own_words, plain
+from gateway.core.extraction.own_words import own_words, plain
 from gateway.core.extraction.signatures import signature
 from gateway.core.extraction.statements import sentences
 
