@@ -209,7 +209,11 @@ _TIER_PLANS = (
         rf"\b(?:we|i) (?:have|use|are using|'re using|'ve got) (?:the )?{_PLAN}"
         r"(?=\W*$|[,.;!?)]| (?:and|but|so|plan|tier|subscription|now|too)\b)"
     ),
-    _cue(rf"\b(?:on|our|my|it's the|its the|it is the) (?:the )?{_PLAN} (?:account|workspace)\b"),
+    # A plan's other nouns name a gym or a shop as often ("my Ironleaf membership").
+    _cue(
+        rf"\b(?:on|our|my|it's the|its the|it is the) (?:the )?{_PLAN} (?:account|workspace|"
+        r"package|bundle|membership)\b"
+    ),
     _cue(rf"\b(?:upgrad|mov|switch|migrat|go)\w* from (?:the )?{_PLAN} to\b"),
     # "we upgraded to Business", "just upgraded to Premium yesterday" (not "my account would
     # be upgraded to Business").
@@ -225,7 +229,7 @@ _TIER_PLANS = (
     _cue(rf"^{_HI}{_PLAN} (?:customer|member|subscriber|user)\W*$"),
 )
 _NAMED_PLANS = (
-    _cue(rf"\b(?:on|our|my) (?:the )?{_PLAN} {_PLAN_KINDS}\b"),
+    _cue(rf"\b(?:on|our|my) (?:the )?{_PLAN} (?:plan|tier|subscription|license|licence)\b"),
     _cue(rf"\b(?:subscription|plan|tier|package) is (?:the |on )?{_PLAN}(?: (?:plan|tier))?\b"),
     # "our account (Scale plan, billed annually)", "(Agency plan, if it matters)", "the
     # Enterprise Plus account we hold".
