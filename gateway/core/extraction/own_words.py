@@ -17,6 +17,7 @@ reader (`signatures`).
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -50,7 +51,7 @@ def elsewhere(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-_QUOTES = frozenset("\"“”‘’'«»")
+_QUOTE_MARK = re.compile("[\"“”‘’'«»]")
 # Text given to work on after an ask that says nothing of the speaker ("Translate this into
 # Dutch and summarize it in 10 bullets: Welcome, I'm ...", "Check this out: Zhao, X. (2021)").
 _GIVEN = re.compile(r"^(?P<ask>(?:[^:\s]+ ){3,}[^:\s]+):\s")
@@ -82,9 +83,8 @@ def _quoted(text: str) -> list[tuple[int, int]]:
     roll" aside, "'cause")."""
     spans: list[tuple[int, int]] = []
     opened: int | None = None
-    for at, char in enumerate(text):
-        if char not in _QUOTES:
-            continue
+    for found in _QUOTE_MARK.finditer(text):
+        at = found.start()
         before = text[at - 1] if at else " "
         after = text[at + 1] if at + 1 < len(text) else " "
         if before.isalpha() and after.isalpha():
@@ -111,6 +111,18 @@ def _symbol(char: str) -> bool:
     return unicodedata.category(char) in {"So", "Sk", "Cs", "Co"} or char in "\u200d\ufe0f"
 
 
+_STOP = re.compile(r"\s*\x00[\x00\s]*")
+
+
+def _stops(text: str) -> str:
+    """`text` with its symbols and emoticons marked as stops (`\\x00`)."""
+    text = _EMOTICON.sub("\x00", text)
+    if text.isascii():  # of ASCII, only "^" and "`" are symbols: no character to look up
+        return text.replace("^", "\x00").replace("`", "\x00")
+    return "".join("\x00" if _symbol(c) else c for c in text)
+
+
+@functools.lru_cache(maxsize=4096)
 def plain(sentence: str) -> str:
     """`sentence` (the speaker's own words: `own_words`) as the cues read it: no text given to
     work on, a symbol or an emoticon a stop, no honorific, one greeting."""
@@ -121,8 +133,7 @@ def plain(sentence: str) -> str:
     given = _GIVEN.match(text)
     if given and not _SPEAKER.search(given.group("ask")):
         text = given.group("ask")
-    text = "".join("\x00" if _symbol(c) else c for c in _EMOTICON.sub("\x00", text))
-    text = re.sub(r"\s*\x00[\x00\s]*", ". ", text).strip()
+    text = _STOP.sub(". ", _stops(text)).strip()
     text = _HONORIFIC.sub(r"\g<cue> ", text)
     text = OPENING_GREETING.sub("Hi, ", text)
     return " ".join(THANKS.sub("Thanks", text).split())
