@@ -343,7 +343,9 @@ def _from_episode(episode: Episode, extraction: _Extraction) -> Iterable[Fact]:
             continue
         speaker = None if own is None or own[index] == sentence else own[index]
         facts = (
-            extraction.introduced(speaker or sentence, before_this, episode, [], [], asking=True)
+            extraction.introduced(
+                sentence if speaker is None else speaker, before_this, episode, [], [], asking=True
+            )
             if stated is None
             else extraction.sentence_facts(
                 sentence,

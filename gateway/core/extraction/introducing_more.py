@@ -50,11 +50,13 @@ from gateway.core.extraction.signatures import NOT_A_NAME, TITLE_HEAD, departmen
 
 __all__ = ["introduced", "signed"]
 
-# Quoted words: in double or curly quotes, or in single quotes around apostrophes of words.
+# Of a question, a clause after it that states something of the speaker ("how do i cancel, im
+# on Premium Individual and ...").
 _STATES = re.compile(
     r"(?:[,;]|\s[-—–])\s+((?:i'm|im|i am|we're|we are|i work|we r|i've been)\b[^,;?]*)(?=[,;]|$)",
     re.IGNORECASE,
 )
+# Dashes between a list's items: "Ideas: - Paris - Rome" is no dash before a signature.
 _LIST_DASH = re.compile(r"\s[-–—~*•]\s")
 
 

@@ -110,6 +110,7 @@ def test_what_the_newest_version_reads(text: str, expected: dict[str, str]) -> N
         "Let's role-play: you're an angry customer and I'm the store manager at a shoe shop.",
         "Hello, I received an email saying my account would be upgraded to Business next month.",
         "So I put my Ironleaf membership on hold while I travel.",
+        "Please translate this for my brother. 'Are you open? I'm Ben Stone from Acme Corp, can you help me?'",
         "services:\n  web:\n    image: docker\n    title: Displays",
     ],
 )
