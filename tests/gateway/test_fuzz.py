@@ -9,6 +9,8 @@ examples per operation keep the run reproducible and within a few minutes.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -68,6 +70,19 @@ def keys(make_key: KeyFactory) -> dict[str, Key]:
         "auditor": make_key(role="auditor", agent_id=None),
         "admin": make_key(role="admin", agent_id=None),
     }
+
+
+@pytest.fixture(autouse=True)
+def fixed_random() -> Iterator[None]:
+    """schemathesis draws some of its data from the `random` module, whose state Hypothesis
+    leaves as earlier tests left it: without a seed of its own, which cases an operation gets
+    depended on the tests that ran before (a case whose only invalid parts were ones this test
+    supplies, an Authorization header and a query value that encodes to nothing, was drawn in
+    the whole suite and never alone)."""
+    state = random.getstate()
+    random.seed(0)
+    yield
+    random.setstate(state)
 
 
 @SCHEMA.parametrize()
