@@ -46,7 +46,13 @@ from gateway.core.extraction import introducing, signatures
 from gateway.core.extraction.holders import another_holder
 from gateway.core.extraction.introducing import NAME, ORG, ROLE_WORD, UPPER, speaker
 from gateway.core.extraction.own_words import OPENING_GREETING, THANKS, plain
-from gateway.core.extraction.signatures import NOT_A_NAME, TITLE_HEAD, department, titled
+from gateway.core.extraction.signatures import (
+    NOT_A_NAME,
+    POSSESSIVE,
+    TITLE_HEAD,
+    department,
+    titled,
+)
 
 __all__ = ["introduced", "signed"]
 
@@ -248,7 +254,6 @@ _OTHERS = re.compile(
     re.IGNORECASE,
 )
 _MODIFIERS = re.compile(r"^(?:only|sole|new|current) ", re.IGNORECASE)
-_POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
 
 Claims = Iterator[tuple[str, str | None]]
 
@@ -285,7 +290,7 @@ def _refused(found: dict[str, str], sentence: str = "") -> dict[str, str]:
         # ("a locum GP covering at") no part of it.
         role = _WHERE.sub("", _TRAILING_VERB.sub("", _MODIFIERS.sub("", role)))
         tied = re.search(rf"{re.escape(role)},? (?:at|for|with|of) (?:the )?[{UPPER}]", sentence)
-        if _POSSESSIVE.search(role) or not (titled(role) or tied) or role.casefold() == "head":
+        if POSSESSIVE.search(role) or not (titled(role) or tied) or role.casefold() == "head":
             del kept["user.role"]
         else:
             kept["user.role"] = role

@@ -33,6 +33,7 @@ from gateway.core.extraction.own_words import elsewhere
 
 __all__ = [
     "NOT_A_NAME",
+    "POSSESSIVE",
     "TITLE_HEAD",
     "alone",
     "department",
@@ -60,7 +61,7 @@ TITLE_HEAD = re.compile(
     re.IGNORECASE,
 )
 _WORD = re.compile(r"[^\W_][\w'’.-]*")
-_POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
+POSSESSIVE = re.compile(r"\b(?:my|our|your|his|her|their)\b", re.IGNORECASE)
 _CLAUSE_WORDS = re.compile(
     r"\b(?i:is|are|was|were|be|been|those|these|some|very|really|you|we|they)\b|\b(?:i|it|so)\b",
 )
@@ -113,7 +114,7 @@ def titled(part: str) -> bool:
     words = _WORD.findall(part)
     return (
         0 < len(words) <= 7
-        and _POSSESSIVE.search(part) is None
+        and POSSESSIVE.search(part) is None
         and _CLAUSE_WORDS.search(part) is None
         and any(TITLE_HEAD.fullmatch(w.rstrip(".")) for w in words)
     )
