@@ -42,9 +42,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from gateway.core.fixed import JSONValue, from_micros, to_micros
+from gateway.core.fixed import from_micros, to_micros
 from gateway.core.fusion import rrf_max, rrf_score
-from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate
 from gateway.core.profile import RankingProfile
 
@@ -73,13 +72,6 @@ class PoolStatistics:
 
     median_tokens: int
     newest_created_at: datetime | None
-
-    def to_record(self) -> dict[str, JSONValue]:
-        newest = self.newest_created_at
-        return {
-            "median_tokens": self.median_tokens,
-            "newest_created_at": None if newest is None else rfc3339(newest),
-        }
 
 
 def pool_statistics(candidates: Sequence[Candidate]) -> PoolStatistics:

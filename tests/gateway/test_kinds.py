@@ -8,9 +8,11 @@ import ast
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from litestar.testing import TestClient
 
 import receipts
+from gateway.responses.receipt_parts import ReceiptHeader
 from gateway.usecases.receiptlog.kinds import KIND_NAMES, KINDS, REFUSAL, kind_named
 from tests.conftest import KeyFactory
 
@@ -126,3 +128,35 @@ def test_an_unknown_kind_is_a_422_naming_the_field(
     bad = client.get("/v1/receipts", params={"kind": "contexts"}, headers=auditor.headers)
     assert bad.status_code == 422, bad.text
     assert bad.json()["errors"][0]["field"] == "kind"
+
+
+def _floats(kind: msgspec.inspect.Type, path: str) -> list[str]:
+    """Where a float can stand in a value of `kind`: its fields, items and values, all the way
+    down."""
+    if isinstance(kind, msgspec.inspect.FloatType):
+        return [path]
+    if isinstance(kind, msgspec.inspect.StructType):
+        return [f for field in kind.fields for f in _floats(field.type, f"{path}.{field.name}")]
+    if isinstance(kind, msgspec.inspect.UnionType):
+        return [f for member in kind.types for f in _floats(member, path)]
+    if isinstance(kind, msgspec.inspect.DictType):
+        return _floats(kind.value_type, f"{path}[]")
+    if isinstance(kind, msgspec.inspect.CollectionType):
+        return _floats(kind.item_type, f"{path}[]")
+    if isinstance(kind, msgspec.inspect.TupleType):
+        return [f for item in kind.item_types for f in _floats(item, f"{path}[]")]
+    return []
+
+
+def test_no_signed_body_can_hold_a_float() -> None:
+    # RFC 8785 writes a float by an algorithm a verifier in another language must repeat to the
+    # last digit; the signed members carry integers with their unit in the name (micro-units,
+    # basis points) or a float's decimal text instead, by type, for every kind.
+    signed: list[type[msgspec.Struct]] = [
+        ReceiptHeader,
+        *(k.body for k in KINDS),
+        *(k.request for k in KINDS if k.request),
+    ]
+    assert {
+        f for body in signed for f in _floats(msgspec.inspect.type_info(body), body.__name__)
+    } == set()

@@ -10,7 +10,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-import rfc8785
+import msgspec
 
 from gateway.core.assembly import assemble
 from gateway.core.model import Candidate
@@ -28,64 +28,65 @@ from tests.gateway.core.test_core_current_values import fact
 from tests.gateway.core.test_core_replacing_turns import BEFORE, QUESTION, WENT
 from tests.gateway.core.test_core_retold import digest, said
 
-# Each assembler's records of `_defended_sample` (the update told with no change word, then with
-# one): a change to any is a change to the bytes that version's receipts promise.
+# Each assembler's assembly of `_defended_sample` (the update told with no change word, then
+# with one), every value of it as msgspec JSON: what its receipt's members are written from, so
+# a change to any is a change to the bytes that version's receipts promise.
 PINNED: dict[str, tuple[str, str]] = {
     "assemble/2026-12-01.1": (
-        "0105e2849811466e24c5ec07bf18dfa3b83e0915047cb142ad8a36d066c4873a",
-        "53c80726256d0ebe434c9d8bc41639736fab38a431f9d195b3eb526d7aeb22f2",
+        "4ec722739bb24d01d5d013ddd8149779fb46c8ab78e3b5b1b8a0c8d6e56e1e8f",
+        "508e62702dbdfbbd12bb56ff1a5667eb19c5b7ecb249c05358c6908a1faf3295",
     ),
     "assemble/2026-12-02.1": (
-        "0105e2849811466e24c5ec07bf18dfa3b83e0915047cb142ad8a36d066c4873a",
-        "53c80726256d0ebe434c9d8bc41639736fab38a431f9d195b3eb526d7aeb22f2",
+        "4ec722739bb24d01d5d013ddd8149779fb46c8ab78e3b5b1b8a0c8d6e56e1e8f",
+        "508e62702dbdfbbd12bb56ff1a5667eb19c5b7ecb249c05358c6908a1faf3295",
     ),
     "assemble/2026-12-02.2": (
-        "0105e2849811466e24c5ec07bf18dfa3b83e0915047cb142ad8a36d066c4873a",
-        "53c80726256d0ebe434c9d8bc41639736fab38a431f9d195b3eb526d7aeb22f2",
+        "4ec722739bb24d01d5d013ddd8149779fb46c8ab78e3b5b1b8a0c8d6e56e1e8f",
+        "508e62702dbdfbbd12bb56ff1a5667eb19c5b7ecb249c05358c6908a1faf3295",
     ),
     "assemble/2026-12-02.3": (
-        "b9aca132126cf6f9e07fdf1c6945f0478119cf0230297048c29b0fbf47e5e862",
-        "995c7a71770fae7b3654afbe419c41c6bf6fadf5ebff177bf9e5a4b9eee500da",
+        "0875986e439f8fc3ead26d057e2c6fad1b3194217da2d34809187dd7c2331d46",
+        "2f00e581f5207fe6ecf06c3ce236619eca371dbf552af3f20e9a05295ae47f68",
     ),
     "assemble/2026-12-04.1": (
-        "b9aca132126cf6f9e07fdf1c6945f0478119cf0230297048c29b0fbf47e5e862",
-        "995c7a71770fae7b3654afbe419c41c6bf6fadf5ebff177bf9e5a4b9eee500da",
+        "0875986e439f8fc3ead26d057e2c6fad1b3194217da2d34809187dd7c2331d46",
+        "2f00e581f5207fe6ecf06c3ce236619eca371dbf552af3f20e9a05295ae47f68",
     ),
     "assemble/2026-12-04.2": (
-        "814c7ae10fa4fb2eeccf8387743ca5b6568f317d1f7d7bbcc57d0037f2b95d3f",
-        "8816f8cb2021bcb0758b12962bfbd9eee775349849487d5927116a8dc05756aa",
+        "74c5417f219ab1a03b8738bdac7bb4f047e7d3b403e497bc29e759e254398942",
+        "f0d43a9c0d93ba0170591e650e3c9278278c8f3638e5e594576158738b08f472",
     ),
     "assemble/2026-12-05.1": (
-        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
-        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+        "17a2c223ffff393a4a397011336883931b2ce1b8166f68bce1774616a6d902d3",
+        "b52d893f6d5aecdad8e5695393c5d9c9bed613568d095ac81db3a779b33d3aa0",
     ),
     "assemble/2026-12-05.2": (
-        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
-        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+        "17a2c223ffff393a4a397011336883931b2ce1b8166f68bce1774616a6d902d3",
+        "b52d893f6d5aecdad8e5695393c5d9c9bed613568d095ac81db3a779b33d3aa0",
     ),
     "assemble/2026-12-05.3": (
-        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
-        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+        "17a2c223ffff393a4a397011336883931b2ce1b8166f68bce1774616a6d902d3",
+        "b52d893f6d5aecdad8e5695393c5d9c9bed613568d095ac81db3a779b33d3aa0",
     ),
     "assemble/2026-12-05.4": (
-        "cba2dcc02b6ef844da0d2bce9839eef1a7d1df21afebaf20a63ac305c12ac439",
-        "00f3544915c7116c79cbec4ff7bda3877047216722f2301ba4bbc4e2d54577ea",
+        "17a2c223ffff393a4a397011336883931b2ce1b8166f68bce1774616a6d902d3",
+        "b52d893f6d5aecdad8e5695393c5d9c9bed613568d095ac81db3a779b33d3aa0",
     ),
     "assemble/2026-12-06.1": (
-        "533a2fe083108a77e194c6264037f8b6cd64ec12d6508680d0449fa8044b1163",
-        "481ccbe4f01ae56f1f9459b74aae8cd61935d1d6a7cd629b70baa028278ddaf5",
+        "0d087713ec3d3f32e32df25bb219061c35e9210bcbf837dccfcb0f7f5f8fea24",
+        "edc698d9b1c270e34d939d4916e58e77f45a79d43eb4b4ef7d73dbcb5ef888a6",
     ),
     "assemble/2026-12-06.3": (
-        "abdb65b08be565ef270814d50b8b8bdf7b4622f6a26ceca4ea878448871e22cf",
-        "481ccbe4f01ae56f1f9459b74aae8cd61935d1d6a7cd629b70baa028278ddaf5",
+        "e1a7aceabf9eeb0ee719c390eb8e3295acbc6f9feae3bbdcf79fbb39961f36bc",
+        "edc698d9b1c270e34d939d4916e58e77f45a79d43eb4b4ef7d73dbcb5ef888a6",
     ),
     "assemble/2026-12-06.4": (
-        "7ba9a25769b49ce3a52956b267afb1f957d2d8efacd07427f6650bcfa78a4429",
-        "dfeb02d32e9398ba0a79de1c368249587fd225aa427406e702b97664d20867fb",
+        "c89da57cc36ed74e0902c187031373dcac1914e6ce3a0ff5c15a3245acb6c00d",
+        "6fa61562a8648ee2c2c8a49e4614b402e764e0bc159c2aedb63c0f6a038f6be0",
     ),
     "assemble/2026-12-06.5": (
-        "4fe233ff27bfe08e7c3ad0f615ed6805e501a709fc41d5ae009e86976189b5f5",
-        "0fe93c041dd739eb51f02a42772af2def56e60925b3c6a3596bc4c6c7c03c9d7",
+        "e35ce874c242cc5ded9abb907ff32827c06c8f25f3b7f44db9bf5e81fd39084e",
+        "29c54abf513abb59e77ffc8aa53d762d0588b04000c758e0b155f938c437e62d",
     ),
 }
 
@@ -95,11 +96,11 @@ PROGRAM = f"""
 import sys
 sys.path.insert(0, {str(HERE)!r})
 from tests.gateway.core.core_samples import sample_assembly
-import rfc8785
+import msgspec
 assembly = sample_assembly(700)
 sys.stdout.buffer.write(assembly.bundle.encode("utf-8"))
 sys.stdout.buffer.write(b"\\0")
-sys.stdout.buffer.write(rfc8785.dumps(assembly.to_record()))
+sys.stdout.buffer.write(msgspec.json.encode(assembly))
 """
 
 
@@ -119,6 +120,7 @@ def test_bundles_and_records_are_byte_identical_across_processes() -> None:
     local = sample_assembly(700)
     assert bundle == local.bundle.encode("utf-8")
     assert hashlib.sha256(bundle).hexdigest() == local.bundle_sha256
+    assert record == msgspec.json.encode(local)
     assert b'"bundle_sha256":"' + local.bundle_sha256.encode() + b'"' in record
 
 
@@ -190,7 +192,7 @@ REPLY = "Happy to help! Dear Dr. Ambrose's office, could we move my cleaning to 
 
 
 def _defended_sample(assembler: Assembler, update: str) -> str:
-    """The sha256 of the record (the bundle, what it included and left out and why, the
+    """The sha256 of the assembly (the bundle, what it included and left out and why, the
     decisions) of a bundle the later rules act on, under `assembler`: an imported history
     (said days apart, written yesterday) with a question of the user's own about a dentist they
     changed (`update`), the assistant's reply to the earlier statement, a rent the user said
@@ -225,7 +227,7 @@ def _defended_sample(assembler: Assembler, update: str) -> str:
         now=NOW,
         assembler=assembler,
     )
-    return hashlib.sha256(rfc8785.dumps(assembly.to_record())).hexdigest()
+    return hashlib.sha256(msgspec.json.encode(assembly)).hexdigest()
 
 
 def test_every_assembler_kept_for_replay_builds_its_pinned_bundle() -> None:
@@ -236,6 +238,6 @@ def test_every_assembler_kept_for_replay_builds_its_pinned_bundle() -> None:
         for version, a in ASSEMBLERS.by_version.items()
     }
     assert built == PINNED
-    # The sample is one the rules act on: eight of the fourteen versions build records of their
+    # The sample is one the rules act on: eight of the fourteen versions build assemblies of their
     # own (those before 2026-12-04.2 differ where conflicts and policies act, pinned above).
     assert len(set(built.values())) == 8

@@ -6,10 +6,9 @@ from datetime import timedelta
 import pytest
 import rfc8785
 
-from gateway.core.instants import rfc3339
 from gateway.core.model import Candidate, MemoryId
 from gateway.core.profile import SIGNALS, RankingProfile, RankingProfileError, RankingWeights
-from gateway.core.ranking import pool_statistics, rank
+from gateway.core.ranking import PoolStatistics, pool_statistics, rank
 from gateway.core.versions import DEFAULT_PROFILE
 from tests.gateway.core.core_samples import NOW, memory
 
@@ -206,11 +205,7 @@ def test_pool_statistics_are_the_lower_median_and_the_newest() -> None:
     stats = pool_statistics(pool)
     assert stats.median_tokens == sorted(c.tokens for c in pool)[1]
     assert stats.newest_created_at == NOW - timedelta(days=1)
-    assert stats.to_record() == {
-        "median_tokens": stats.median_tokens,
-        "newest_created_at": rfc3339(NOW - timedelta(days=1)),
-    }
-    assert pool_statistics([]).to_record() == {"median_tokens": 0, "newest_created_at": None}
+    assert pool_statistics([]) == PoolStatistics(median_tokens=0, newest_created_at=None)
 
 
 def test_recency_from_the_newest_separates_only_where_dates_differ() -> None:
