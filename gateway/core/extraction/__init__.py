@@ -65,14 +65,14 @@ statement is a value of: the known claim of its subject and dimension whose attr
 alike, lexically or, with an embedder, semantically), and `introductions` (identity from a
 self-introduction).
 
-Version 2026-12-06.1 (`generalized.SECOND_READING`) reads introductions by `introducing`: the
+Version 2026-12-06.1 (`readings.SECOND_READING`) reads introductions by `introducing`: the
 cues that tie a name, an organization, a role or a plan to the speaker, over constituents read
 by their shape (names in any Latin script, hyphenated or with initials; organizations with
 their suffixes; roles in any case), in a question's statement before it asks too; and keys the
 speaker's plan by a name one claim (`account.plan`). Measured on messages written blind:
 `python -m bench introductions` (bench/RESULTS.md).
 
-Version 2026-12-06.2 (`generalized.THIRD_READING`, the default) reads a message's signature
+Version 2026-12-06.2 (`readings.THIRD_READING`, the default) reads a message's signature
 by its parts (`signatures`: below the body, after a sign-off, or opening the message), the
 sentence made plain before the cues read it, plans by the words plans are named with, and more
 cues (`introducing_more`); what 2026-12-06.1 reads it reads, less what no introduction says.
@@ -87,7 +87,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import MappingProxyType
 
-from gateway.core.extraction import generalized, matching
+from gateway.core.extraction import generalized, matching, readings
 from gateway.core.extraction.facts import Episode, Fact
 from gateway.core.extraction.resolution import PhraseSimilarity
 from gateway.core.known_claims import Known
@@ -139,19 +139,19 @@ RULES = ("rules", "2026-12-06.2")  # name, version: bump the version when an out
 def _structure(
     episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
 ) -> list[Fact]:
-    return generalized.extract(episodes, known, similar, generalized.FIRST_READING)
+    return generalized.extract(episodes, known, similar, readings.FIRST_READING)
 
 
 def _second(
     episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
 ) -> list[Fact]:
-    return generalized.extract(episodes, known, similar, generalized.SECOND_READING)
+    return generalized.extract(episodes, known, similar, readings.SECOND_READING)
 
 
 def _third(
     episodes: Sequence[Episode], known: Iterable[Known], similar: PhraseSimilarity | None
 ) -> list[Fact]:
-    return generalized.extract(episodes, known, similar, generalized.THIRD_READING)
+    return generalized.extract(episodes, known, similar, readings.THIRD_READING)
 
 
 EXTRACTS: Mapping[str, Extract] = MappingProxyType(

@@ -12,7 +12,7 @@ Per sentence that states something (`statements`, `judgement`):
 3. a bare level ("we're at 5 now") of a count the sentence names ("two more engineers joined");
 4. identity from a self-introduction.
 
-Version 2026-12-06.1 (`SECOND_READING`) reads introductions by their cues (`introducing`), and
+Version 2026-12-06.1 (`readings.SECOND_READING`) reads introductions by their cues (`introducing`), and
 keys the speaker's plan, tier or subscription named by a name
 ("our plan is Business") `account.plan`, as an introduction keys it ("we're on the Business
 plan"): one claim, so the newer supersedes the older. A plan that is an intention ("our plan
@@ -26,21 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
-from gateway.core.extraction import (
-    introducing,
-    introducing_more,
-    introductions,
-    own_words,
-    signatures,
-)
 from gateway.core.extraction.content_words import FUNCTION_WORDS, stem
 from gateway.core.extraction.facts import Episode, Fact, build_fact
 from gateway.core.extraction.holders import THIRD_PERSONS, another_holder
 from gateway.core.extraction.judgement import HEDGE, SUBORDINATE, judged
 from gateway.core.extraction.matching import facts_of
 from gateway.core.extraction.named_values import named_change, named_claims
+from gateway.core.extraction.readings import FIRST_READING, Reading
 from gateway.core.extraction.resolution import ClaimRegistry, PhraseSimilarity
 from gateway.core.extraction.statements import statements
 from gateway.core.extraction.triples import Triple, triples
@@ -49,7 +43,7 @@ from gateway.core.extraction.vocabulary import CHANGE_VERBS
 from gateway.core.known_claims import Known, KnownClaims
 from gateway.core.supersession import CLAIM_KEY
 
-__all__ = ["FIRST_READING", "MAX_SENTENCE", "SECOND_READING", "Reading", "extract", "states_value"]
+__all__ = ["MAX_SENTENCE", "extract", "states_value"]
 
 _GOAL = re.compile(
     r"\b(?:goal|target|aim|aiming|hope|hoping|wish|dream|ideal|ideally|trying to|try to|"
@@ -88,56 +82,6 @@ def states_value(triple: Triple) -> bool:
     cut = SUBORDINATE.search(triple.clause, triple.value.end)
     said = triple.clause[: cut.start()] if cut else triple.clause
     return HEDGE.search(said) is None and _GOAL.search(said) is None
-
-
-# A sentence, the one before it, and whether it asks: the claims it introduces the speaker by.
-Introduce = Callable[[str, str, bool], dict[str, str]]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Reading:
-    """What a version reads beyond the statements: a sentence (after the one before it) to the
-    identity claims it introduces the speaker by (`introduce`), and, with `account_plan`, the
-    speaker's plan by a name as the account's (`account.plan`)."""
-
-    introduce: Introduce
-    # A user's message signed in its last sentence (of several, or not): the claims it signs
-    # with.
-    sign: Callable[[str, bool], dict[str, str]] | None = None
-    account_plan: bool = False
-    # An identity fact states its own clause, up to its value ("I'm a backend engineer" of
-    # "I'm a backend engineer on the Payments team"), never a neighbour's value, which may be
-    # superseded while the identity holds.
-    clause_content: bool = False
-    # Introductions read in a question too ("I'm a science teacher at Willow Creek Middle
-    # School; can you give me a lab?"), which states nothing else: the introduction is the
-    # speaker's statement whatever the sentence goes on to ask (`introducing.asked`).
-    introduced_in_questions: bool = False
-    # A user's message read for its signature (its text, its sentences), before its closing
-    # line: a signature block below the body, or opening sentences that are one.
-    signature: Callable[[str, Sequence[str]], dict[str, str]] | None = None
-    # The speaker's own words of a turn's sentences: none quoted (across sentences too), none
-    # after a forwarded message's marker or a role-play's announcement.
-    own_words: Callable[[Sequence[str]], list[str]] | None = None
-
-
-FIRST_READING = Reading(introductions.introduced)  # rules/2026-12-05.1
-SECOND_READING = Reading(  # rules/2026-12-06.1
-    introducing.introduced,
-    introducing.signed,
-    account_plan=True,
-    clause_content=True,
-    introduced_in_questions=True,
-)
-THIRD_READING = Reading(  # rules/2026-12-06.2
-    introducing_more.introduced,
-    introducing_more.signed,
-    account_plan=True,
-    clause_content=True,
-    introduced_in_questions=True,
-    signature=signatures.signature,
-    own_words=own_words.own_words,
-)
 
 
 class _Extraction:
