@@ -31,6 +31,7 @@ from typing import TypeVar
 import msgspec
 import tiktoken
 
+from gateway.client.errors import ClientError
 from gateway.responses.disclosures import (
     ContextBundle,
     Excluded,
@@ -76,7 +77,7 @@ Fitted = ContextBundle | SessionContext  # the responses whose text a result car
 _TRIES = 3  # asks of one bounded text: the first, and two with the overflow taken off
 
 
-class BudgetTooSmallError(ValueError):
+class BudgetTooSmallError(ClientError):
     """The budget leaves no room for a text (or a hit) beside the result's envelope; `least`,
     when known, is the least budget that does."""
 
@@ -92,7 +93,7 @@ class BudgetTooSmallError(ValueError):
         self.least = least
 
 
-class OverBudgetError(ValueError):
+class OverBudgetError(ClientError):
     """The result, without refs, is `tokens` over its budget, with a text of `text_tokens`:
     ask for a text that much shorter."""
 
