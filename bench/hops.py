@@ -37,6 +37,14 @@ module names of the older layout are mapped by `MOVED`):
   objects `gc` tracked when the request started), else `before` (services, settings). Classes of
   `policies` and `receipts` are listed apart, not counted.
 
+- **Hops**: the distinct functions of those layers entered from a function of another module
+  (or from outside the project's code: the server, the event loop, a callback the core calls):
+  a call from one module into another, which a reader follows into another file. A module's
+  own helpers are not hops.
+- **Shapes across modules**: the shapes above an instance of which was made during the request
+  and that crossed in functions of more than one module: the values one module hands another
+  along the request, not a module's own parts of them.
+
 Output: for each request, the functions of the layers in the order first entered (indented by how
 many functions of the layers are above it on the stack, with the function that called it) and
 the shapes (kind, made when, the functions where they crossed); JSON in `bench/out/hops-*.json`.
@@ -146,6 +154,7 @@ class _Function:
     depth: int
     caller: str
     calls: int = 0
+    across: bool = False  # entered from another module (or from outside the project's code)
 
 
 @dataclass
@@ -155,6 +164,7 @@ class _Shape:
     order: int
     seen: dict[str, set[str]] = field(default_factory=dict)  # function -> how (arg, return, local)
     made: bool = False  # an instance was made during the request
+    modules: set[str] = field(default_factory=set)  # the modules of the functions it crossed in
 
 
 @dataclass
@@ -240,7 +250,7 @@ class Tracer:
         frame: FrameType,
         caller: _Code | None,
         caller_frame: FrameType | None,
-        where: str | None,
+        where: tuple[str, str] | None,
     ) -> None:
         if code.resumable:
             if frame in recording.entered:
@@ -256,14 +266,19 @@ class Tracer:
                 self._see(recording, value, where, "arg")
 
     def _returned(
-        self, recording: Recording, code: _Code, frame: FrameType, value: Any, where: str | None
+        self,
+        recording: Recording,
+        code: _Code,
+        frame: FrameType,
+        value: Any,
+        where: tuple[str, str] | None,
     ) -> None:
         """A return, or a yield (a coroutine's to the event loop holds no shape)."""
         if where is not None:
             self._see(recording, value, where, "return")
         if code.layer in LAYERS:
             for local in list(frame.f_locals.values()):
-                self._see(recording, local, code.function, "local")
+                self._see(recording, local, (code.function, code.module), "local")
 
     def _entered(
         self,
@@ -286,6 +301,7 @@ class Tracer:
                 caller=self._name_of_caller(caller, caller_frame),
             )
         function.calls += 1
+        function.across |= caller is None or caller.module != code.module
 
     def _depth(self, frame: FrameType | None) -> int:
         depth = 0
@@ -304,21 +320,24 @@ class Tracer:
             return f"({caller.function}, generated)"
         return f"({caller.module.split('.', 1)[0]})"
 
-    def _see(self, recording: Recording, value: Any, where: str, how: str) -> None:
+    def _see(self, recording: Recording, value: Any, where: tuple[str, str], how: str) -> None:
+        function, in_module = where
         for name, kind, module, instance in _shapes(value):
             shape = recording.shapes.get(name)
             if shape is None:
                 shape = recording.shapes[name] = _Shape(kind, module, len(recording.shapes))
-            shape.seen.setdefault(where, set()).add(how)
+            shape.seen.setdefault(function, set()).add(how)
+            shape.modules.add(in_module)
             shape.made = shape.made or id(instance) not in recording.before
 
 
-def _where(callee: _Code, caller: _Code | None) -> str | None:
-    """Where a value crossing a call is seen: the function of the layers on either side."""
+def _where(callee: _Code, caller: _Code | None) -> tuple[str, str] | None:
+    """Where a value crossing a call is seen: the function of the layers on either side, and
+    its module."""
     if callee.layer in LAYERS:
-        return callee.function
+        return callee.function, callee.module
     if caller is not None and caller.layer in LAYERS:
-        return caller.function
+        return caller.function, caller.module
     return None
 
 
@@ -475,8 +494,12 @@ def _summary(recording: Recording) -> dict[str, Any]:
         for pair, count in recording.module_hops.items()
         if _rank(pair[1]) > _rank(pair[0]) > 0
     }
+    crossing = [n for n, s in gateway_shapes.items() if s.made and len(s.modules) > 1]
     return {
         "calls_distinct": len(recording.functions),
+        "hops": sum(f.across for f in recording.functions.values()),
+        "shapes_across": len(crossing),
+        "shapes_across_names": crossing,
         "calls_total": sum(f.calls for f in recording.functions.values()),
         "shapes": len(gateway_shapes),
         "shapes_classes": sum(s.kind != "dict" for s in gateway_shapes.values()),
@@ -513,6 +536,8 @@ _SUMMARY = (
     "shapes",
     "dict key sets",
     "made in the request",
+    "hops (into another module)",
+    "shapes across modules",
     *(f"{layer} calls" for layer in (*APART, "other")),
 )
 
@@ -525,6 +550,8 @@ def _summary_row(name: str, summary: dict[str, Any]) -> list[object]:
         summary["shapes"],
         summary["shapes_dicts"],
         summary["shapes_made"],
+        summary["hops"],
+        summary["shapes_across"],
         *(summary["calls_apart"].get(layer, 0) for layer in (*APART, "other")),
     ]
 
@@ -568,7 +595,10 @@ def _print(name: str, summary: dict[str, Any]) -> None:
         f"apart: {apart or 'none'}; background tasks {summary['calls_background']}; "
         f"policies/receipts classes: {', '.join(summary['policies_receipts_classes']) or 'none'}\n"
         f"cross-module calls {summary['cross_module_calls']} over {summary['module_pairs']} "
-        f"module pairs; reversals: {summary['reversals'] or 'none'}"
+        f"module pairs; reversals: {summary['reversals'] or 'none'}\n"
+        f"hops (functions entered from another module): {summary['hops']}; shapes made in the "
+        f"request that cross from one module into another: {summary['shapes_across']} "
+        f"({', '.join(_short(n) for n in summary['shapes_across_names'])})"
     )
 
 

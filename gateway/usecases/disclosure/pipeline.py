@@ -57,14 +57,7 @@ from gateway.usecases.access.policy import (
     shown_texts,
     verdict_of,
 )
-from gateway.usecases.disclosure.records import (
-    bundle_members,
-    context_request,
-    excluded,
-    included_memories,
-    index_report,
-    profile_ref,
-)
+from gateway.usecases.disclosure.records import bundle_members, context_bundle, excluded
 from gateway.usecases.disclosure.refusal import receipt_refusal
 from gateway.usecases.receiptlog.kinds import CONTEXT, Kind
 from gateway.usecases.receiptlog.recorder import Recorder, rfc3339
@@ -298,7 +291,7 @@ class Discloser:
         replay of this replay judges the same agent."""
         assembly = composed.assembly
         policy_record = composed.policy.record(composed.evaluation)
-        members = bundle_members(context_request(composed.request, as_of), composed.found, assembly)
+        members = bundle_members(composed.request, as_of, composed.found, assembly)
         received = [i.memory_id for i in assembly.included] + list(assembly.index.entries)
         receipt_id = await self.recorder.record(
             conn,
@@ -326,22 +319,7 @@ class Discloser:
             [excluded(e) for e in assembly.excluded],
             Account(received, unseen=composed.unseen),
         )
-        return ContextBundle(
-            bundle=assembly.bundle,
-            bundle_sha256=assembly.bundle_sha256,
-            tokens_used=assembly.tokens_used,
-            budget_tokens=assembly.budget_tokens,
-            utilization=round(assembly.utilization, 4),
-            tokenizer=assembly.tokenizer,
-            ranking_profile=profile_ref(assembly),
-            index=index_report(assembly, told.total_live_hidden),
-            included=included_memories(assembly),
-            excluded=told.excluded,
-            # The per-bundle references in the text (``m3``) and the memories they name.
-            refs=dict(assembly.refs),
-            policy=told.policy,
-            receipt_id=receipt_id,
-        )
+        return context_bundle(assembly, told, receipt_id)
 
 
 def judged_record(subject: Principal) -> JudgedRecord:

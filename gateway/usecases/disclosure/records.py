@@ -1,6 +1,7 @@
 """How a bundle is written down: the typed members of its receipt (`gateway.responses.
-receipt_bodies`: no floats) and of its response (which may carry floats), built from the core's
-values, and the core's values read back from a receipt's members for replay."""
+receipt_bodies`: no floats) and its response (which may carry floats, and says what need to
+know lets it: `gateway.usecases.access.need_to_know`), built from the core's values, and the
+core's values read back from a receipt's members for replay."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from gateway.core.model import (
 from gateway.core.outcome import Assembly
 from gateway.core.preparation import Found
 from gateway.responses.disclosures import (
+    ContextBundle,
     Excluded,
     IncludedMemory,
     IndexReport,
@@ -40,20 +42,27 @@ from gateway.responses.receipt_parts import (
     IndexRecord,
     RankingInputRecord,
 )
-from gateway.usecases.receiptlog.recorder import float_text
+from gateway.responses.sessions import MemoryPart
+from gateway.usecases.access.need_to_know import Told
 
 __all__ = [
     "bundle_members",
     "candidate_record",
     "conflicts_of",
+    "context_bundle",
     "context_request",
     "excluded",
     "exclusion_record",
-    "included_memories",
-    "index_report",
-    "profile_ref",
+    "float_text",
+    "memory_part",
     "request_of",
 ]
+
+
+def float_text(value: float | None) -> str | None:
+    """A float as the shortest decimal that reads back to the same float (Python's repr); receipt
+    bodies carry no JSON floats, and replay needs the exact value back."""
+    return None if value is None else repr(float(value))
 
 
 def candidate_record(c: Candidate) -> CandidateRecord:
@@ -144,12 +153,12 @@ def request_of(r: ContextRequestRecord) -> ContextRequest:
 
 
 def bundle_members(
-    request: ContextRequestRecord, found: Found, assembly: Assembly
+    request: ContextRequest, as_of: datetime | None, found: Found, assembly: Assembly
 ) -> BundleMembers:
-    """A bundle's account in its receipt: the request, every candidate with its raw signals,
-    the index it was offered, and what became of each."""
+    """A bundle's account in its receipt: the request (at `as_of`, an auditor's), every
+    candidate with its raw signals, the index it was offered, and what became of each."""
     return BundleMembers(
-        request=request,
+        request=context_request(request, as_of),
         candidates=sorted(
             (candidate_record(c) for c in found.candidates), key=lambda r: r.memory_id
         ),
@@ -216,7 +225,40 @@ def ranking_input(assembly: Assembly) -> RankingInputRecord:
     )
 
 
-def included_memories(assembly: Assembly) -> list[IncludedMemory]:
+def context_bundle(assembly: Assembly, told: Told, receipt_id: str) -> ContextBundle:
+    """The response for a bundle receipted as `receipt_id`, saying what `told` may."""
+    return ContextBundle(
+        bundle=assembly.bundle,
+        bundle_sha256=assembly.bundle_sha256,
+        tokens_used=assembly.tokens_used,
+        budget_tokens=assembly.budget_tokens,
+        utilization=round(assembly.utilization, 4),
+        tokenizer=assembly.tokenizer,
+        ranking_profile=RankingProfileRef(
+            assembly.ranking_profile.version, assembly.ranking_profile.digest
+        ),
+        index=_index_report(assembly, told.total_live_hidden),
+        included=_included_memories(assembly),
+        excluded=told.excluded,
+        # The per-bundle references in the text (``m3``) and the memories they name.
+        refs=dict(assembly.refs),
+        policy=told.policy,
+        receipt_id=receipt_id,
+    )
+
+
+def memory_part(assembly: Assembly, told: Told) -> MemoryPart:
+    """A session context's memory part: the bundle shown beside the conversation, saying what
+    `told` may (its policy report is the session context's)."""
+    return MemoryPart(
+        included=_included_memories(assembly),
+        excluded=told.excluded,
+        index=_index_report(assembly, told.total_live_hidden),
+        tokens=assembly.tokens_used,
+    )
+
+
+def _included_memories(assembly: Assembly) -> list[IncludedMemory]:
     """The memories in full as a response names them (scores and signals as floats)."""
     return [
         IncludedMemory(
@@ -231,7 +273,7 @@ def included_memories(assembly: Assembly) -> list[IncludedMemory]:
     ]
 
 
-def index_report(assembly: Assembly, total_live_hidden: bool) -> IndexReport:
+def _index_report(assembly: Assembly, total_live_hidden: bool) -> IndexReport:
     index = assembly.index
     return IndexReport(
         entries=list(index.entries),
@@ -240,7 +282,3 @@ def index_report(assembly: Assembly, total_live_hidden: bool) -> IndexReport:
         tokens=index.tokens,
         count_withheld=index.count_withheld,
     )
-
-
-def profile_ref(assembly: Assembly) -> RankingProfileRef:
-    return RankingProfileRef(assembly.ranking_profile.version, assembly.ranking_profile.digest)

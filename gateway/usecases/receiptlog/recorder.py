@@ -27,15 +27,9 @@ from gateway.usecases.tracing import KIND, RECEIPT_ID, TENANT, stage
 from receipts import RECEIPT_SCHEMA, Signer, bundle_field
 from receipts.canonical import CanonicalTemplate
 
-__all__ = ["Recorder", "float_text", "rfc3339"]
+__all__ = ["Recorder", "rfc3339"]
 
 Body = TypeVar("Body", bound=msgspec.Struct)
-
-
-def float_text(value: float | None) -> str | None:
-    """A float as the shortest decimal that reads back to the same float (Python's repr); receipt
-    bodies carry no JSON floats, and replay needs the exact value back."""
-    return None if value is None else repr(float(value))
 
 
 @dataclass(frozen=True, slots=True)

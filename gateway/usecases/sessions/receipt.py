@@ -10,7 +10,6 @@ from datetime import datetime
 import msgspec
 import rfc8785
 
-from gateway.core.outcome import Assembly
 from gateway.core.session import Laid, Message
 from gateway.domain.principal import Principal
 from gateway.responses.disclosures import Excluded
@@ -26,7 +25,6 @@ from gateway.responses.receipt_bodies import (
 from gateway.responses.sessions import (
     ChatMessage,
     Compaction,
-    MemoryPart,
     SessionContext,
     TurnSpan,
 )
@@ -36,13 +34,7 @@ from gateway.store import turns as turn_store
 from gateway.store.database import Connection
 from gateway.usecases.access.need_to_know import Account, account_for
 from gateway.usecases.disclosure.pipeline import Admitted, Composed, Discloser
-from gateway.usecases.disclosure.records import (
-    bundle_members,
-    context_request,
-    excluded,
-    included_memories,
-    index_report,
-)
+from gateway.usecases.disclosure.records import bundle_members, excluded, memory_part
 from gateway.usecases.receiptlog.kinds import SESSION_CONTEXT
 from gateway.usecases.receiptlog.recorder import rfc3339
 from gateway.usecases.sessions.conversation import Conversation, Pinned
@@ -99,9 +91,7 @@ async def record_session_context(
     if memory is not None:
         # Its policy decisions are the top-level `policy` member's, beside the turns': one
         # record of every decision the step made, not a second copy of the memories' outcomes.
-        members = bundle_members(
-            context_request(memory.request, None), memory.found, memory.assembly
-        )
+        members = bundle_members(memory.request, None, memory.found, memory.assembly)
         memory_record = MemoryPartRecord(**msgspec.structs.asdict(members), shown=laid.memory_shown)
     receipt_id = await discloser.recorder.record(
         conn,
@@ -165,23 +155,10 @@ async def record_session_context(
         excluded_turns=[
             Excluded(t.turn_id, "over_budget", "the exact count left no room") for t in laid.dropped
         ],
-        memory=None
-        if shown_part is None
-        else _memory_part(shown_part, told.excluded, told.total_live_hidden),
+        memory=None if shown_part is None else memory_part(shown_part, told),
         compaction=step.compaction,
         policy=told.policy,
         receipt_id=receipt_id,
-    )
-
-
-def _memory_part(
-    assembly: Assembly, excluded: list[Excluded], total_live_hidden: bool
-) -> MemoryPart:
-    return MemoryPart(
-        included=included_memories(assembly),
-        excluded=excluded,
-        index=index_report(assembly, total_live_hidden),
-        tokens=assembly.tokens_used,
     )
 
 
