@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,6 +46,16 @@ class Principal:
             raise ForbiddenError(
                 f"purpose: the key may not declare {purpose!r}", code="purpose_forbidden"
             )
+
+    def namespaces_read(self, requested: Sequence[str] | None) -> tuple[str, ...]:
+        """The namespaces a request reads: the ones asked for (each must be allowed, else 403
+        naming it), or by default every namespace the key may read (`("*",)` = all of the
+        tenant's)."""
+        if requested is None:
+            return (ALL_NAMESPACES,) if self.all_namespaces else tuple(sorted(self.namespaces))
+        for index, namespace in enumerate(requested):
+            self.require_namespace(namespace, f"namespaces/{index}")
+        return tuple(sorted(set(requested)))
 
     def require_namespace(self, namespace: str, field: str = "namespace") -> None:
         if not self.may_use(namespace):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from gateway.core.model import Candidate, Exclusion, MemoryId
+from gateway.core.model import Candidate, ContextRequest, Exclusion, MemoryId
 from gateway.core.verdict import Verdict
 from gateway.domain.errors import (
     FieldError,
@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_UPLOADER",
     "PolicyInForce",
     "PolicyRegistry",
+    "context_view",
     "decision_record",
     "lint_or_reject",
     "may_deny",
@@ -200,6 +201,16 @@ def request_view(
         "namespaces": list(namespaces),
         "budget_tokens": budget_tokens,
     }
+
+
+def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
+    """A context request as the policy's request stage judges it."""
+    return request_view(
+        principal,
+        purpose=request.purpose,
+        namespaces=request.namespaces,
+        budget_tokens=request.budget_tokens,
+    )
 
 
 def memory_view(memory: Candidate | MemoryVersion) -> dict[str, object]:

@@ -37,6 +37,7 @@ from gateway.store.database import Connection
 from gateway.store.receipts import ReceiptRow
 from gateway.usecases.access.policy import (
     PolicyInForce,
+    context_view,
     lint_or_reject,
     reads_content,
     request_stage,
@@ -50,7 +51,7 @@ from gateway.usecases.audit.recorded import (
 )
 from gateway.usecases.audit.verification import find_visible
 from gateway.usecases.disclosure import retrieval
-from gateway.usecases.disclosure.pipeline import Admitted, Discloser, compose, context_view
+from gateway.usecases.disclosure.pipeline import Admitted, Discloser, compose
 from gateway.usecases.disclosure.refusal import read_refusal, replay_refusal
 from gateway.usecases.receiptlog.kinds import REPLAY, SESSION_CONTEXT, kind_named
 from gateway.usecases.receiptlog.reading import read_receipt

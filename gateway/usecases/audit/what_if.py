@@ -17,7 +17,7 @@ from gateway.responses.policies import WhatIfReceipt, WhatIfReport
 from gateway.store import receipts as receipt_store
 from gateway.store.database import Connection
 from gateway.store.pool import Pool
-from gateway.usecases.access.policy import PolicyInForce, reads_content, request_stage
+from gateway.usecases.access.policy import PolicyInForce, context_view, reads_content, request_stage
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.recorded import (
     diff,
@@ -26,7 +26,7 @@ from gateway.usecases.audit.recorded import (
     read_recorded,
 )
 from gateway.usecases.audit.replay import Replayer
-from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
+from gateway.usecases.disclosure.pipeline import Admitted, compose
 from gateway.usecases.disclosure.refusal import read_refusal
 from gateway.usecases.disclosure.retrieval import without_index_content
 from gateway.usecases.receiptlog.kinds import KINDS, REFUSAL, kind_named

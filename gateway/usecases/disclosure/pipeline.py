@@ -17,9 +17,8 @@ disclosures (search, timeline, fetch) share the admission, the verdict and the r
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -52,7 +51,6 @@ from gateway.usecases.access.policy import (
     may_deny,
     memory_view,
     request_stage,
-    request_view,
     shown_evaluation,
     shown_texts,
     verdict_of,
@@ -70,7 +68,6 @@ __all__ = [
     "Discloser",
     "Makers",
     "compose",
-    "context_view",
 ]
 
 
@@ -82,7 +79,7 @@ class Admitted:
     policy: PolicyInForce
     judging: RequestJudgement
     # Fields every judged item carries besides its own (a session context's `session.*`).
-    scope: Mapping[str, object] = field(default_factory=lambda: MappingProxyType({}))
+    scope: Mapping[str, object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,15 +194,6 @@ def _denied_dead(found: Found, prepared: Prepared, admitted: Admitted) -> frozen
     versions = {c.memory_id: c for c in (*found.index_entries, *found.candidates)}
     judged = [versions[m] for m in sorted(dead)]
     return frozenset(verdict_of(_judged(judged, admitted)).denied)
-
-
-def context_view(principal: Principal, request: ContextRequest) -> dict[str, object]:
-    return request_view(
-        principal,
-        purpose=request.purpose,
-        namespaces=request.namespaces,
-        budget_tokens=request.budget_tokens,
-    )
 
 
 def assembler_named(version: str | None) -> Assembler:

@@ -27,12 +27,13 @@ from gateway.responses.disclosures import (
 from gateway.responses.sessions import SessionContextReplay
 from gateway.store import memories as memory_store
 from gateway.store.pool import Pool
+from gateway.usecases.access.policy import context_view
 from gateway.usecases.access.work import unit_of_work
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.disclosure import listing, lookup, retrieval
-from gateway.usecases.disclosure.pipeline import Discloser, compose, context_view
+from gateway.usecases.disclosure.pipeline import Discloser, compose
 from gateway.usecases.disclosure.records import context_request
-from gateway.usecases.disclosure.retrieval import check_as_of, resolve_namespaces
+from gateway.usecases.disclosure.retrieval import check_as_of
 from gateway.usecases.receiptlog.kinds import CONTEXT
 from gateway.usecases.tracing import stage
 
@@ -72,7 +73,7 @@ class Disclosures:
                 )
             request = ContextRequest(
                 task=ask.task,
-                namespaces=resolve_namespaces(principal, ask.namespaces),
+                namespaces=principal.namespaces_read(ask.namespaces),
                 budget_tokens=ask.budget_tokens or self.default_budget(principal.role),
                 top_k=ask.top_k,
                 memory_types=_types(ask.memory_types),
@@ -118,7 +119,7 @@ class Disclosures:
                 conn,
                 principal,
                 query=ask.query,
-                namespaces=resolve_namespaces(principal, ask.namespaces),
+                namespaces=principal.namespaces_read(ask.namespaces),
                 memory_types=_types(ask.memory_types),
                 limit=ask.limit,
                 purpose=ask.purpose,

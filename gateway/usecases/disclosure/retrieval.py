@@ -46,23 +46,10 @@ __all__ = [
     "readable_versions",
     "recall_depth",
     "recall_limit",
-    "resolve_namespaces",
     "search",
     "timeline",
     "without_index_content",
 ]
-
-
-def resolve_namespaces(principal: Principal, requested: Sequence[str] | None) -> tuple[str, ...]:
-    """The namespaces a request reads: the ones asked for (each must be allowed, else 403 naming
-    it), or by default every namespace the key may read (`("*",)` = all of the tenant's)."""
-    if requested is None:
-        return (
-            (ALL_NAMESPACES,) if principal.all_namespaces else tuple(sorted(principal.namespaces))
-        )
-    for index, namespace in enumerate(requested):
-        principal.require_namespace(namespace, f"namespaces/{index}")
-    return tuple(sorted(set(requested)))
 
 
 async def check_as_of(conn: Connection, tenant_id: str, as_of: datetime, now: datetime) -> None:
