@@ -51,8 +51,8 @@ from gateway.core.model import ContextRequest
 from gateway.core.tokens import load_tokenizer
 from gateway.shell.collector import settle_collector
 from gateway.usecases.access.keys import issue_key
-from gateway.usecases.access.policy import PolicyInForce, request_stage
-from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
+from gateway.usecases.access.policy import PolicyInForce, context_view, request_stage
+from gateway.usecases.disclosure.pipeline import Admitted, compose
 from policies import Bundle, Evaluation, evaluate, judge, load_bundle
 from receipts.canonical import canonicalize
 
@@ -253,8 +253,8 @@ async def _core_cost(url: str, key: str, queries: tuple[str, ...], runs: int) ->
             recorded.append((request, inputs))
         times: dict[str, list[float]] = {"policy off (no verdict)": [], **{k: [] for k in policies}}
         candidates = [len(i.candidates) + len(i.index_entries) for _, i in recorded]
-        tokenizer = runtime.discloser.tokenizer_name
-        profile = runtime.discloser.profile
+        tokenizer = runtime.discloser.makers.tokenizer
+        profile = runtime.discloser.makers.profile
         for _ in range(3):  # rounds, interleaved, so that machine noise hits every variant
             for request, inputs in recorded:
                 started = time.perf_counter()

@@ -24,8 +24,8 @@ from gateway.store import retrieval
 from gateway.store.scope import Scope
 from gateway.store.transactions import transaction
 from gateway.usecases.access.keys import authenticate
-from gateway.usecases.access.policy import refuse_unless_required_met
-from gateway.usecases.disclosure.pipeline import Admitted, compose, context_view
+from gateway.usecases.access.policy import context_view, refuse_unless_required_met
+from gateway.usecases.disclosure.pipeline import Admitted, compose
 from gateway.usecases.disclosure.retrieval import recall_depth
 
 __all__ = ["gather", "open_runtime", "principal_for", "timed_context"]

@@ -182,8 +182,6 @@ def create_app(
             swagger_asset,
             *([mcp.mcp_route] if mcp is not None else []),
         ],
-        middleware=[metrics.middleware],
-        before_send=[metrics.unmatched],
         after_request=observe_disclosure,
         after_exception=[metrics.failed],
         dependencies={"runtime": Provide(_runtime, sync_to_thread=False)},
@@ -204,9 +202,11 @@ def create_app(
         ),
     )
     # Around Litestar's own handler (routing and its exception handling inside), so that every
-    # request is logged and carries X-Request-ID, those no route matched included; a late body
+    # request is logged, counted and carries X-Request-ID, those no route matched included; a late body
     # fails inside, where the handler reads it, and is answered as a problem (408).
-    handler = with_request_log(with_body_deadline(app.asgi_handler, settings.body_timeout_seconds))
+    handler = with_request_log(
+        with_body_deadline(app.asgi_handler, settings.body_timeout_seconds), metrics
+    )
     traced_by = tracer_provider or owned
     if traced_by is not None:
         # Outermost: the request's span covers all of it, and is the parent of its stages.

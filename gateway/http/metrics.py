@@ -1,7 +1,8 @@
 """Prometheus metrics (ARCHITECTURE §14): what the gateway does, for an operator to watch.
 
-Three points of observation, all at the edge: an ASGI middleware times every routed request
-(route template, method, status); an `after_request` hook (`observe_disclosure`) reads the typed
+Three points of observation, all at the edge: the request log's wrapper, which sees every request
+(`gateway.http.request_log`), hands each one answered to `Metrics.served` (route template,
+method, status, duration); an `after_request` hook (`observe_disclosure`) reads the typed
 body of every disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the receipt
 written); an `after_exception` hook counts receipts that failed to write. Values read from the
 database at scrape time say how far checkpoints trail the logs and how compilation keeps up
@@ -29,14 +30,13 @@ import collections
 import ipaddress
 import os
 import platform
-import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, cast
+from typing import Any
 
 from litestar import Request, Response, get
-from litestar.enums import ScopeType
-from litestar.types import ASGIApp, Message, Receive, Scope, Send
+from litestar.types import Scope
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
     GC_COLLECTOR,
@@ -57,7 +57,6 @@ from gateway import __version__
 from gateway.domain.errors import ForbiddenError
 from gateway.http.auth import RuntimeDep
 from gateway.http.openapi import OPERATIONS, text_response
-from gateway.http.request_log import route_template
 from gateway.responses.disclosures import (
     ContextBundle,
     Excluded,
@@ -82,7 +81,7 @@ _TOKEN_BUCKETS = (100, 250, 500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 12
 _RATIO_BUCKETS = (0.5, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 1.0)
 
 
-# The metrics of the app serving the current request, set by its middleware. Litestar memoizes a
+# The metrics of the app serving the current request (`Metrics.serving`). Litestar memoizes a
 # route handler's `after_request` hook the first time the handler answers, in whichever app that
 # was (HTTPRouteHandler.get_response_handler), and the handlers are module-level objects that
 # every app shares: a hook bound to one app's `Metrics` would go on feeding that one. The hook is
@@ -185,40 +184,30 @@ class Metrics:
         )
         self._log_seen = (0.0, 0)  # this process's writer's totals at the last request
 
-    def middleware(self, app: ASGIApp) -> ASGIApp:
-        """Times a routed request; runs after routing, so `path_template` is known."""
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around one request of this app: the disclosure hook (`observe_disclosure`) feeds
+        these metrics."""
+        serving = _SERVING.set(self)
+        try:
+            yield
+        finally:
+            _SERVING.reset(serving)
 
-        async def timed(scope: Scope, receive: Receive, send: Send) -> None:
-            if scope["type"] != ScopeType.HTTP:
-                await app(scope, receive, send)
-                return
-            started = time.perf_counter()
-            status = 500  # what the server answers if nothing was sent
-
-            async def sending(message: Message) -> None:
-                nonlocal status
-                if message["type"] == "http.response.start":
-                    status = message["status"]
-                await send(message)
-
-            serving = _SERVING.set(self)
-            try:
-                await app(scope, receive, sending)
-            finally:
-                _SERVING.reset(serving)
-                route = route_template(scope)
-                method = str(scope.get("method", ""))
-                self.requests.labels(route, method, str(status)).inc()
-                self.latency.labels(route, method).observe(time.perf_counter() - started)
-                runtime = getattr(scope["app"].state, "runtime", None)
-                if runtime is not None:
-                    usage = pool_usage(runtime.pool)
-                    self.pool_in_use.set(usage.in_use)
-                    self.pool_waiting.set(usage.waiting)
-                    log = runtime.discloser.recorder.log
-                    self._follow_log(log.held_seconds, log.sealed)
-
-        return timed
+    def served(self, scope: Scope, route: str, status: int, seconds: float) -> None:
+        """A request answered, routed or not (`route` then `unmatched`): its count and latency,
+        and the pool and the receipt writer as they stand after it."""
+        method = str(scope.get("method", ""))
+        self.requests.labels(route, method, str(status)).inc()
+        self.latency.labels(route, method).observe(seconds)
+        app = scope.get("app")
+        runtime = getattr(app.state, "runtime", None) if app is not None else None
+        if runtime is not None:
+            usage = pool_usage(runtime.pool)
+            self.pool_in_use.set(usage.in_use)
+            self.pool_waiting.set(usage.waiting)
+            log = runtime.discloser.recorder.log
+            self._follow_log(log.held_seconds, log.sealed)
 
     def _follow_log(self, held_seconds: float, sealed: int) -> None:
         """Add what this process's receipt writer did since the last request."""
@@ -228,14 +217,6 @@ class Metrics:
         if sealed > seen_sealed:
             self.log_sealed.inc(sealed - seen_sealed)
         self._log_seen = (held_seconds, sealed)
-
-    async def unmatched(self, message: Message, scope: Scope) -> None:
-        """`before_send`: counts what no route matched (the middleware never sees it)."""
-        routed = "route_handler" in cast("Mapping[str, object]", scope)
-        if message["type"] == "http.response.start" and not routed:
-            self.requests.labels(
-                "unmatched", str(scope.get("method", "")), str(message["status"])
-            ).inc()
 
     def disclosed(self, body: object) -> None:
         """What a disclosure's typed body says it delivered (any other body: nothing)."""

@@ -1,7 +1,9 @@
-"""The request log (ARCHITECTURE §14): one line per HTTP request, and its id in `X-Request-ID`.
+"""The request log (ARCHITECTURE §14): one line per HTTP request, its id in `X-Request-ID`, and
+its count and latency in the metrics (`gateway.http.metrics.Metrics.served`): one observation of
+each request, for both.
 
-It wraps the whole app (routing included), so a request no route matched is logged and answered
-with its id too. The id is the client's own `X-Request-ID` when that is a sane token (so a trace
+It wraps the whole app (routing included), so a request no route matched is logged, counted and
+answered with its id too. The id is the client's own `X-Request-ID` when that is a sane token (so a trace
 spans the caller and the gateway), else a fresh one. The line holds identifiers only: request id,
 method, route template (never the path, whose ids and query a client chose), status, duration,
 tenant and key id once the key authenticated, the receipt the request appended. Never a body, a
@@ -14,12 +16,15 @@ import logging
 import re
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.usecases.access.request_record import recording
+
+if TYPE_CHECKING:
+    from gateway.http.metrics import Metrics
 
 __all__ = ["REQUEST_ID_HEADER", "route_template", "with_request_log"]
 
@@ -50,7 +55,7 @@ def _request_id(scope: Scope) -> str:
     return uuid.uuid4().hex
 
 
-def with_request_log(app: ASGIApp) -> ASGIApp:
+def with_request_log(app: ASGIApp, metrics: Metrics) -> ASGIApp:
     async def logged(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
@@ -75,16 +80,19 @@ def with_request_log(app: ASGIApp) -> ASGIApp:
                 message = {**message, "headers": headers}
             await send(message)
 
-        with recording(request_id) as record:
+        with recording(request_id) as record, metrics.serving():
             try:
                 await app(scope, receive, sending)
             finally:
+                seconds = time.perf_counter() - started
+                route = route_template(scope)
+                metrics.served(scope, route, status, seconds)
                 fields: dict[str, Any] = {
                     "request_id": request_id,
                     "method": scope.get("method", ""),
-                    "route": route_template(scope),
+                    "route": route,
                     "status": status,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                    "duration_ms": round(seconds * 1000, 3),
                     "tenant": record.tenant_id,
                     "key_id": record.key_id,
                     # A receipt the request appended but whose transaction did not commit

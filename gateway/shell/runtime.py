@@ -22,7 +22,7 @@ from gateway.usecases.access.policy import PolicyRegistry
 from gateway.usecases.audit.replay import Replayer
 from gateway.usecases.compiling.extractors import build_extractors
 from gateway.usecases.compiling.jobs import Compiler
-from gateway.usecases.disclosure.pipeline import Discloser, assembler_named
+from gateway.usecases.disclosure.pipeline import Discloser, assembler_named, makers_of
 from gateway.usecases.disclosure.requests import Disclosures
 from gateway.usecases.memories.conflicts import Conflicts
 from gateway.usecases.memories.erasure import Eraser
@@ -102,11 +102,10 @@ async def start_runtime(
         except LookupError as exc:  # a version this gateway does not build
             raise SettingsError({"GATEWAY_ASSEMBLER": str(exc)}) from None
         discloser = Discloser(
-            assembler=assembler,
             embedder=embedder,
-            tokenizer_name=tokenizer.name,
             recorder=Recorder(log=GroupCommit(receipt_pool, signer), new_id=new_id),
             policies=PolicyRegistry(),
+            makers=makers_of(assembler, tokenizer.name, embedder),
         )
         summarizer = build_summarizer(settings, tokenizer)
         stack.push_async_callback(summarizer.aclose)

@@ -129,11 +129,11 @@ async def search(
         limit=None,
         now=now,
         policy=admitted.policy.bundle,
-        profile=discloser.profile,
+        profile=discloser.makers.profile,
         recall_for=limit,
     )
     ranked, unranked, judgement, unseen = _ranked_as_admitted(
-        outcome, admitted, discloser.profile, now
+        outcome, admitted, discloser.makers.profile, now
     )
     candidates = [r.candidate for r in ranked] + unranked
     parts = partition(judgement, limit)

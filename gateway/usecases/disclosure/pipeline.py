@@ -196,6 +196,12 @@ def _denied_dead(found: Found, prepared: Prepared, admitted: Admitted) -> frozen
     return frozenset(verdict_of(_judged(judged, admitted)).denied)
 
 
+def makers_of(assembler: Assembler, tokenizer_name: str, embedder: Embedder) -> Makers:
+    """What builds this gateway's new bundles: `assembler`, the tokenizer, the ranking profile
+    of its defaults and `embedder`'s model."""
+    return Makers(assembler, tokenizer_name, DEFAULT_PROFILE, embedder.model, embedder.dim)
+
+
 def assembler_named(version: str | None) -> Assembler:
     """The assembler new bundles are built by: the newest, or the `version` an operator pins
     (`GATEWAY_ASSEMBLER`); raises `UnknownVersionError` for one this gateway does not build."""
@@ -205,22 +211,10 @@ def assembler_named(version: str | None) -> Assembler:
 @dataclass(frozen=True, slots=True)
 class Discloser:
     embedder: Embedder
-    tokenizer_name: str
     recorder: Recorder
     policies: PolicyRegistry
-    profile: RankingProfile = DEFAULT_PROFILE
-    assembler: Assembler = ASSEMBLER
-
-    @property
-    def makers(self) -> Makers:
-        """What builds new bundles; replays build with what their receipt names."""
-        return Makers(
-            self.assembler,
-            self.tokenizer_name,
-            self.profile,
-            self.embedder.model,
-            self.embedder.dim,
-        )
+    # What builds new bundles (`makers_of`); replays build with what their receipt names.
+    makers: Makers
 
     async def admit(
         self,

@@ -63,7 +63,7 @@ class Disclosures:
             else:
                 principal.require_role("auditor", "admin")
                 await check_as_of(conn, principal.tenant_id, ask.as_of, now)
-            assembler = self.discloser.assembler
+            assembler = self.discloser.makers.assembler
             if ask.top_k is None and not assembler.budget_sized:
                 # A gateway kept on a version before assemble/2026-12-04.2 sizes no full tier
                 # by the budget: the request must say how many memories it shows in full.
