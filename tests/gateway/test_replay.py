@@ -181,7 +181,10 @@ def building_with(client: TestClient[Any], assembler: Assembler) -> Iterator[Non
     with it), then with its own again."""
     state = client.app.state
     current = state.runtime
-    discloser = dataclasses.replace(current.discloser, assembler=assembler)
+    discloser = dataclasses.replace(
+        current.discloser,
+        makers=dataclasses.replace(current.discloser.makers, assembler=assembler),
+    )
     state.runtime = dataclasses.replace(
         current, disclosures=dataclasses.replace(current.disclosures, discloser=discloser)
     )

@@ -501,7 +501,8 @@ def test_a_recalled_turn_is_headed_by_who_and_when_and_its_words_shown_once(
     ask = "When does museum 3 in Lisbon open?"
     said = "Day 3: we decided to visit museum 3 in Lisbon. Is it open Mondays?"
     # The same step as the assembler before made it: the heading whole, its words twice.
-    before = dataclasses.replace(client.app.state.runtime.discloser, assembler=PARTNERS)
+    now = client.app.state.runtime.discloser
+    before = dataclasses.replace(now, makers=dataclasses.replace(now.makers, assembler=PARTNERS))
     with session_contexts_as(client, discloser=before):
         old = context(client, agent, session_id, query=ask).json()
     body = context(client, agent, session_id, query=ask).json()

@@ -195,7 +195,10 @@ class Gateway:
         """The block's bundles built by `assembler`, as a gateway of that version built them."""
         state = self.app.state
         current = state.runtime
-        discloser = dataclasses.replace(current.discloser, assembler=assembler)
+        discloser = dataclasses.replace(
+            current.discloser,
+            makers=dataclasses.replace(current.discloser.makers, assembler=assembler),
+        )
         disclosures = dataclasses.replace(current.disclosures, discloser=discloser)
         state.runtime = dataclasses.replace(current, disclosures=disclosures)
         try:
