@@ -202,8 +202,8 @@ def create_app(
         ),
     )
     # Around Litestar's own handler (routing and its exception handling inside), so that every
-    # request is logged, counted and carries X-Request-ID, those no route matched included; a late body
-    # fails inside, where the handler reads it, and is answered as a problem (408).
+    # request is logged, counted and carries X-Request-ID, those no route matched included; a
+    # late body fails inside, where the handler reads it, and is answered as a problem (408).
     handler = with_request_log(
         with_body_deadline(app.asgi_handler, settings.body_timeout_seconds), metrics
     )

@@ -2,9 +2,9 @@
 
 Three points of observation, all at the edge: the request log's wrapper, which sees every request
 (`gateway.http.request_log`), hands each one answered to `Metrics.served` (route template,
-method, status, duration); an `after_request` hook (`observe_disclosure`) reads the typed
-body of every disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the receipt
-written); an `after_exception` hook counts receipts that failed to write. Values read from the
+method, status, duration); an `after_request` hook (`observe_disclosure`) reads the typed body of
+every disclosure (tokens, utilization, exclusions by reason, policy decisions by rule, the
+receipt written); an `after_exception` hook counts receipts that failed to write. Values read from the
 database at scrape time say how far checkpoints trail the logs and how compilation keeps up
 (jobs by status, the oldest open one's wait, stalled jobs, facts written): one value for the
 whole fleet, whichever worker or replica is scraped. Labels are bounded: route templates, closed sets

@@ -3,8 +3,8 @@ its count and latency in the metrics (`gateway.http.metrics.Metrics.served`): on
 each request, for both.
 
 It wraps the whole app (routing included), so a request no route matched is logged, counted and
-answered with its id too. The id is the client's own `X-Request-ID` when that is a sane token (so a trace
-spans the caller and the gateway), else a fresh one. The line holds identifiers only: request id,
+answered with its id too. The id is the client's own `X-Request-ID` when that is a sane token (so
+a trace spans the caller and the gateway), else a fresh one. The line holds identifiers only: request id,
 method, route template (never the path, whose ids and query a client chose), status, duration,
 tenant and key id once the key authenticated, the receipt the request appended. Never a body, a
 header value beside the request id, memory text, task text or a secret.

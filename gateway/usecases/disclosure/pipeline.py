@@ -67,7 +67,9 @@ __all__ = [
     "Composed",
     "Discloser",
     "Makers",
+    "assembler_named",
     "compose",
+    "makers_of",
 ]
 
 
